@@ -1,0 +1,162 @@
+"""`agent_step`: render a prompt, ask an agent, prove the answer, merge its fields."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, final
+
+import attrs
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.result import Failure
+
+from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
+from adws.combinators import VerificationSpec, with_verification
+from adws.contract import OutputContract, validate_agent_output
+from adws.errors import ErrorType, PipelineError
+from adws.step import RetryPolicy, Step, Workflow
+from adws.template import render
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from adws.context import WorkflowContext
+
+__all__ = ["AgentSpec", "agent_step", "compose_prompt", "use_agent"]
+
+
+@final
+@attrs.frozen
+class AgentSpec:
+    """Describe an agent step, for `adws show`, `adws validate` and `use_agent`."""
+
+    prompt: str
+    agent: AgentBackend
+    contract: OutputContract
+    timeout: float | None
+    cwd: str | None
+
+
+def missing_input_error(
+    step_name: str, what: str, missing: tuple[str, ...], ctx: WorkflowContext
+) -> PipelineError:
+    """Name the inputs a template needs but the run does not have."""
+    names = ", ".join(repr(key) for key in missing)
+    known = ", ".join(sorted(ctx.inputs)) or "none"
+    return PipelineError(
+        step_name,
+        ErrorType.MISSING_INPUT,
+        f"{what} of step {step_name!r} needs input {names}; inputs available: {known}",
+        {"missing": list(missing)},
+    )
+
+
+def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, ...]) -> str:
+    """Join the rendered prompt, the contract's instructions and the feedback so far."""
+    parts = [prompt.rstrip(), contract.instructions()]
+    if feedback:
+        lines = "\n".join(f"- {line}" for line in feedback)
+        parts.append(
+            "## Feedback from earlier attempts\n"
+            "Your previous answers were rejected. Fix every point below:\n" + lines
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def _outputs(
+    response: AgentResponse, contract: OutputContract, step_name: str
+) -> IOResult[dict[str, object], PipelineError]:
+    checked = validate_agent_output(response.text, contract, step_name=step_name)
+    if isinstance(checked, Failure):
+        return IOFailure(checked.failure())
+    report = checked.unwrap()
+    outputs: dict[str, object] = {
+        key.lower(): report.data.get(key, report.fields[key]) for key in contract.keys
+    }
+    return IOSuccess(outputs)
+
+
+def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-only
+    name: str,
+    *,
+    prompt: str,
+    agent: AgentBackend,
+    contract: OutputContract = OutputContract(),  # noqa: B008 - frozen, safe to share
+    retry: RetryPolicy = RetryPolicy(max_attempts=3),  # noqa: B008 - frozen, safe to share
+    always_run: bool = False,
+    timeout: float | None = None,
+    cwd: str | None = None,
+    when: Callable[[WorkflowContext], bool] | None = None,
+) -> Step:
+    """Build a step that asks `agent` and lets only a proven answer through.
+
+    `prompt` and `cwd` may hold `{key}` placeholders filled from the inputs
+    (a missing key is `MissingInput` before the agent is called). The agent
+    sees the prompt, the contract's instructions and every feedback line so
+    far. The contract's keys become outputs under lower-case names, `*_JSON`
+    keys holding the parsed JSON or the schema instance. A
+    `ContractViolation` is retried (with its problems as feedback) within
+    `retry`; `Blocked` never is.
+    """
+
+    def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        rendered = render(prompt, ctx.inputs)
+        if isinstance(rendered, Failure):
+            return IOFailure(missing_input_error(name, "the prompt", rendered.failure(), ctx))
+        where = render(cwd, ctx.inputs) if cwd is not None else None
+        if isinstance(where, Failure):
+            return IOFailure(missing_input_error(name, "the cwd", where.failure(), ctx))
+        request = AgentRequest(
+            compose_prompt(rendered.unwrap(), contract, ctx.feedback),
+            name,
+            attempt=len(ctx.feedback) + 1,
+            timeout=timeout,
+            cwd=None if where is None else where.unwrap(),
+        )
+        return (
+            agent(request)
+            .bind(lambda response: _outputs(response, contract, name))
+            .map(ctx.merge_outputs)
+        )
+
+    return Step(
+        name,
+        run,
+        always_run=always_run,
+        retry=retry,
+        when=when,
+        kind="agent",
+        spec=AgentSpec(prompt, agent, contract, timeout, cwd),
+    )
+
+
+def _replace_agent(step: Step, agent: AgentBackend) -> Step:
+    spec = step.spec
+    if isinstance(spec, AgentSpec):
+        return agent_step(
+            step.name,
+            prompt=spec.prompt,
+            agent=agent,
+            contract=spec.contract,
+            retry=step.retry,
+            always_run=step.always_run,
+            timeout=spec.timeout,
+            cwd=spec.cwd,
+            when=step.when,
+        )
+    if isinstance(spec, VerificationSpec):
+        combined = with_verification(
+            _replace_agent(spec.main, agent),
+            _replace_agent(spec.verify, agent),
+            max_attempts=spec.max_attempts,
+            name=step.name,
+        )
+        return attrs.evolve(combined, always_run=step.always_run, retry=step.retry, when=step.when)
+    return step
+
+
+def use_agent(workflow: Workflow, agent: AgentBackend) -> Workflow:
+    """Return `workflow` with every agent step (nested ones too) asking `agent`.
+
+    This is what `adws run --agent CMD` does; tests use it to run a shipped
+    workflow against a `ScriptedAgent`.
+    """
+    return attrs.evolve(workflow, steps=tuple(_replace_agent(s, agent) for s in workflow.steps))

@@ -1,0 +1,49 @@
+"""The agent boundary: `AgentBackend`, `AgentRequest`, `AgentResponse`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, final
+
+import attrs
+
+from adws._frozen import freeze_mapping
+
+if TYPE_CHECKING:
+    from returns.io import IOResult
+
+    from adws.errors import PipelineError
+
+__all__ = ["AgentBackend", "AgentRequest", "AgentResponse"]
+
+
+@final
+@attrs.frozen
+class AgentRequest:
+    """Ask an agent one thing: the full prompt, for which step and attempt.
+
+    `attempt` is 1 for a step's first call and grows with each feedback line
+    the step has been given. `timeout` (seconds) and `cwd` come from the step.
+    """
+
+    prompt: str
+    step_name: str
+    attempt: int = 1
+    timeout: float | None = None
+    cwd: str | None = None
+
+
+@final
+@attrs.frozen
+class AgentResponse:
+    """Hold an agent's answer text and whatever the backend measured."""
+
+    text: str
+    metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=freeze_mapping)
+
+
+class AgentBackend(Protocol):
+    """Answer an `AgentRequest`, or fail as a value."""
+
+    def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
+        """Return the agent's answer, or an `AgentFailed` / `Timeout` error."""

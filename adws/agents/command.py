@@ -1,0 +1,98 @@
+"""`CommandAgent`: run any command-line agent, prompt on stdin, answer on stdout."""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING, final
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from adws import io_ops
+from adws.agents.base import AgentRequest, AgentResponse
+from adws.errors import ErrorType, PipelineError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+__all__ = ["CommandAgent"]
+
+
+@final
+class CommandAgent:
+    """Run `argv` once per request with the prompt on stdin; stdout is the answer.
+
+    `argv` may be a list or one string split like a shell would (no shell
+    runs it). The request's timeout and cwd, when set, take precedence over
+    the ones given here. Non-zero exit or a missing executable is
+    `AgentFailed` (with the exit code and stderr's tail); running past the
+    timeout kills the process group and is `Timeout`.
+    """
+
+    def __init__(
+        self,
+        argv: str | Sequence[str],
+        *,
+        timeout: float | None = None,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """Keep the command line and its defaults."""
+        self.argv = tuple(shlex.split(argv) if isinstance(argv, str) else argv)
+        if not self.argv:
+            msg = "CommandAgent needs a command to run"
+            raise ValueError(msg)
+        self.timeout = timeout
+        self.cwd = cwd
+        self.env = dict(env) if env is not None else None
+
+    def __repr__(self) -> str:
+        """Show the command line."""
+        return f"CommandAgent({shlex.join(self.argv)!r})"
+
+    def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
+        """Run the command and return its stdout as the answer."""
+        timeout = request.timeout if request.timeout is not None else self.timeout
+        outcome = io_ops.run_process(
+            self.argv,
+            stdin_text=request.prompt,
+            timeout=timeout,
+            cwd=request.cwd or self.cwd,
+            env=self.env,
+        )
+        command = shlex.join(self.argv)
+        details: dict[str, object] = {
+            "command": command,
+            "returncode": outcome.returncode,
+            "stderr_tail": io_ops.tail(outcome.stderr),
+            "seconds": round(outcome.seconds, 3),
+        }
+        if outcome.error is not None:
+            return IOFailure(
+                PipelineError(
+                    request.step_name,
+                    ErrorType.AGENT_FAILED,
+                    f"could not start agent command: {outcome.error}",
+                    details,
+                )
+            )
+        if outcome.timed_out:
+            return IOFailure(
+                PipelineError(
+                    request.step_name,
+                    ErrorType.TIMEOUT,
+                    f"agent command {command!r} ran past its {timeout}s timeout and was killed",
+                    details,
+                )
+            )
+        if outcome.returncode != 0:
+            last = outcome.stderr.strip().splitlines()[-1:] or ["no stderr"]
+            return IOFailure(
+                PipelineError(
+                    request.step_name,
+                    ErrorType.AGENT_FAILED,
+                    f"agent command {command!r} exited with {outcome.returncode}: {last[0]}",
+                    details,
+                )
+            )
+        metadata = {"command": command, "seconds": round(outcome.seconds, 3)}
+        return IOSuccess(AgentResponse(outcome.stdout, metadata))

@@ -1,0 +1,108 @@
+"""Find `Workflow` objects in a folder of workflow modules."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final, final
+
+import attrs
+
+from adws._frozen import freeze_mapping
+from adws.step import Workflow
+
+__all__ = ["ENV_VAR", "Catalog", "LoadError", "discover_workflows", "workflows_dir"]
+
+ENV_VAR: Final = "ADWS_WORKFLOWS"
+_MODULE_PREFIX: Final = "adws_workflows"
+
+
+def workflows_dir(given: str | None, cwd: Path | None = None) -> Path:
+    """Pick the workflows folder: `--workflows`, then `ADWS_WORKFLOWS`, then `./workflows`."""
+    chosen = given or os.environ.get(ENV_VAR) or "workflows"
+    return (cwd or Path.cwd()) / chosen
+
+
+@final
+@attrs.frozen
+class LoadError:
+    """A workflow module that could not be loaded, and why."""
+
+    path: Path
+    message: str
+
+    def __str__(self) -> str:
+        """Render `file: error`."""
+        return f"{self.path.name}: {self.message}"
+
+
+@final
+@attrs.frozen
+class Catalog:
+    """The workflows found in one folder, by name, and the modules that failed."""
+
+    directory: Path
+    workflows: Mapping[str, Workflow] = attrs.field(converter=freeze_mapping)
+    sources: Mapping[str, Path] = attrs.field(converter=freeze_mapping)
+    errors: tuple[LoadError, ...] = ()
+
+
+def _load(path: Path) -> object:
+    name = f"{_MODULE_PREFIX}.{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        msg = "not a loadable Python module"
+        raise ImportError(msg)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _describe(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    line = f" (line {frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{line}"
+
+
+def discover_workflows(directory: Path) -> Catalog:
+    """Import every `*.py` in `directory` (but `_*.py`) and collect its workflows.
+
+    A module that fails to import, or that defines a workflow name another
+    module already used, is listed in `errors` by file name; the others still
+    load. A missing folder yields an empty catalog with one error.
+    """
+    workflows: dict[str, Workflow] = {}
+    sources: dict[str, Path] = {}
+    errors: list[LoadError] = []
+    if not directory.is_dir():
+        errors.append(LoadError(directory, "no such folder of workflow modules"))
+        return Catalog(directory, workflows, sources, tuple(errors))
+    for path in sorted(directory.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        try:
+            module = _load(path)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken module is reported, the rest still load
+            errors.append(LoadError(path, _describe(exc)))
+            continue
+        found = {id(v): v for v in vars(module).values() if isinstance(v, Workflow)}
+        for value in found.values():
+            if workflows.get(value.name) is value:
+                continue
+            if value.name in workflows:
+                other = sources[value.name].name
+                message = f"workflow {value.name!r} is already defined in {other}"
+                errors.append(LoadError(path, message))
+                continue
+            workflows[value.name] = value
+            sources[value.name] = path
+    return Catalog(directory, workflows, sources, tuple(errors))

@@ -1,0 +1,156 @@
+"""Typed run events and the `RunObserver` protocol.
+
+The executor reports every transition as one of these frozen events; the
+journal, the progress printer and `--json` are observers. Events carry
+durations measured by the executor, so observers never need a clock to
+describe a run.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol, TypeAlias, final
+
+import attrs
+
+from adws.context import WorkflowContext
+from adws.errors import ErrorType, PipelineError
+
+__all__ = [
+    "AttemptFailed",
+    "ObserverFailed",
+    "RunEvent",
+    "RunFinished",
+    "RunObserver",
+    "RunStarted",
+    "RunStatus",
+    "StepSkipped",
+    "StepStarted",
+    "StepSucceeded",
+    "status_of",
+]
+
+RunStatus: TypeAlias = Literal["succeeded", "failed", "blocked", "interrupted"]
+
+
+def status_of(error: PipelineError | None) -> RunStatus:
+    """Name the run status a final error (or its absence) means.
+
+    >>> status_of(None), status_of(PipelineError("s", "Blocked", "why"))
+    ('succeeded', 'blocked')
+    """
+    if error is None:
+        return "succeeded"
+    if error.error_type == ErrorType.BLOCKED:
+        return "blocked"
+    if error.error_type == ErrorType.INTERRUPTED:
+        return "interrupted"
+    return "failed"
+
+
+@final
+@attrs.frozen
+class RunStarted:
+    """A run began (or resumed at `first_step`) with these inputs."""
+
+    run_id: str
+    workflow: str
+    steps: tuple[str, ...]
+    context: WorkflowContext
+    first_step: int = 0
+
+
+@final
+@attrs.frozen
+class StepStarted:
+    """Step `index` (0-based, of `total`) is about to run its first attempt."""
+
+    run_id: str
+    step: str
+    index: int
+    total: int
+    max_attempts: int
+    always_run: bool
+
+
+@final
+@attrs.frozen
+class AttemptFailed:
+    """One attempt failed; `will_retry` says whether another follows after `delay`."""
+
+    run_id: str
+    step: str
+    index: int
+    total: int
+    attempt: int
+    max_attempts: int
+    error: PipelineError
+    will_retry: bool
+    delay: float
+    seconds: float
+
+
+@final
+@attrs.frozen
+class StepSucceeded:
+    """A step succeeded; `context` is the promoted context the next step sees."""
+
+    run_id: str
+    step: str
+    index: int
+    total: int
+    attempts: int
+    seconds: float
+    context: WorkflowContext
+
+
+@final
+@attrs.frozen
+class StepSkipped:
+    """A step did not run: its `when` was false, or an earlier step failed."""
+
+    run_id: str
+    step: str
+    index: int
+    total: int
+    reason: Literal["condition", "halted"]
+
+
+@final
+@attrs.frozen
+class RunFinished:
+    """The run ended; `context` is the last good context, `error` the first failure."""
+
+    run_id: str
+    workflow: str
+    status: RunStatus
+    error: PipelineError | None
+    context: WorkflowContext
+    seconds: float
+
+
+@final
+@attrs.frozen
+class ObserverFailed:
+    """An observer raised; it gets no further events, the others get this one."""
+
+    run_id: str
+    observer: str
+    message: str
+
+
+RunEvent: TypeAlias = (
+    RunStarted
+    | StepStarted
+    | AttemptFailed
+    | StepSucceeded
+    | StepSkipped
+    | RunFinished
+    | ObserverFailed
+)
+
+
+class RunObserver(Protocol):
+    """Receive every event of a run, in order."""
+
+    def __call__(self, event: RunEvent, /) -> None:
+        """Handle one event; raising detaches this observer, not the run."""

@@ -1,0 +1,306 @@
+"""Run a workflow: one `for` loop with retry, `always_run` and promotion.
+
+See "Executor semantics" in DESIGN.md; each numbered rule there is marked
+below where it is implemented.
+"""
+
+from __future__ import annotations
+
+import random
+import traceback
+import uuid
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Final
+
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.result import Failure, Result, Success
+from returns.unsafe import unsafe_perform_io
+
+from adws import io_ops
+from adws.context import WorkflowContext
+from adws.errors import ErrorType, PipelineError
+from adws.events import (
+    AttemptFailed,
+    ObserverFailed,
+    RunEvent,
+    RunFinished,
+    RunObserver,
+    RunStarted,
+    StepSkipped,
+    StepStarted,
+    StepSucceeded,
+    status_of,
+)
+
+if TYPE_CHECKING:
+    from adws.step import Step, Workflow
+
+__all__ = ["new_run_id", "retry_step", "run_workflow"]
+
+Sleep = Callable[[float], None]
+OnAttemptFailed = Callable[[int, PipelineError, bool, float, float], None]
+
+_INTERRUPTED_MESSAGE: Final = "interrupted by Ctrl-C"
+
+
+def new_run_id() -> str:
+    """Return a fresh, short, unique run id."""
+    return uuid.uuid4().hex[:12]
+
+
+def _exception_error(step_name: str, exc: BaseException, what: str) -> PipelineError:
+    return PipelineError(
+        step_name,
+        ErrorType.STEP_EXCEPTION,
+        f"{what} raised {type(exc).__name__}: {exc}",
+        {
+            "exception_type": type(exc).__name__,
+            "exception_message": str(exc),
+            "traceback": "".join(traceback.format_exception(exc)),
+        },
+    )
+
+
+def _call(step: Step, ctx: WorkflowContext) -> Result[WorkflowContext, PipelineError]:
+    """Run one attempt, turning exceptions and wrong return values into errors (rule 6)."""
+    try:
+        result = step.run(ctx)
+    except Exception as exc:  # noqa: BLE001 - rule 6: no exception escapes a step
+        return Failure(_exception_error(step.name, exc, f"step {step.name!r}"))
+    if isinstance(result, IOSuccess):
+        value = unsafe_perform_io(result.unwrap())
+        if isinstance(value, WorkflowContext):
+            return Success(value)
+        got = f"IOSuccess holding {type(value).__name__}"
+    elif isinstance(result, IOFailure):
+        error = unsafe_perform_io(result.failure())
+        if isinstance(error, PipelineError):
+            return Failure(error.with_step_name(step.name))  # rule 8
+        got = f"IOFailure holding {type(error).__name__}"
+    else:
+        got = type(result).__name__
+    return Failure(
+        PipelineError(
+            step.name,
+            ErrorType.STEP_EXCEPTION,
+            f"step {step.name!r} returned {got}; a step must return "
+            "IOSuccess(WorkflowContext) or IOFailure(PipelineError)",
+            {"returned": repr(result)},
+        )
+    )
+
+
+def _should_retry(step: Step, error: PipelineError, attempt: int) -> bool:
+    policy = step.retry
+    if attempt >= policy.max_attempts or error.error_type == ErrorType.INTERRUPTED:
+        return False
+    try:
+        return bool(policy.retry_on(error))
+    except Exception:  # noqa: BLE001 - a broken retry_on must not crash the run; it ends retrying
+        return False
+
+
+def _delay(step: Step, attempt: int) -> float:
+    policy = step.retry
+    delay = policy.delay_before(attempt)
+    if policy.jitter:
+        delay += random.uniform(0, policy.jitter)  # noqa: S311 - jitter, not cryptography
+    return delay
+
+
+def feedback_line(attempt: int, max_attempts: int, error: PipelineError) -> str:
+    """Describe a failed attempt for the next one.
+
+    >>> feedback_line(1, 3, PipelineError("s", "Timeout", "took 5s"))
+    'attempt 1/3 failed: Timeout: took 5s'
+    """
+    return f"attempt {attempt}/{max_attempts} failed: {error.error_type}: {error.message}"
+
+
+def retry_step(
+    step: Step,
+    ctx: WorkflowContext,
+    *,
+    sleep: Sleep = io_ops.sleep,
+    on_attempt_failed: OnAttemptFailed | None = None,
+) -> tuple[Result[WorkflowContext, PipelineError], int]:
+    """Run `step` under its retry policy (rule 7); return the result and attempts made.
+
+    Each retry starts from `ctx` plus one feedback line per failed attempt.
+    The success value keeps `ctx`'s inputs and takes the step's outputs: a
+    step cannot rewrite its inputs. On exhaustion the error carries
+    `attempts` and the `feedback` history in its context.
+    `on_attempt_failed(attempt, error, will_retry, delay, seconds)` hears
+    about every failed attempt.
+    """
+    attempt = 1
+    attempt_ctx = ctx
+    while True:
+        started = io_ops.monotonic()
+        result = _call(step, attempt_ctx)
+        if isinstance(result, Success):
+            returned = result.unwrap()
+            return Success(
+                WorkflowContext(ctx.inputs, returned.outputs, attempt_ctx.feedback, ctx.failure)
+            ), attempt
+        error = result.failure()
+        will_retry = _should_retry(step, error, attempt)
+        delay = _delay(step, attempt + 1) if will_retry else 0.0
+        if on_attempt_failed is not None:
+            on_attempt_failed(attempt, error, will_retry, delay, io_ops.monotonic() - started)
+        if not will_retry:
+            history = list(attempt_ctx.feedback)
+            return Failure(error.with_context(attempts=attempt, feedback=history)), attempt
+        attempt_ctx = attempt_ctx.add_feedback(
+            feedback_line(attempt, step.retry.max_attempts, error)
+        )
+        if delay > 0:
+            sleep(delay)
+        attempt += 1
+
+
+class _Emitter:
+    """Deliver events to observers; one that raises is detached and reported."""
+
+    def __init__(self, observers: Iterable[RunObserver], run_id: str) -> None:
+        self.observers = list(observers)
+        self.run_id = run_id
+
+    def __call__(self, event: RunEvent) -> None:
+        for observer in tuple(self.observers):
+            try:
+                observer(event)
+            except Exception as exc:  # noqa: BLE001 - rule 9: an observer cannot break the run
+                self.observers.remove(observer)
+                name = getattr(observer, "__qualname__", type(observer).__qualname__)
+                self(ObserverFailed(self.run_id, name, f"{type(exc).__name__}: {exc}"))
+
+
+def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed explicitly
+    step: Step,
+    ctx: WorkflowContext,
+    index: int,
+    total: int,
+    emit: _Emitter,
+    sleep: Sleep,
+) -> Result[WorkflowContext, PipelineError] | None:
+    """Run one step with its condition, retries and promotion; None means skipped."""
+    run_id = emit.run_id
+    try:
+        if step.when is not None and not step.when(ctx):  # rule 3
+            emit(StepSkipped(run_id, step.name, index, total, "condition"))
+            return None
+    except Exception as exc:  # noqa: BLE001 - rule 6 covers a condition that raises
+        error = _exception_error(step.name, exc, f"the condition of step {step.name!r}")
+        emit(AttemptFailed(run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0))
+        return Failure(error.with_context(attempts=0, feedback=[]))
+    max_attempts = step.retry.max_attempts
+    emit(StepStarted(run_id, step.name, index, total, max_attempts, step.always_run))
+    started = io_ops.monotonic()
+
+    def report(attempt: int, error: PipelineError, retry: bool, delay: float, secs: float) -> None:  # noqa: FBT001
+        emit(
+            AttemptFailed(
+                run_id, step.name, index, total, attempt, max_attempts, error, retry, delay, secs
+            )
+        )
+
+    result, attempts = retry_step(step, ctx, sleep=sleep, on_attempt_failed=report)
+    if isinstance(result, Failure):
+        return result
+    promoted = result.unwrap().promote_outputs()  # rule 2
+    if isinstance(promoted, Failure):
+        error = promoted.failure().with_step_name(step.name)  # rule 8
+        report(attempts, error, False, 0.0, 0.0)
+        return Failure(error.with_context(attempts=attempts, feedback=[]))
+    new_ctx = promoted.unwrap().with_failure(None)
+    emit(
+        StepSucceeded(
+            run_id, step.name, index, total, attempts, io_ops.monotonic() - started, new_ctx
+        )
+    )
+    return Success(new_ctx)
+
+
+def _interrupted(step: Step) -> PipelineError:
+    return PipelineError(step.name, ErrorType.INTERRUPTED, _INTERRUPTED_MESSAGE)
+
+
+def run_workflow(  # noqa: C901, PLR0913 - the loop is the contract; keeping it in one place reads best
+    workflow: Workflow,
+    ctx: WorkflowContext | None = None,
+    *,
+    observers: Iterable[RunObserver] = (),
+    sleep: Sleep = io_ops.sleep,
+    run_id: str | None = None,
+    resume_from: str | None = None,
+) -> IOResult[WorkflowContext, PipelineError]:
+    """Run `workflow`'s steps in order and return the final context or the first error.
+
+    `run_id` names the run in its events (a fresh one by default).
+    `resume_from` starts at that step, skipping the earlier ones without a
+    trace, for `adws resume`: `ctx` must then be the context they left.
+    The workflow's declared `inputs` are checked before any step runs.
+    """
+    run_id = run_id or new_run_id()
+    ctx = ctx if ctx is not None else WorkflowContext()
+    emit = _Emitter(observers, run_id)
+    steps = workflow.steps
+    total = len(steps)
+    names = tuple(step.name for step in steps)
+    first = names.index(resume_from) if resume_from in names else 0
+    emit(RunStarted(run_id, workflow.name, names, ctx, first))
+    started = io_ops.monotonic()
+    first_error: PipelineError | None = None
+    if resume_from is not None and resume_from not in names:
+        first_error = PipelineError(
+            "",
+            ErrorType.INVALID_WORKFLOW,
+            f"workflow {workflow.name!r} has no step {resume_from!r} to resume from",
+        )
+        first = total
+    missing = workflow.missing_inputs(ctx.inputs)
+    if missing and first_error is None:
+        first_error = PipelineError(
+            "",
+            ErrorType.MISSING_INPUT,
+            f"workflow {workflow.name!r} needs input {', '.join(map(repr, missing))}",
+            {"missing": list(missing)},
+        )
+    late_failures: list[PipelineError] = []
+    for index in range(first, total):  # rule 1
+        step = steps[index]
+        if first_error is not None and not step.always_run:  # rule 4
+            emit(StepSkipped(run_id, step.name, index, total, "halted"))
+            continue
+        step_ctx = ctx.with_failure(first_error)  # rule 5
+        try:
+            outcome = _run_one(step, step_ctx, index, total, emit, sleep)
+        except KeyboardInterrupt:  # rule 6: Ctrl-C stops this step only
+            error = _interrupted(step)
+            emit(AttemptFailed(run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0))
+            outcome = Failure(error)
+        if outcome is None:
+            continue
+        if isinstance(outcome, Success):
+            ctx = outcome.unwrap()
+        elif first_error is None:
+            first_error = outcome.failure()
+        else:
+            late_failures.append(outcome.failure())
+    final_error = first_error
+    if final_error is not None and late_failures:
+        final_error = final_error.with_context(always_run_failures=late_failures)
+    emit(
+        RunFinished(
+            run_id,
+            workflow.name,
+            status_of(final_error),
+            final_error,
+            ctx,
+            io_ops.monotonic() - started,
+        )
+    )
+    if final_error is None:
+        return IOSuccess(ctx)
+    return IOFailure(final_error)

@@ -1,0 +1,190 @@
+"""Turn definitions and events into text; `cli.py` does the printing."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Final
+
+from adws.agent_step import AgentSpec
+from adws.combinators import VerificationSpec
+from adws.events import (
+    AttemptFailed,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    StepSkipped,
+    StepStarted,
+    StepSucceeded,
+)
+from adws.shell import ShellSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from adws.errors import PipelineError
+    from adws.step import RetryPolicy, Step, Workflow
+
+__all__ = ["describe_retry", "format_event", "show_text", "to_mermaid"]
+
+_ONE_LINE: Final = 240
+
+
+def _short(error: PipelineError) -> str:
+    lines = error.message.strip().splitlines()
+    text = f"{error.error_type}: {lines[0] if lines else ''}"
+    return text if len(text) <= _ONE_LINE else text[: _ONE_LINE - 1] + "…"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f}s"
+
+
+def format_event(event: RunEvent) -> str:  # noqa: PLR0911 - one line per kind of event
+    """Render one progress line for stderr.
+
+    >>> format_event(StepSucceeded("r", "verify", 1, 4, 2, 1.23, None))  # type: ignore[arg-type]
+    '[2/4] verify … ok in 1.2s (2 attempts)'
+    """
+    match event:
+        case RunStarted():
+            resumed = f", resuming at {event.steps[event.first_step]}" if event.first_step else ""
+            return f"{event.workflow}: run {event.run_id}, {len(event.steps)} steps{resumed}"
+        case StepStarted():
+            return f"[{event.index + 1}/{event.total}] {event.step} … running"
+        case AttemptFailed():
+            prefix = f"[{event.index + 1}/{event.total}] {event.step} …"
+            if event.will_retry:
+                wait = f" in {_seconds(event.delay)}" if event.delay > 0 else ""
+                return (
+                    f"{prefix} attempt {event.attempt}/{event.max_attempts} failed: "
+                    f"{_short(event.error)}; retrying{wait}"
+                )
+            after = f" after {event.attempt} attempts" if event.attempt > 1 else ""
+            return f"{prefix} failed{after}: {_short(event.error)}"
+        case StepSucceeded():
+            attempts = f" ({event.attempts} attempts)" if event.attempts > 1 else ""
+            prefix = f"[{event.index + 1}/{event.total}] {event.step} …"
+            return f"{prefix} ok in {_seconds(event.seconds)}{attempts}"
+        case StepSkipped():
+            why = "condition is false" if event.reason == "condition" else "an earlier step failed"
+            return f"[{event.index + 1}/{event.total}] {event.step} … skipped ({why})"
+        case RunFinished():
+            head = f"{event.workflow} {event.status} in {_seconds(event.seconds)}"
+            if event.error is None:
+                return f"{head} (run {event.run_id})"
+            where = f" at {event.error.step_name}" if event.error.step_name else ""
+            return f"{head}{where}: {_short(event.error)} (run {event.run_id})"
+    return f"warning: observer {event.observer} failed and was detached: {event.message}"
+
+
+def describe_retry(policy: RetryPolicy) -> str:
+    """Summarise a retry policy in a few words.
+
+    >>> from adws import RetryPolicy
+    >>> describe_retry(RetryPolicy()), describe_retry(RetryPolicy(3, delay=1))
+    ('1 attempt', '3 attempts, wait 1s x2 up to 60s')
+    """
+    if policy.max_attempts == 1:
+        return "1 attempt"
+    text = f"{policy.max_attempts} attempts"
+    if policy.delay:
+        text += f", wait {policy.delay:g}s x{policy.backoff:g} up to {policy.max_delay:g}s"
+    if policy.jitter:
+        text += f" +≤{policy.jitter:g}s jitter"
+    return text
+
+
+def _callable_name(function: Callable[..., object]) -> str:
+    return getattr(function, "__name__", type(function).__name__)
+
+
+def _step_details(step: Step) -> str:
+    spec = step.spec
+    parts = [step.kind, describe_retry(step.retry)]
+    if step.always_run:
+        parts.append("always_run")
+    if step.when is not None:
+        parts.append(f"when {_callable_name(step.when)}")
+    if isinstance(spec, AgentSpec) and spec.contract.keys:
+        keys = [
+            f"{key} ({spec.contract.schemas[key].__name__})"
+            if key in spec.contract.schemas
+            else key
+            for key in spec.contract.keys
+        ]
+        parts.append("expects " + ", ".join(keys))
+    if isinstance(spec, ShellSpec):
+        command = spec.command if isinstance(spec.command, str) else json.dumps(list(spec.command))
+        parts.append(f"runs {command}")
+    if isinstance(spec, VerificationSpec):
+        parts.append(f"{spec.main.name} then {spec.verify.name}, up to {spec.max_attempts} rounds")
+    return " · ".join(parts)
+
+
+def _lines(steps: Iterable[Step], prefix: str) -> list[str]:
+    lines: list[str] = []
+    for number, step in enumerate(steps, 1):
+        lines.append(f"{prefix}{number}. {step.name}: {_step_details(step)}")
+        lines.extend(_lines(step.children, prefix + "   "))
+    return lines
+
+
+def show_text(workflow: Workflow) -> str:
+    """Describe a workflow's steps for `adws show`."""
+    head = workflow.name + (f" — {workflow.description}" if workflow.description else "")
+    inputs = ", ".join(workflow.inputs) or "none required"
+    return "\n".join([head, f"inputs: {inputs}", *_lines(workflow.steps, "  ")])
+
+
+def _node(step: Step) -> str:
+    label = f"{step.name}<br/>{step.kind}"
+    if step.retry.max_attempts > 1:
+        label += f" · {step.retry.max_attempts} attempts"
+    if step.when is not None:
+        label += f"<br/>when {_callable_name(step.when)}"
+    if step.always_run:
+        return f'{step.name}[["{label}<br/>always_run"]]:::always'
+    return f'{step.name}["{label}"]'
+
+
+def to_mermaid(workflow: Workflow) -> str:
+    """Draw a workflow as a Mermaid flowchart from its definition alone.
+
+    Steps run top to bottom; a retry is a loop on the step; a verification
+    step is a subgraph whose verify feeds back into main; dashed edges show
+    where a failure jumps to the next `always_run` step.
+    """
+    lines = ["flowchart TD", f"    start(({workflow.name}))"]
+    previous = "start"
+    for step in workflow.steps:
+        spec = step.spec
+        if isinstance(spec, VerificationSpec):
+            lines += [
+                f'    subgraph {step.name}["{step.name} · up to {spec.max_attempts} rounds"]',
+                f"        {_node(spec.main)}",
+                f"        {_node(spec.verify)}",
+                f"        {spec.main.name} --> {spec.verify.name}",
+                f"        {spec.verify.name} -. fails: feedback .-> {spec.main.name}",
+                "    end",
+            ]
+            lines.extend(
+                f"    {inner.name} -- retry --> {inner.name}"
+                for inner in (spec.main, spec.verify)
+                if inner.retry.max_attempts > 1
+            )
+        else:
+            lines.append(f"    {_node(step)}")
+        lines.append(f"    {previous} --> {step.name}")
+        if step.retry.max_attempts > 1:
+            lines.append(f"    {step.name} -- retry --> {step.name}")
+        previous = step.name
+    lines.append(f"    {previous} --> finish((done))")
+    steps = workflow.steps
+    for index, step in enumerate(steps):
+        if step.always_run:
+            continue
+        target = next((later for later in steps[index + 1 :] if later.always_run), None)
+        if target is not None:
+            lines.append(f"    {step.name} -. failure .-> {target.name}")
+    lines.append("    classDef always stroke-dasharray: 5 3")
+    return "\n".join(lines)

@@ -1,0 +1,122 @@
+"""`shell_step`: run a command; its output becomes the step's outputs."""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING, final
+
+import attrs
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.result import Failure, Result, Success
+
+from adws import io_ops
+from adws.agent_step import missing_input_error
+from adws.errors import ErrorType, PipelineError
+from adws.step import RetryPolicy, Step
+from adws.template import render
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from adws.context import WorkflowContext
+
+__all__ = ["ShellSpec", "shell_step"]
+
+
+@final
+@attrs.frozen
+class ShellSpec:
+    """Describe a shell step, for `adws show` and the fingerprint."""
+
+    command: str | tuple[str, ...]
+    timeout: float | None
+    cwd: str | None
+
+
+def _argv(
+    command: str | tuple[str, ...], ctx: WorkflowContext
+) -> Result[tuple[str, ...], tuple[str, ...]]:
+    if isinstance(command, str):
+        script = render(command, ctx.inputs, quote=shlex.quote)
+        return script.map(lambda text: ("sh", "-c", text))
+    missing: list[str] = []
+    argv: list[str] = []
+    for part in command:
+        rendered = render(part, ctx.inputs)
+        if isinstance(rendered, Failure):
+            missing.extend(key for key in rendered.failure() if key not in missing)
+        else:
+            argv.append(rendered.unwrap())
+    if missing:
+        return Failure(tuple(missing))
+    return Success(tuple(argv))
+
+
+def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-only
+    name: str,
+    command: str | Sequence[str],
+    *,
+    timeout: float | None = None,
+    cwd: str | None = None,
+    always_run: bool = False,
+    retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, safe to share
+    when: Callable[[WorkflowContext], bool] | None = None,
+) -> Step:
+    """Build a step that runs `command` and records its output.
+
+    An argv list runs without a shell, each `{key}` filled in as-is. A string
+    runs under `sh -c` with every substituted value shell-quoted, so no input
+    can inject a command. `cwd` may hold placeholders too. Outputs are
+    `<name>_stdout`, `<name>_stderr` and `<name>_returncode`; a non-zero exit
+    is `ShellFailed` (with the tails of stdout and stderr), a timeout kills
+    the process group and is `Timeout`.
+    """
+    spec_command = command if isinstance(command, str) else tuple(command)
+
+    def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        argv = _argv(spec_command, ctx)
+        if isinstance(argv, Failure):
+            return IOFailure(missing_input_error(name, "the command", argv.failure(), ctx))
+        where = render(cwd, ctx.inputs) if cwd is not None else None
+        if isinstance(where, Failure):
+            return IOFailure(missing_input_error(name, "the cwd", where.failure(), ctx))
+        outcome = io_ops.run_process(
+            argv.unwrap(), timeout=timeout, cwd=None if where is None else where.unwrap()
+        )
+        shown = spec_command if isinstance(spec_command, str) else shlex.join(spec_command)
+        details: dict[str, object] = {
+            "command": shown,
+            "returncode": outcome.returncode,
+            "stdout_tail": io_ops.tail(outcome.stdout),
+            "stderr_tail": io_ops.tail(outcome.stderr),
+        }
+        if outcome.error is not None:
+            message = f"could not run {shown!r}: {outcome.error}"
+            return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
+        if outcome.timed_out:
+            message = f"{shown!r} ran past its {timeout}s timeout and was killed"
+            return IOFailure(PipelineError(name, ErrorType.TIMEOUT, message, details))
+        if outcome.returncode != 0:
+            parts = (outcome.stdout.strip(), outcome.stderr.strip())
+            output = "\n".join(part for part in parts if part) or "no output"
+            message = f"{shown!r} exited with {outcome.returncode}:\n{io_ops.tail(output, 1500)}"
+            return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
+        return IOSuccess(
+            ctx.merge_outputs(
+                {
+                    f"{name}_stdout": outcome.stdout,
+                    f"{name}_stderr": outcome.stderr,
+                    f"{name}_returncode": outcome.returncode,
+                }
+            )
+        )
+
+    return Step(
+        name,
+        run,
+        always_run=always_run,
+        retry=retry,
+        when=when,
+        kind="shell",
+        spec=ShellSpec(spec_command, timeout, cwd),
+    )

@@ -1,0 +1,203 @@
+"""Declare workflows: `Step`, `Workflow`, `RetryPolicy` and `StepFunction`.
+
+Everything here is checked when a workflow module is imported: a bad name,
+a duplicate step or an impossible retry policy is a `ValueError` then, never
+a surprise in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Final, TypeAlias, final
+
+import attrs
+from returns.io import IOResult
+
+from adws.context import WorkflowContext
+from adws.errors import ErrorType, PipelineError
+
+__all__ = [
+    "NEVER_RETRIED",
+    "RetryPolicy",
+    "Step",
+    "StepFunction",
+    "Workflow",
+    "default_retry_on",
+    "iter_steps",
+]
+
+StepFunction: TypeAlias = Callable[[WorkflowContext], IOResult[WorkflowContext, PipelineError]]
+
+_NAME: Final = re.compile(r"[a-z][a-z0-9_]*")
+
+NEVER_RETRIED: Final = frozenset(
+    {
+        ErrorType.BLOCKED,
+        ErrorType.CONTEXT_COLLISION,
+        ErrorType.INVALID_WORKFLOW,
+        ErrorType.INTERRUPTED,
+    }
+)
+
+
+def default_retry_on(error: PipelineError) -> bool:
+    """Retry every error except those retrying cannot fix.
+
+    >>> default_retry_on(PipelineError("s", "Timeout", "slow"))
+    True
+    >>> default_retry_on(PipelineError("s", "Blocked", "needs a human"))
+    False
+    """
+    return error.error_type not in NEVER_RETRIED
+
+
+def _check_name(kind: str) -> Callable[[object, attrs.Attribute[str], str], None]:
+    def check(_instance: object, _attribute: attrs.Attribute[str], value: str) -> None:
+        if _NAME.fullmatch(str(value)) is None or not isinstance(value, str):
+            msg = (
+                f"{kind} name {value!r} is not an identifier: use lower-case "
+                "letters, digits and underscores, starting with a letter"
+            )
+            raise ValueError(msg)
+
+    return check
+
+
+def _non_negative(_instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if value < 0:
+        msg = f"RetryPolicy.{attribute.name} must be >= 0, got {value!r}"
+        raise ValueError(msg)
+
+
+def _at_least_one(_instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if value < 1:
+        msg = f"RetryPolicy.{attribute.name} must be >= 1, got {value!r}"
+        raise ValueError(msg)
+
+
+def _to_steps(steps: Iterable[object]) -> tuple[Step, ...]:
+    result: list[Step] = []
+    for step in steps:
+        if not isinstance(step, Step):
+            msg = f"{step!r} is not a Step"
+            raise TypeError(msg)
+        result.append(step)
+    return tuple(result)
+
+
+def _to_names(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(names)
+
+
+@final
+@attrs.frozen
+class RetryPolicy:
+    """Say how often a failing step runs again and how long to wait between.
+
+    Attempt n (n >= 2) waits `min(max_delay, delay * backoff**(n-2))` plus a
+    uniform jitter in `[0, jitter]`. `backoff` below 1 would shrink the waits
+    and is refused.
+
+    >>> policy = RetryPolicy(max_attempts=4, delay=1, backoff=2)
+    >>> [policy.delay_before(n) for n in (2, 3, 4)]
+    [1, 2, 4]
+    """
+
+    max_attempts: int = attrs.field(default=1, validator=_at_least_one)
+    delay: float = attrs.field(default=0.0, validator=_non_negative)
+    backoff: float = attrs.field(default=2.0, validator=_at_least_one)
+    max_delay: float = attrs.field(default=60.0, validator=_non_negative)
+    jitter: float = attrs.field(default=0.0, validator=_non_negative)
+    retry_on: Callable[[PipelineError], bool] = default_retry_on
+
+    def delay_before(self, attempt: int) -> float:
+        """Return the wait before `attempt` without jitter (0 for the first)."""
+        if attempt < 2:  # noqa: PLR2004 - the first attempt never waits
+            return 0.0
+        return min(self.max_delay, self.delay * self.backoff ** (attempt - 2))
+
+
+@final
+@attrs.frozen
+class Step:
+    """Name one unit of work and say how the executor should treat it.
+
+    `kind` and `spec` describe what built the step (`agent`, `shell`,
+    `verification` or plain `python`) so tools such as `adws show`, the
+    fingerprint and `--agent` can inspect it; `children` lists the steps a
+    combinator wraps. Most users never set them: `agent_step`, `shell_step`
+    and `with_verification` do.
+
+    >>> Step("Bad Name", lambda ctx: None)  # type: ignore[arg-type,return-value]
+    Traceback (most recent call last):
+    ...
+    ValueError: step name 'Bad Name' is not an identifier: use lower-case letters, digits and underscores, starting with a letter
+    """  # noqa: E501
+
+    name: str = attrs.field(validator=_check_name("step"))
+    run: StepFunction
+    always_run: bool = attrs.field(default=False, kw_only=True)
+    retry: RetryPolicy = attrs.field(factory=RetryPolicy, kw_only=True)
+    when: Callable[[WorkflowContext], bool] | None = attrs.field(default=None, kw_only=True)
+    kind: str = attrs.field(default="python", kw_only=True)
+    spec: object = attrs.field(default=None, kw_only=True)
+    children: tuple[Step, ...] = attrs.field(default=(), kw_only=True, converter=_to_steps)
+
+
+def iter_steps(steps: tuple[Step, ...]) -> Iterator[Step]:
+    """Yield every step, and the steps each combinator wraps, depth first."""
+    for step in steps:
+        yield step
+        yield from iter_steps(step.children)
+
+
+def _check_steps(
+    instance: Workflow, _attribute: attrs.Attribute[tuple[Step, ...]], steps: tuple[Step, ...]
+) -> None:
+    if not steps:
+        msg = f"workflow {instance.name!r} has no steps"
+        raise ValueError(msg)
+    seen: set[str] = set()
+    for step in steps:
+        if step.name in seen:
+            msg = f"workflow {instance.name!r} has two steps named {step.name!r}"
+            raise ValueError(msg)
+        seen.add(step.name)
+
+
+def _check_inputs(
+    instance: Workflow, _attribute: attrs.Attribute[tuple[str, ...]], inputs: tuple[str, ...]
+) -> None:
+    for key in inputs:
+        if _NAME.fullmatch(str(key)) is None or not isinstance(key, str):
+            msg = f"workflow {instance.name!r}: input name {key!r} is not an identifier"
+            raise ValueError(msg)
+
+
+@final
+@attrs.frozen
+class Workflow:
+    """Declare a named, ordered tuple of steps.
+
+    `inputs` names the inputs a run must be given; the CLI and the executor
+    refuse to start without them, naming what is missing. Workflow names
+    follow the same rule as step names, so they are safe on a command line.
+
+    >>> noop = Step("noop", lambda ctx: None)  # type: ignore[arg-type,return-value]
+    >>> Workflow("demo", (noop, noop))
+    Traceback (most recent call last):
+    ...
+    ValueError: workflow 'demo' has two steps named 'noop'
+    """
+
+    name: str = attrs.field(validator=_check_name("workflow"))
+    steps: tuple[Step, ...] = attrs.field(converter=_to_steps, validator=_check_steps)
+    description: str = attrs.field(default="", kw_only=True)
+    inputs: tuple[str, ...] = attrs.field(
+        default=(), kw_only=True, converter=_to_names, validator=_check_inputs
+    )
+
+    def missing_inputs(self, provided: Mapping[str, object]) -> tuple[str, ...]:
+        """Return the declared inputs that `provided` lacks, in declared order."""
+        return tuple(key for key in self.inputs if key not in provided)

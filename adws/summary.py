@@ -1,0 +1,108 @@
+"""`RunSummary`: an observer that keeps what `--json` and the closing line report."""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias, final
+
+import attrs
+
+from adws.errors import PipelineError, json_safe
+from adws.events import (
+    AttemptFailed,
+    ObserverFailed,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    StepSkipped,
+    StepStarted,
+    StepSucceeded,
+)
+
+__all__ = ["RunSummary", "StepRecord", "StepStatus"]
+
+StepStatus: TypeAlias = Literal[
+    "not_run", "running", "succeeded", "failed", "skipped", "carried_over"
+]
+
+
+@final
+@attrs.define
+class StepRecord:
+    """What happened to one step in this run."""
+
+    name: str
+    status: StepStatus = "not_run"
+    attempts: int = 0
+    seconds: float = 0.0
+    error: PipelineError | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """Return a JSON-safe dict."""
+        return {
+            "name": self.name,
+            "status": self.status,
+            "attempts": self.attempts,
+            "seconds": round(self.seconds, 3),
+            "error": None if self.error is None else self.error.to_dict(),
+        }
+
+
+@final
+class RunSummary:
+    """Collect a run's events into per-step records and a final status.
+
+    Steps before a resume point are `carried_over`; steps never reached stay
+    `not_run`.
+    """
+
+    def __init__(self) -> None:
+        """Start empty; the first `RunStarted` fills it."""
+        self.run_id = ""
+        self.workflow = ""
+        self.status = "running"
+        self.steps: list[StepRecord] = []
+        self.error: PipelineError | None = None
+        self.finished: RunFinished | None = None
+        self.warnings: list[str] = []
+
+    def __call__(self, event: RunEvent, /) -> None:
+        """Fold one event into the summary."""
+        match event:
+            case RunStarted():
+                self.run_id, self.workflow = event.run_id, event.workflow
+                self.steps = [
+                    StepRecord(name, "carried_over" if i < event.first_step else "not_run")
+                    for i, name in enumerate(event.steps)
+                ]
+            case StepStarted():
+                self.steps[event.index].status = "running"
+            case AttemptFailed():
+                record = self.steps[event.index]
+                record.attempts = event.attempt
+                record.seconds += event.seconds
+                if not event.will_retry:
+                    record.status, record.error = "failed", event.error
+            case StepSucceeded():
+                record = self.steps[event.index]
+                record.status, record.attempts = "succeeded", event.attempts
+                record.seconds = event.seconds
+            case StepSkipped():
+                self.steps[event.index].status = "skipped"
+            case RunFinished():
+                self.status, self.error, self.finished = event.status, event.error, event
+            case ObserverFailed():
+                self.warnings.append(f"observer {event.observer} failed: {event.message}")
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the `--json` object: run id, workflow, status, steps, inputs, error."""
+        inputs = {} if self.finished is None else self.finished.context.inputs
+        return {
+            "run_id": self.run_id,
+            "workflow": self.workflow,
+            "status": self.status,
+            "seconds": 0.0 if self.finished is None else round(self.finished.seconds, 3),
+            "steps": [record.to_dict() for record in self.steps],
+            "inputs": json_safe(inputs),
+            "error": None if self.error is None else self.error.to_dict(),
+            "warnings": list(self.warnings),
+        }

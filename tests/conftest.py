@@ -1,0 +1,116 @@
+"""Shared fixtures and fakes: recording steps, a fake sleep, a workflows folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from adws import ErrorType, PipelineError, WorkflowContext
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from adws.events import RunEvent
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class Recorder:
+    """Record which steps ran and the context each saw."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, WorkflowContext]] = []
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.calls]
+
+    def seen(self, name: str) -> list[WorkflowContext]:
+        return [ctx for step, ctx in self.calls if step == name]
+
+    def ok(
+        self, name: str, **outputs: object
+    ) -> Callable[[WorkflowContext], IOResult[WorkflowContext, PipelineError]]:
+        def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+            self.calls.append((name, ctx))
+            return IOSuccess(ctx.merge_outputs(outputs))
+
+        return run
+
+    def fail(
+        self,
+        name: str,
+        error_type: str = ErrorType.SHELL_FAILED,
+        *,
+        times: int | None = None,
+        **outputs: object,
+    ) -> Callable[[WorkflowContext], IOResult[WorkflowContext, PipelineError]]:
+        """Fail `times` times (always when None), then succeed with `outputs`."""
+
+        def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+            self.calls.append((name, ctx))
+            if times is None or len(self.seen(name)) <= times:
+                return IOFailure(PipelineError("", error_type, f"{name} broke"))
+            return IOSuccess(ctx.merge_outputs(outputs))
+
+        return run
+
+    def boom(
+        self, name: str
+    ) -> Callable[[WorkflowContext], IOResult[WorkflowContext, PipelineError]]:
+        def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+            self.calls.append((name, ctx))
+            msg = f"{name} exploded"
+            raise RuntimeError(msg)
+
+        return run
+
+
+class FakeSleep:
+    """Record requested sleeps instead of waiting."""
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+
+
+class Events:
+    """An observer that keeps every event."""
+
+    def __init__(self) -> None:
+        self.events: list[RunEvent] = []
+
+    def __call__(self, event: RunEvent) -> None:
+        self.events.append(event)
+
+    def kinds(self) -> list[str]:
+        return [type(event).__name__ for event in self.events]
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def fake_sleep() -> FakeSleep:
+    return FakeSleep()
+
+
+@pytest.fixture
+def events() -> Events:
+    return Events()
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run the test from an empty temporary directory with no ADWS_* settings."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("ADWS_WORKFLOWS", "ADWS_JOURNAL"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path

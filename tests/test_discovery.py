@@ -1,0 +1,67 @@
+"""Finding workflows in a folder of modules."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from adws.discovery import discover_workflows, workflows_dir
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
+
+GOOD = """
+from returns.io import IOSuccess
+from adws import Step, Workflow
+flow = Workflow("good", (Step("a", lambda ctx: IOSuccess(ctx)),), description="A good one.")
+alias = flow
+"""
+
+
+def test_workflows_are_found_by_name_and_broken_modules_are_named(tmp_path: Path) -> None:
+    (tmp_path / "good.py").write_text(GOOD)
+    (tmp_path / "broken.py").write_text("import nowhere_to_be_found\n")
+    (tmp_path / "_helper.py").write_text("raise SystemExit('never imported')\n")
+    (tmp_path / "exits.py").write_text("raise SystemExit(3)\n")
+    catalog = discover_workflows(tmp_path)
+    assert list(catalog.workflows) == ["good"]
+    assert catalog.sources["good"] == tmp_path / "good.py"
+    assert [str(error) for error in catalog.errors] == [
+        "broken.py: ModuleNotFoundError: No module named 'nowhere_to_be_found' (line 1)",
+        "exits.py: SystemExit: 3 (line 1)",
+    ]
+
+
+def test_a_workflow_name_defined_twice_is_an_error_for_the_second_file(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(GOOD)
+    (tmp_path / "b.py").write_text(GOOD)
+    catalog = discover_workflows(tmp_path)
+    assert [str(error) for error in catalog.errors] == [
+        "b.py: workflow 'good' is already defined in a.py"
+    ]
+
+
+def test_a_missing_folder_is_reported(tmp_path: Path) -> None:
+    catalog = discover_workflows(tmp_path / "nope")
+    assert (dict(catalog.workflows), [e.message for e in catalog.errors]) == (
+        {},
+        ["no such folder of workflow modules"],
+    )
+
+
+def test_a_file_that_is_not_a_module_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "data.py").mkdir()
+    catalog = discover_workflows(tmp_path)
+    assert len(catalog.errors) == 1
+    assert catalog.errors[0].path.name == "data.py"
+
+
+def test_the_folder_comes_from_the_flag_then_the_environment_then_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ADWS_WORKFLOWS", raising=False)
+    assert workflows_dir(None, tmp_path) == tmp_path / "workflows"
+    monkeypatch.setenv("ADWS_WORKFLOWS", "env_flows")
+    assert workflows_dir(None, tmp_path) == tmp_path / "env_flows"
+    assert workflows_dir("given", tmp_path) == tmp_path / "given"
