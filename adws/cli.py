@@ -1,7 +1,9 @@
 """The `adws` command line: the one place that prints and picks exit codes.
 
 Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, 3 blocked,
-130 interrupted.
+130 interrupted. After a run, every input the run produced whose name ends
+in `_path` is printed, so a workflow can tell its user where its artifacts
+went (`report_path: reports/...md`).
 """
 
 from __future__ import annotations
@@ -169,6 +171,11 @@ def _execute(args: argparse.Namespace, workflow: Workflow, ctx: WorkflowContext)
     run_workflow(workflow, ctx, observers=observers)
     if summary.error is not None:
         _print_error_details(summary.error)
+    if summary.finished is not None and not args.quiet:
+        final = summary.finished.context.inputs
+        for key in final:
+            if key.endswith("_path") and key not in ctx.inputs:
+                _err(f"{key}: {final[key]}")
     if args.json:
         _out(json.dumps(summary.to_dict(), indent=2))
     return EXIT_CODES.get(summary.status, EXIT_FAILED)

@@ -291,11 +291,17 @@ def _strict_converter() -> cattrs.Converter:
 _CONVERTER: Final = _strict_converter()
 
 
+def _format_exception(exc: BaseException, tp: type | None) -> str:
+    if isinstance(exc, TypeError) and str(exc).startswith("expected "):
+        return f"invalid type ({exc})"
+    return cattrs.v.format_exception(exc, tp)
+
+
 def _structure(key: str, value: object, schema: type) -> Result[object, list[str]]:
     try:
         return Success(_CONVERTER.structure(value, schema))
     except Exception as exc:  # noqa: BLE001 - the validator reports, it never raises
-        messages = cattrs.transform_error(exc, path="$")
+        messages = cattrs.transform_error(exc, path="$", format_exception=_format_exception)
         return Failure([f"{key} does not match {schema.__name__}: {m}" for m in messages])
 
 

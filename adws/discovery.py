@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -53,14 +54,13 @@ class Catalog:
 
 def _load(path: Path) -> object:
     name = f"{_MODULE_PREFIX}.{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        msg = "not a loadable Python module"
-        raise ImportError(msg)
-    module = importlib.util.module_from_spec(spec)
+    loader = importlib.machinery.SourceFileLoader(name, str(path))
+    module = importlib.util.module_from_spec(
+        importlib.machinery.ModuleSpec(name, loader, origin=str(path))
+    )
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        loader.exec_module(module)
     except BaseException:
         del sys.modules[name]
         raise
@@ -78,7 +78,9 @@ def discover_workflows(directory: Path) -> Catalog:
 
     A module that fails to import, or that defines a workflow name another
     module already used, is listed in `errors` by file name; the others still
-    load. A missing folder yields an empty catalog with one error.
+    load. A missing folder yields an empty catalog with one error. The folder
+    is put on `sys.path` (as pytest does for its rootdir) so workflow modules
+    can import private helpers such as `_common.py` by plain name.
     """
     workflows: dict[str, Workflow] = {}
     sources: dict[str, Path] = {}
@@ -86,6 +88,9 @@ def discover_workflows(directory: Path) -> Catalog:
     if not directory.is_dir():
         errors.append(LoadError(directory, "no such folder of workflow modules"))
         return Catalog(directory, workflows, sources, tuple(errors))
+    folder = str(directory.resolve())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     for path in sorted(directory.glob("*.py")):
         if path.name.startswith("_"):
             continue

@@ -129,7 +129,8 @@ def retry_step(
     Each retry starts from `ctx` plus one feedback line per failed attempt.
     The success value keeps `ctx`'s inputs and takes the step's outputs: a
     step cannot rewrite its inputs. On exhaustion the error carries
-    `attempts` and the `feedback` history in its context.
+    `attempts` and the `feedback` history in its context, unless an inner
+    step (inside a combinator) already recorded its own.
     `on_attempt_failed(attempt, error, will_retry, delay, seconds)` hears
     about every failed attempt.
     """
@@ -149,8 +150,10 @@ def retry_step(
         if on_attempt_failed is not None:
             on_attempt_failed(attempt, error, will_retry, delay, io_ops.monotonic() - started)
         if not will_retry:
-            history = list(attempt_ctx.feedback)
-            return Failure(error.with_context(attempts=attempt, feedback=history)), attempt
+            record = {"attempts": attempt, "feedback": list(attempt_ctx.feedback)}
+            # A combinator's inner step may have recorded its own, richer history: keep it.
+            fresh = {key: value for key, value in record.items() if key not in error.context}
+            return Failure(error.with_context(**fresh)), attempt
         attempt_ctx = attempt_ctx.add_feedback(
             feedback_line(attempt, step.retry.max_attempts, error)
         )

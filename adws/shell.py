@@ -80,10 +80,11 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         where = render(cwd, ctx.inputs) if cwd is not None else None
         if isinstance(where, Failure):
             return IOFailure(missing_input_error(name, "the cwd", where.failure(), ctx))
+        rendered = argv.unwrap()
         outcome = io_ops.run_process(
-            argv.unwrap(), timeout=timeout, cwd=None if where is None else where.unwrap()
+            rendered, timeout=timeout, cwd=None if where is None else where.unwrap()
         )
-        shown = spec_command if isinstance(spec_command, str) else shlex.join(spec_command)
+        shown = rendered[2] if isinstance(spec_command, str) else shlex.join(rendered)
         details: dict[str, object] = {
             "command": shown,
             "returncode": outcome.returncode,
@@ -91,15 +92,15 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             "stderr_tail": io_ops.tail(outcome.stderr),
         }
         if outcome.error is not None:
-            message = f"could not run {shown!r}: {outcome.error}"
+            message = f"could not run `{shown}`: {outcome.error}"
             return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
         if outcome.timed_out:
-            message = f"{shown!r} ran past its {timeout}s timeout and was killed"
+            message = f"`{shown}` ran past its {timeout}s timeout and was killed"
             return IOFailure(PipelineError(name, ErrorType.TIMEOUT, message, details))
         if outcome.returncode != 0:
             parts = (outcome.stdout.strip(), outcome.stderr.strip())
             output = "\n".join(part for part in parts if part) or "no output"
-            message = f"{shown!r} exited with {outcome.returncode}:\n{io_ops.tail(output, 1500)}"
+            message = f"`{shown}` exited with {outcome.returncode}:\n{io_ops.tail(output, 1500)}"
             return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
         return IOSuccess(
             ctx.merge_outputs(

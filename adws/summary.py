@@ -9,7 +9,6 @@ import attrs
 from adws.errors import PipelineError, json_safe
 from adws.events import (
     AttemptFailed,
-    ObserverFailed,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -90,7 +89,7 @@ class RunSummary:
                 self.steps[event.index].status = "skipped"
             case RunFinished():
                 self.status, self.error, self.finished = event.status, event.error, event
-            case ObserverFailed():
+            case _:
                 self.warnings.append(f"observer {event.observer} failed: {event.message}")
 
     def to_dict(self) -> dict[str, object]:

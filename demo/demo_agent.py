@@ -1,1 +1,110 @@
-"""Placeholder."""
+"""A DEMO agent: answers the shipped workflows' prompts offline, deterministically.
+
+It is not intelligent. It reads the prompt on stdin, recognises which step of
+`deep_research` or `implement_verify` is asking (from the output contract the
+prompt ends with), and prints a canned answer. Its first answer to the
+verifier is deliberately malformed (a claim without its source), so the demo
+shows the validator rejecting it and the retry fixing it.
+
+Replace it with a real agent: `adws run deep_research --agent 'claude -p'`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+FEEDBACK = "## Feedback from earlier attempts"
+
+
+def _topic(prompt: str) -> str:
+    match = re.search(r"^Research this topic: (.+)$", prompt, re.MULTILINE)
+    return match.group(1).strip() if match else "the topic"
+
+
+def research(prompt: str) -> str:
+    """Return a research packet with two sourced claims."""
+    topic = _topic(prompt)
+    packet = {
+        "question": f"What should a newcomer know about {topic}?",
+        "claims": [
+            {
+                "claim": f"{topic} models each step as a function returning success or failure.",
+                "source": "https://fsharpforfunandprofit.com/rop/",
+            },
+            {
+                "claim": "Failures travel as values, so the caller decides how to handle them.",
+                "source": "https://returns.readthedocs.io/en/latest/pages/result.html",
+            },
+        ],
+    }
+    return (
+        f"I looked into {topic} and found two well-sourced claims.\n\n"
+        f"STATUS: done\nRESEARCH_PACKET_JSON:\n```json\n{json.dumps(packet, indent=2)}\n```\n"
+    )
+
+
+def _research_claims(prompt: str) -> list[dict[str, str]]:
+    start = prompt.index("Research packet:\n") + len("Research packet:\n")
+    end = prompt.index("\n\n## Output contract", start)
+    packet = json.loads(prompt[start:end])
+    return [{"text": c["claim"], "source": c["source"]} for c in packet["claims"]]
+
+
+def verify(prompt: str) -> str:
+    """Verify the packet; the first attempt forgets a source on purpose."""
+    claims = _research_claims(prompt)
+    if FEEDBACK not in prompt:
+        sloppy = [{"text": claims[0]["text"], "supported": True}]
+        packet = {"verdict": "pass", "claims": sloppy}
+        return (
+            "Checked the claims; they hold up.\n\n"
+            f"STATUS: done\nVERIFIED_PACKET_JSON: {json.dumps(packet)}\n"
+        )
+    checked = [{**claim, "supported": True} for claim in claims]
+    packet = {"verdict": "pass", "claims": checked}
+    return (
+        "Rechecked every claim against its source, with sources this time.\n\n"
+        f"STATUS: done\nVERIFIED_PACKET_JSON:\n{json.dumps(packet, indent=2)}\n"
+    )
+
+
+def write(prompt: str) -> str:
+    """Write a markdown report citing the verified claims."""
+    marker = "cite each claim's source:\n"
+    start = prompt.index(marker) + len(marker)
+    end = prompt.index("\n\n## Output contract", start)
+    packet = json.loads(prompt[start:end])
+    topic = re.search(r"^Write a short markdown report on: (.+)$", prompt, re.MULTILINE)
+    title = topic.group(1).strip() if topic else "Report"
+    lines = [f"# {title}", "", "Verified findings:", ""]
+    lines += [f"- {claim['text']} ([source]({claim['source']}))" for claim in packet["claims"]]
+    return "STATUS: done\nFINAL_REPORT:\n" + "\n".join(lines) + "\n"
+
+
+def implement(prompt: str) -> str:
+    """Record the task in ADWS_DEMO.md in the working directory."""
+    task = re.search(r"^Task: (.+)$", prompt, re.MULTILINE)
+    text = task.group(1).strip() if task else "the task"
+    Path("ADWS_DEMO.md").write_text(f"# Demo change\n\n{text}\n", encoding="utf-8")
+    return f"STATUS: done\nSUMMARY: wrote ADWS_DEMO.md describing: {text}\n"
+
+
+def answer(prompt: str) -> str:
+    """Pick the answer for the step whose contract the prompt carries."""
+    contract = prompt[prompt.find("## Output contract") :]
+    if "\nRESEARCH_PACKET_JSON: <" in contract:
+        return research(prompt)
+    if "\nVERIFIED_PACKET_JSON: <" in contract:
+        return verify(prompt)
+    if "\nFINAL_REPORT: <" in contract:
+        return write(prompt)
+    if "\nSUMMARY: <" in contract:
+        return implement(prompt)
+    return "STATUS: blocked\nREASON: the demo agent only knows the shipped workflows' prompts\n"
+
+
+if __name__ == "__main__":
+    print(answer(sys.stdin.read()), end="")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +190,184 @@ def test_python_m_adws_help_runs_in_a_fresh_process() -> None:
     assert done.stdout.startswith("usage: adws")
     for command in ("list", "show", "run", "validate"):
         assert command in done.stdout
+
+
+SHOWN = """
+from returns.io import IOSuccess
+from adws import RetryPolicy, Step, Workflow, with_verification
+from adws.agent_step import agent_step
+from adws.agents import ScriptedAgent
+from adws.contract import OutputContract
+from adws.shell import shell_step
+
+def noop(ctx):
+    return IOSuccess(ctx)
+
+def has_plan(ctx):
+    return "plan" in ctx.inputs
+
+agent = ScriptedAgent([])
+flow = Workflow(
+    "shown",
+    (
+        agent_step("plan", prompt="Plan {goal}", agent=agent, contract=OutputContract(("PLAN",))),
+        with_verification(
+            agent_step("build", prompt="Build", agent=agent, retry=RetryPolicy(2, delay=1)),
+            shell_step("test", "make test"),
+            max_attempts=4,
+        ),
+        Step("publish", noop, when=has_plan),
+        Step("cleanup", noop, always_run=True),
+    ),
+    description="Shown in tests.",
+    inputs=("goal",),
+)
+"""
+
+
+@pytest.fixture
+def shown(in_tmp: Path) -> Path:
+    folder = in_tmp / "workflows"
+    folder.mkdir()
+    (folder / "shown.py").write_text(SHOWN)
+    return folder
+
+
+def test_show_describes_every_step(shown: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "shown"]) == 0
+    assert capsys.readouterr().out == (
+        "shown — Shown in tests.\n"
+        "inputs: goal\n"
+        "  1. plan: agent · 3 attempts · expects PLAN\n"
+        "  2. build_verified: verification · 1 attempt · build then test, up to 4 rounds\n"
+        "     1. build: agent · 2 attempts, wait 1s x2 up to 60s\n"
+        "     2. test: shell · 1 attempt · runs make test\n"
+        "  3. publish: python · 1 attempt · when has_plan\n"
+        "  4. cleanup: python · 1 attempt · always_run\n"
+    )
+
+
+def test_show_mermaid_draws_retries_verification_and_always_run(
+    shown: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["show", "shown", "--mermaid"]) == 0
+    assert capsys.readouterr().out == (
+        "flowchart TD\n"
+        "    start((shown))\n"
+        '    plan["plan<br/>agent · 3 attempts"]\n'
+        "    start --> plan\n"
+        "    plan -- retry --> plan\n"
+        '    subgraph build_verified["build_verified · up to 4 rounds"]\n'
+        '        build["build<br/>agent · 2 attempts"]\n'
+        '        test["test<br/>shell"]\n'
+        "        build --> test\n"
+        "        test -. fails: feedback .-> build\n"
+        "    end\n"
+        "    build -- retry --> build\n"
+        "    plan --> build_verified\n"
+        '    publish["publish<br/>python<br/>when has_plan"]\n'
+        "    build_verified --> publish\n"
+        '    cleanup[["cleanup<br/>python<br/>always_run"]]:::always\n'
+        "    publish --> cleanup\n"
+        "    cleanup --> finish((done))\n"
+        "    plan -. failure .-> cleanup\n"
+        "    build_verified -. failure .-> cleanup\n"
+        "    publish -. failure .-> cleanup\n"
+        "    classDef always stroke-dasharray: 5 3\n"
+    )
+
+
+def test_show_of_an_unknown_workflow_exits_2(shown: Path) -> None:
+    assert main(["show", "nope"]) == 2
+
+
+def test_validate_a_good_answer_prints_the_fields(
+    shown: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("answer.txt").write_text("Thinking...\nSTATUS: done\nPLAN: 1. build\n2. test\n")
+    assert main(["validate", "--workflow", "shown", "--step", "plan", "answer.txt"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "status": "done",
+        "fields": {"STATUS": "done", "PLAN": "1. build\n2. test"},
+        "data": {},
+    }
+
+
+def test_validate_a_bad_answer_prints_every_problem(
+    shown: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("answer.txt").write_text("STATUS: finished\n")
+    assert main(["validate", "--workflow", "shown", "--step", "plan", "answer.txt"]) == 1
+    assert capsys.readouterr().out == (
+        "invalid: ContractViolation\n  - STATUS 'finished' is not one of done, retry, blocked\n"
+    )
+
+
+def test_validate_reads_stdin_and_finds_nested_steps(
+    shown: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("STATUS: blocked\nREASON: no access"))
+    assert main(["validate", "--workflow", "shown", "--step", "build", "-"]) == 1
+    assert capsys.readouterr().out == "invalid: Blocked\n  - no access\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--step", "nope", "a.txt"],
+            "workflow 'shown' has no step 'nope'; steps: plan, build_verified, build, test, publish, cleanup",
+        ),
+        (
+            ["--step", "test", "a.txt"],
+            "step 'test' is a shell step; only agent steps have an output contract",
+        ),
+        (["--step", "plan", "missing.txt"], "cannot read missing.txt: No such file or directory"),
+    ],
+)
+def test_validate_usage_errors_exit_2(
+    shown: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["validate", "--workflow", "shown", *argv]) == 2
+    assert capsys.readouterr().err == f"adws: error: {message}\n"
+
+
+def test_run_with_agent_replaces_every_agent_step(
+    shown: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = "sh -c 'cat > /dev/null; echo STATUS: done; echo PLAN: go'"
+    assert main(["run", "shown", "-i", "goal=ship", "--agent", agent, "-q", "--json"]) == 1
+    summary = json.loads(capsys.readouterr().out)
+    assert [s["status"] for s in summary["steps"]] == [
+        "succeeded",
+        "failed",
+        "skipped",
+        "succeeded",
+    ]
+    assert summary["error"]["step_name"] == "test"
+
+
+def test_run_with_an_empty_agent_command_exits_2(
+    shown: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "shown", "-i", "goal=x", "--agent", ""]) == 2
+    assert capsys.readouterr().err == "adws: error: --agent: CommandAgent needs a command to run\n"
+
+
+def test_a_contract_violation_lists_its_problems_on_stderr(
+    shown: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "shown", "-i", "goal=x", "--agent", "echo nothing useful"]) == 1
+    err = capsys.readouterr().err
+    assert "problems with the agent's answer:\n  - STATUS missing\n" in err
+    assert "[1/4] plan … failed after 3 attempts: ContractViolation: STATUS missing" in err
+
+
+def test_python_m_adws_runs_main(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.argv", ["adws", "--help"])
+    with pytest.raises(SystemExit) as exit_info:
+        runpy.run_module("adws", run_name="__main__")
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: adws")

@@ -65,3 +65,11 @@ def test_the_folder_comes_from_the_flag_then_the_environment_then_the_default(
     monkeypatch.setenv("ADWS_WORKFLOWS", "env_flows")
     assert workflows_dir(None, tmp_path) == tmp_path / "env_flows"
     assert workflows_dir("given", tmp_path) == tmp_path / "given"
+
+
+def test_a_workflow_imported_from_another_module_is_listed_once(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(GOOD)
+    (tmp_path / "b.py").write_text("from adws_workflows.a import flow\n")
+    catalog = discover_workflows(tmp_path)
+    assert (list(catalog.workflows), catalog.errors) == (["good"], ())
+    assert catalog.sources["good"].name == "a.py"

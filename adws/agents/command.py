@@ -80,7 +80,7 @@ class CommandAgent:
                 PipelineError(
                     request.step_name,
                     ErrorType.TIMEOUT,
-                    f"agent command {command!r} ran past its {timeout}s timeout and was killed",
+                    f"agent command `{command}` ran past its {timeout}s timeout and was killed",
                     details,
                 )
             )
@@ -90,7 +90,7 @@ class CommandAgent:
                 PipelineError(
                     request.step_name,
                     ErrorType.AGENT_FAILED,
-                    f"agent command {command!r} exited with {outcome.returncode}: {last[0]}",
+                    f"agent command `{command}` exited with {outcome.returncode}: {last[0]}",
                     details,
                 )
             )

@@ -1,0 +1,52 @@
+"""io_ops: processes are stopped as a group, politely then firmly."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from adws import io_ops
+
+
+@pytest.mark.slow
+def test_a_process_that_ignores_sigterm_is_killed_after_the_grace_period() -> None:
+    script = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(30)"
+    started = time.monotonic()
+    outcome = io_ops.run_process([sys.executable, "-c", script], timeout=0.5, grace=0.3)
+    assert outcome.timed_out
+    assert outcome.returncode == -signal.SIGKILL
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_waiting_stops_the_group_and_is_re_raised(tmp_path: Path) -> None:
+    marker = tmp_path / "survived"
+    main_thread = threading.get_ident()
+    timer = threading.Timer(0.3, lambda: signal.pthread_kill(main_thread, signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        io_ops.run_process(["sh", "-c", f"(sleep 1; touch {marker}) & sleep 30"])
+    time.sleep(1.5)
+    assert not marker.exists()
+
+
+def test_tail_keeps_short_text() -> None:
+    assert io_ops.tail("short") == "short"
+
+
+def test_utc_now_is_iso_with_seconds() -> None:
+    assert len(io_ops.utc_now()) == len("2026-01-01T00:00:00+00:00")
+
+
+def test_a_finished_group_is_not_an_error_to_stop() -> None:
+    process = subprocess.Popen(
+        ["true"], start_new_session=True, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    process.wait()
+    assert io_ops._stop_group(process, 0.1) == ("", "")

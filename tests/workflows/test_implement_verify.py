@@ -1,0 +1,119 @@
+"""implement_verify, end to end with real check commands in a temporary project."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from returns.io import IOSuccess
+from returns.unsafe import unsafe_perform_io
+
+from adws import Workflow, WorkflowContext, run_workflow
+from adws.agent_step import use_agent
+from adws.agents import AgentRequest, ScriptedAgent
+from adws.cli import main
+from tests.workflows.conftest import SHIPPED
+
+
+def create_done(request: AgentRequest) -> str:
+    assert request.cwd is not None
+    (Path(request.cwd) / "DONE").write_text("ok\n")
+    return "STATUS: done\nSUMMARY: created DONE"
+
+
+def inputs(project: Path, reports: Path) -> WorkflowContext:
+    return WorkflowContext(
+        inputs={
+            "task": "Create DONE",
+            "target_dir": str(project),
+            "check_command": "test -f DONE || { echo 'DONE is missing'; exit 1; }",
+            "output_dir": str(reports),
+        }
+    )
+
+
+def test_failing_checks_are_fed_back_until_they_pass(
+    shipped: dict[str, Workflow], tmp_path: Path
+) -> None:
+    project, reports = tmp_path / "project", tmp_path / "reports"
+    project.mkdir()
+    agent = ScriptedAgent(["STATUS: done\nSUMMARY: forgot the file", create_done])
+    result = run_workflow(use_agent(shipped["implement_verify"], agent), inputs(project, reports))
+    assert isinstance(result, IOSuccess)
+    assert [r.cwd for r in agent.requests] == [str(project), str(project)]
+    assert "Task: Create DONE" in agent.prompts[0]
+    assert (
+        "- verification round 1/3 failed: ShellFailed: `sh -c 'test -f DONE || "
+        "{ echo '\"'\"'DONE is missing'\"'\"'; exit 1; }'` exited with 1:\nDONE is missing"
+    ) in agent.prompts[1]
+    final = unsafe_perform_io(result.unwrap())
+    assert (final.inputs["summary"], final.inputs["checks_returncode"]) == ("created DONE", 0)
+    written = (reports / "implement_verify-create-done.md").read_text()
+    assert (
+        written
+        == "# implement_verify: Create DONE\n\n**Result:** checks pass.\n\n## Summary\ncreated DONE\n"
+    )
+
+
+def test_checks_that_never_pass_fail_after_three_rounds_and_the_report_says_why(
+    shipped: dict[str, Workflow], tmp_path: Path
+) -> None:
+    project, reports = tmp_path / "project", tmp_path / "reports"
+    project.mkdir()
+    agent = ScriptedAgent(["STATUS: done\nSUMMARY: tried"] * 3)
+    result = run_workflow(use_agent(shipped["implement_verify"], agent), inputs(project, reports))
+    error = unsafe_perform_io(result.failure())
+    assert (error.step_name, error.error_type, error.context["rounds"]) == (
+        "checks",
+        "ShellFailed",
+        3,
+    )
+    assert len(agent.requests) == 3
+    written = (reports / "implement_verify-create-done.md").read_text()
+    assert "**Result:** ShellFailed at `checks`." in written
+    assert "DONE is missing" in written
+
+
+def test_a_malformed_implement_answer_is_retried_then_blocked_runs_finalize(
+    shipped: dict[str, Workflow], tmp_path: Path
+) -> None:
+    project, reports = tmp_path / "project", tmp_path / "reports"
+    project.mkdir()
+    agent = ScriptedAgent(["I changed things.", "STATUS: blocked\nREASON: need credentials"])
+    result = run_workflow(use_agent(shipped["implement_verify"], agent), inputs(project, reports))
+    error = unsafe_perform_io(result.failure())
+    assert (error.step_name, error.error_type) == ("implement", "Blocked")
+    assert "- attempt 1/2 failed: ContractViolation: STATUS missing" in agent.prompts[1]
+    written = (reports / "implement_verify-create-done.md").read_text()
+    assert "**Result:** Blocked at `implement`." in written
+    assert (
+        "## Feedback given to the agent\n- attempt 1/2 failed: ContractViolation: STATUS missing"
+        in written
+    )
+
+
+def test_the_demo_agent_through_the_cli(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = in_tmp / "project"
+    project.mkdir()
+    argv = [
+        "run",
+        "implement_verify",
+        "--workflows",
+        str(SHIPPED),
+        "--json",
+        "-i",
+        "task=Add a demo note",
+        "-i",
+        f"target_dir={project}",
+        "-i",
+        "check_command=grep -q 'Add a demo note' ADWS_DEMO.md",
+    ]
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [(s["name"], s["status"]) for s in summary["steps"]] == [
+        ("implement_verified", "succeeded"),
+        ("finalize", "succeeded"),
+    ]
+    assert summary["inputs"]["summary"] == "wrote ADWS_DEMO.md describing: Add a demo note"
+    assert (project / "ADWS_DEMO.md").read_text() == "# Demo change\n\nAdd a demo note\n"
