@@ -10,28 +10,33 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from returns.result import Failure
 
+from adws import journal as journal_module
 from adws.agent_step import AgentSpec, use_agent
 from adws.agents.command import CommandAgent
 from adws.context import WorkflowContext
 from adws.contract import validate_agent_output
 from adws.discovery import Catalog, discover_workflows, workflows_dir
 from adws.errors import ErrorType, PipelineError, json_safe
-from adws.executor import run_workflow
-from adws.render import format_event, show_text, to_mermaid
+from adws.executor import new_run_id, run_workflow
+from adws.fingerprint import fingerprint
+from adws.journal import Journal, JournalError, resume_point
+from adws.render import format_event, runs_table, show_text, status_text, to_mermaid
 from adws.step import Workflow, iter_steps
 from adws.summary import RunSummary
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from adws.events import RunEvent
+    from adws.events import RunEvent, RunObserver
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -51,6 +56,63 @@ _INPUT: Final = re.compile(r"([a-z][a-z0-9_]*)=(.*)", re.DOTALL)
 
 class UsageError(Exception):
     """A mistake on the command line; reported on stderr with exit code 2."""
+
+
+def _journal_path(args: argparse.Namespace) -> Path:
+    chosen = args.journal or os.environ.get(journal_module.ENV_VAR)
+    return Path(chosen) if chosen else journal_module.DEFAULT_PATH
+
+
+def _open_journal(args: argparse.Namespace) -> Journal | None:
+    if getattr(args, "no_journal", False):
+        return None
+    try:
+        return Journal(_journal_path(args))
+    except JournalError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _require_journal(args: argparse.Namespace) -> Journal:
+    path = _journal_path(args)
+    if not path.exists():
+        msg = f"no run journal at {path}; `adws run` records runs there"
+        raise UsageError(msg)
+    try:
+        return Journal(path)
+    except JournalError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+class Interrupts:
+    """Handle SIGINT: the first stops the current step, a second exits at once.
+
+    The first Ctrl-C raises `KeyboardInterrupt`, which the executor turns into
+    an `Interrupted` failure after running the `always_run` steps. A second
+    one marks the run interrupted in the journal and exits with 130 without
+    waiting for cleanup to finish.
+    """
+
+    def __init__(
+        self,
+        journal: Journal | None,
+        summary: RunSummary,
+        exit_now: Callable[[int], object] = os._exit,
+    ) -> None:
+        """Remember what to mark and how to leave."""
+        self.journal = journal
+        self.summary = summary
+        self.exit_now = exit_now
+        self.count = 0
+
+    def __call__(self, _signum: int, _frame: object) -> None:
+        """React to one SIGINT."""
+        self.count += 1
+        if self.count == 1:
+            raise KeyboardInterrupt
+        _err("adws: interrupted again; exiting without waiting for cleanup")
+        if self.journal is not None and self.summary.run_id:
+            self.journal.mark(self.summary.run_id, "interrupted")
+        self.exit_now(EXIT_INTERRUPTED)
 
 
 def _err(message: str) -> None:
@@ -163,12 +225,34 @@ def _select_agent(workflow: Workflow, agent: str | None) -> Workflow:
     return use_agent(workflow, backend)
 
 
-def _execute(args: argparse.Namespace, workflow: Workflow, ctx: WorkflowContext) -> int:
+def _execute(
+    args: argparse.Namespace,
+    workflow: Workflow,
+    ctx: WorkflowContext,
+    *,
+    run_id: str | None = None,
+    resume_from: str | None = None,
+) -> int:
+    journal = _open_journal(args)
     summary = RunSummary()
-    observers: list[Callable[[RunEvent], None]] = [summary]
+    observers: list[RunObserver] = [summary]
+    if journal is not None:
+        observers.insert(0, journal.observer(fingerprint(workflow)))
     if not args.quiet:
         observers.append(_progress)
-    run_workflow(workflow, ctx, observers=observers)
+    run_id = run_id or new_run_id()
+    interrupts = Interrupts(journal, summary)
+    previous = signal.signal(signal.SIGINT, interrupts)
+    try:
+        run_workflow(workflow, ctx, observers=observers, run_id=run_id, resume_from=resume_from)
+    except KeyboardInterrupt:
+        # Ctrl-C outside any step: while the run's start or end was being recorded.
+        _err("adws: interrupted")
+        if journal is not None:
+            journal.mark(run_id, "interrupted")
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGINT, previous)
     if summary.error is not None:
         _print_error_details(summary.error)
     if summary.finished is not None and not args.quiet:
@@ -190,6 +274,82 @@ def _cmd_run(args: argparse.Namespace) -> int:
         msg = f"workflow {workflow.name!r} needs input {', '.join(missing)}: add {flags}"
         raise UsageError(msg)
     return _execute(args, workflow, WorkflowContext(inputs=inputs))
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    journal = _require_journal(args)
+    records = journal.runs(workflow=args.workflow, status=args.status, limit=args.limit)
+    if args.json:
+        _out(json.dumps([record.to_dict() for record in records], indent=2))
+    elif records:
+        _out(runs_table(records))
+    else:
+        _err(f"no runs recorded in {journal.path}")
+    return EXIT_OK
+
+
+def _find_run(journal: Journal, run_id: str) -> journal_module.RunRecord:
+    found = journal.find(run_id)
+    if isinstance(found, str):
+        raise UsageError(found)
+    return found
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    journal = _require_journal(args)
+    record = _find_run(journal, args.run)
+    attempts = journal.attempts(record.run_id)
+    if args.json:
+        payload = {
+            **record.to_dict(),
+            "error": None if record.error is None else record.error.to_dict(),
+            "attempts": [
+                {
+                    "step": a.step,
+                    "attempt": a.attempt,
+                    "status": a.status,
+                    "recorded": a.recorded,
+                    "seconds": a.seconds,
+                    "error": None if a.error is None else a.error.to_dict(),
+                }
+                for a in attempts
+            ],
+        }
+        _out(json.dumps(payload, indent=2))
+    else:
+        _out(status_text(record, attempts))
+    return EXIT_OK
+
+
+def _cmd_resume(args: argparse.Namespace) -> int:
+    journal = _require_journal(args)
+    record = _find_run(journal, args.run)
+    if record.status == "succeeded":
+        _err(f"run {record.run_id} already succeeded; nothing to resume")
+        return EXIT_OK
+    if record.status == "running" and not record.stale and not args.force:
+        msg = (
+            f"run {record.run_id} is still running (process {record.pid}); "
+            "pass --force if it is not"
+        )
+        raise UsageError(msg)
+    args.workflow = record.workflow
+    workflow = _select_agent(_workflow(args), args.agent)
+    if fingerprint(workflow) != record.fingerprint and not args.force:
+        msg = (
+            f"workflow {workflow.name!r} changed since run {record.run_id} started "
+            "(its fingerprint differs); pass --force to resume with the new definition"
+        )
+        raise UsageError(msg)
+    names = [step.name for step in workflow.steps]
+    resume_from, ctx = resume_point(names, journal.attempts(record.run_id))
+    if resume_from is None:
+        _err(f"every step of run {record.run_id} already succeeded; nothing to resume")
+        return EXIT_OK
+    start = ctx if ctx is not None else record.inputs()
+    extra = parse_inputs(args.input, args.inputs)
+    start = WorkflowContext(inputs={**start.inputs, **extra})
+    return _execute(args, workflow, start, run_id=record.run_id, resume_from=resume_from)
 
 
 def _read_answer(source: str) -> str:
@@ -236,6 +396,27 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder of workflow modules (default: $ADWS_WORKFLOWS or ./workflows)",
     )
+    journaled = argparse.ArgumentParser(add_help=False)
+    journaled.add_argument(
+        "--journal",
+        metavar="PATH",
+        help="the run journal (default: $ADWS_JOURNAL or .adws/runs.db)",
+    )
+    running = argparse.ArgumentParser(add_help=False)
+    running.add_argument(
+        "-i", "--input", action="append", default=[], metavar="KEY=VALUE", help="an input"
+    )
+    running.add_argument("--inputs", metavar="FILE.json", help="inputs from a JSON object")
+    running.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    running.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    running.add_argument(
+        "--agent",
+        metavar="CMD",
+        help="run every agent step with this command (prompt on stdin), e.g. 'claude -p'",
+    )
+    running.add_argument(
+        "--no-journal", action="store_true", help="do not record the run in the journal"
+    )
     parser = argparse.ArgumentParser(
         prog="adws",
         description="Run AI-developer workflows as pipelines that fail closed.",
@@ -252,20 +433,40 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart")
     show.set_defaults(handler=_cmd_show)
 
-    run = commands.add_parser("run", parents=[common], help="run a workflow")
+    run = commands.add_parser("run", parents=[common, journaled, running], help="run a workflow")
     run.add_argument("workflow", help="workflow name")
-    run.add_argument(
-        "-i", "--input", action="append", default=[], metavar="KEY=VALUE", help="an input"
-    )
-    run.add_argument("--inputs", metavar="FILE.json", help="inputs from a JSON object")
-    run.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
-    run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    run.add_argument(
-        "--agent",
-        metavar="CMD",
-        help="run every agent step with this command (prompt on stdin), e.g. 'claude -p'",
-    )
     run.set_defaults(handler=_cmd_run)
+
+    runs = commands.add_parser("runs", parents=[journaled], help="list recorded runs, newest first")
+    runs.add_argument("--workflow", help="only runs of this workflow")
+    runs.add_argument(
+        "--status",
+        choices=["running", "succeeded", "failed", "blocked", "interrupted"],
+        help="only runs with this status",
+    )
+    runs.add_argument("--limit", type=int, metavar="N", help="at most N runs")
+    runs.add_argument("--json", action="store_true", help="print a JSON list")
+    runs.set_defaults(handler=_cmd_runs)
+
+    status = commands.add_parser(
+        "status", parents=[journaled], help="show one run's steps, attempts and errors"
+    )
+    status.add_argument("run", help="run id (or a unique prefix)")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.set_defaults(handler=_cmd_status)
+
+    resume = commands.add_parser(
+        "resume",
+        parents=[common, journaled, running],
+        help="continue a run from its first step that did not succeed",
+    )
+    resume.add_argument("run", help="run id (or a unique prefix)")
+    resume.add_argument(
+        "--force",
+        action="store_true",
+        help="resume even if the workflow changed or the run looks alive",
+    )
+    resume.set_defaults(handler=_cmd_resume)
 
     validate = commands.add_parser(
         "validate", parents=[common], help="check an agent answer against a step's contract"

@@ -24,6 +24,7 @@ __all__ = [
     "GRACE_SECONDS",
     "ProcessOutcome",
     "monotonic",
+    "process_alive",
     "run_process",
     "sleep",
     "tail",
@@ -133,3 +134,13 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
         _stop_group(process, grace)
         raise
     return ProcessOutcome(argv, process.returncode, stdout, stderr, monotonic() - started)
+
+
+def process_alive(pid: int) -> bool:
+    """Tell whether a process with this id exists on this machine."""
+    try:
+        os.kill(pid, 0)
+    except OSError as exc:
+        # PermissionError means it exists but belongs to someone else.
+        return not isinstance(exc, ProcessLookupError)
+    return True

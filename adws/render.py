@@ -19,12 +19,20 @@ from adws.events import (
 from adws.shell import ShellSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     from adws.errors import PipelineError
+    from adws.journal import AttemptRecord, RunRecord
     from adws.step import RetryPolicy, Step, Workflow
 
-__all__ = ["describe_retry", "format_event", "show_text", "to_mermaid"]
+__all__ = [
+    "describe_retry",
+    "format_event",
+    "runs_table",
+    "show_text",
+    "status_text",
+    "to_mermaid",
+]
 
 _ONE_LINE: Final = 240
 
@@ -187,4 +195,60 @@ def to_mermaid(workflow: Workflow) -> str:
         if target is not None:
             lines.append(f"    {step.name} -. failure .-> {target.name}")
     lines.append("    classDef always stroke-dasharray: 5 3")
+    return "\n".join(lines)
+
+
+def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        for row in [header, *rows]
+    ]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def runs_table(records: Sequence[RunRecord]) -> str:
+    """Render `adws runs`: one row per run, newest first."""
+    rows = [
+        (
+            record.run_id,
+            record.workflow,
+            record.status + (" (stale)" if record.stale else ""),
+            record.started,
+            "-" if record.seconds is None else _seconds(record.seconds),
+            record.failed_step or "-",
+        )
+        for record in records
+    ]
+    return _table(("RUN", "WORKFLOW", "STATUS", "STARTED", "DURATION", "FAILED STEP"), rows)
+
+
+def status_text(record: RunRecord, attempts: Sequence[AttemptRecord]) -> str:
+    """Render `adws status RUN`: the run, then each step's attempts and errors."""
+    status = record.status + (
+        " (stale: its process is gone; `adws resume` continues it)" if record.stale else ""
+    )
+    lines = [
+        f"run {record.run_id} · {record.workflow} · {status}",
+        f"started {record.started}"
+        + (f", finished {record.finished}" if record.finished else "")
+        + (f", resumed {record.resumes}x" if record.resumes else ""),
+    ]
+    for index, name in enumerate(record.steps, 1):
+        mine = [attempt for attempt in attempts if attempt.step == name]
+        if not mine:
+            lines.append(f"  {index}. {name}: not run")
+            continue
+        last = mine[-1]
+        seconds = sum(attempt.seconds for attempt in mine)
+        tries = sum(1 for attempt in mine if not attempt.status.startswith("skipped"))
+        noun = "attempt" if tries == 1 else "attempts"
+        lines.append(f"  {index}. {name}: {last.status} ({tries} {noun}, {_seconds(seconds)})")
+        lines.extend(
+            f"       attempt {attempt.attempt}: {_short(attempt.error)}"
+            for attempt in mine
+            if attempt.error is not None
+        )
+    if record.error is not None:
+        lines.append(f"error: {record.error}")
     return "\n".join(lines)

@@ -13,7 +13,8 @@ from adws.events import (
     StepSkipped,
     StepStarted,
 )
-from adws.render import describe_retry, format_event, to_mermaid
+from adws.journal import AttemptRecord, RunRecord
+from adws.render import describe_retry, format_event, status_text, to_mermaid
 
 ERROR = PipelineError("verify", "ContractViolation", "STATUS missing\nmore")
 
@@ -82,3 +83,13 @@ def test_mermaid_draws_no_failure_edge_after_the_last_always_run_step() -> None:
 
 def noop(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
     return IOSuccess(ctx)
+
+
+def test_status_text_marks_steps_never_reached() -> None:
+    record = RunRecord(
+        "r", "w", "f", "running", ("a", "b"), "{}", "t0", None, None, None, None, None, None, 0
+    )
+    attempt = AttemptRecord("a", 0, 1, "succeeded", "t1", 0.5, None, None)
+    assert status_text(record, [attempt]) == (
+        "run r · w · running\nstarted t0\n  1. a: succeeded (1 attempt, 0.5s)\n  2. b: not run"
+    )

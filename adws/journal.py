@@ -1,0 +1,426 @@
+"""The SQLite run journal: every run event, durable, for `runs`, `status` and `resume`.
+
+One file (`.adws/runs.db` by default), WAL mode, one transaction per event,
+so a crash loses at most the step in flight and several processes can write
+at once. The schema carries a version and a list of forward migrations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, final
+
+import attrs
+
+from adws import io_ops
+from adws.codec import decode_context, decode_error, encode_context, encode_error
+from adws.errors import PipelineError
+from adws.events import (
+    AttemptFailed,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    StepSkipped,
+    StepSucceeded,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from adws.context import WorkflowContext
+
+__all__ = [
+    "DEFAULT_PATH",
+    "ENV_VAR",
+    "AttemptRecord",
+    "Journal",
+    "JournalError",
+    "JournalObserver",
+    "RunRecord",
+    "resume_point",
+]
+
+DEFAULT_PATH: Final = Path(".adws") / "runs.db"
+ENV_VAR: Final = "ADWS_JOURNAL"
+BUSY_TIMEOUT_SECONDS: Final = 30.0
+_LOCK_RETRY_DELAYS: Final = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    (
+        """CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            workflow TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            status TEXT NOT NULL,
+            steps TEXT NOT NULL,
+            inputs TEXT NOT NULL,
+            started TEXT NOT NULL,
+            finished TEXT,
+            seconds REAL,
+            error TEXT,
+            failed_step TEXT,
+            pid INTEGER,
+            host TEXT,
+            resumes INTEGER NOT NULL DEFAULT 0
+        )""",
+        """CREATE TABLE attempts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs(run_id),
+            step TEXT NOT NULL,
+            step_index INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            recorded TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            error TEXT,
+            context TEXT
+        )""",
+        "CREATE INDEX attempts_by_run ON attempts(run_id, id)",
+        "CREATE INDEX runs_by_start ON runs(started)",
+    ),
+)
+"""Migration n (1-based) brings the schema from version n-1 to n; only ever append."""
+
+
+class JournalError(Exception):
+    """The journal cannot be opened or read; the message names the file."""
+
+
+@final
+@attrs.frozen
+class RunRecord:
+    """One run as the journal knows it."""
+
+    run_id: str
+    workflow: str
+    fingerprint: str
+    status: str
+    steps: tuple[str, ...]
+    inputs_json: str
+    started: str
+    finished: str | None
+    seconds: float | None
+    error: PipelineError | None
+    failed_step: str | None
+    pid: int | None
+    host: str | None
+    resumes: int
+
+    def inputs(self) -> WorkflowContext:
+        """Decode the inputs the run started with (load its workflow module first)."""
+        return decode_context(self.inputs_json)
+
+    @property
+    def stale(self) -> bool:
+        """Tell whether the run says `running` but its process on this host is gone."""
+        return (
+            self.status == "running"
+            and self.pid is not None
+            and self.host == socket.gethostname()
+            and not io_ops.process_alive(self.pid)
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the JSON-safe summary `adws runs --json` prints."""
+        return {
+            "run_id": self.run_id,
+            "workflow": self.workflow,
+            "status": self.status,
+            "stale": self.stale,
+            "started": self.started,
+            "finished": self.finished,
+            "seconds": self.seconds,
+            "failed_step": self.failed_step,
+            "resumes": self.resumes,
+        }
+
+
+@final
+@attrs.frozen
+class AttemptRecord:
+    """One recorded attempt (or skip) of one step."""
+
+    step: str
+    step_index: int
+    attempt: int
+    status: str
+    recorded: str
+    seconds: float
+    error: PipelineError | None
+    context_json: str | None
+
+    def context(self) -> WorkflowContext | None:
+        """Decode the context a successful step left (load its workflow module first)."""
+        return None if self.context_json is None else decode_context(self.context_json)
+
+
+def _run(row: sqlite3.Row) -> RunRecord:
+    return RunRecord(
+        row["run_id"],
+        row["workflow"],
+        row["fingerprint"],
+        row["status"],
+        tuple(json.loads(row["steps"])),
+        row["inputs"],
+        row["started"],
+        row["finished"],
+        row["seconds"],
+        None if row["error"] is None else decode_error(row["error"]),
+        row["failed_step"],
+        row["pid"],
+        row["host"],
+        row["resumes"],
+    )
+
+
+def _attempt(row: sqlite3.Row) -> AttemptRecord:
+    return AttemptRecord(
+        row["step"],
+        row["step_index"],
+        row["attempt"],
+        row["status"],
+        row["recorded"],
+        row["seconds"],
+        None if row["error"] is None else decode_error(row["error"]),
+        row["context"],
+    )
+
+
+class Journal:
+    """Open (creating and migrating) the journal at `path`."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        busy_timeout: float = BUSY_TIMEOUT_SECONDS,
+        sleep: Callable[[float], None] = io_ops.sleep,
+    ) -> None:
+        """Open the database, or raise `JournalError` naming the file and the cause.
+
+        Writers wait up to `busy_timeout` seconds for each other's transactions.
+        """
+        self.path = path
+        self._sleep = sleep
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            self._db.row_factory = sqlite3.Row
+            self._enable_wal()
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._migrate()
+        except (sqlite3.Error, OSError) as exc:
+            msg = (
+                f"cannot use the run journal {path}: {exc}; move it aside, "
+                "point --journal elsewhere, or run with --no-journal"
+            )
+            raise JournalError(msg) from exc
+
+    def _enable_wal(self) -> None:
+        # Switching to WAL takes a lock without waiting on the busy timeout, so two
+        # processes opening a new journal at once can collide here: wait and retry.
+        for delay in _LOCK_RETRY_DELAYS:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+            except sqlite3.OperationalError:
+                self._sleep(delay)
+            else:
+                return
+        self._db.execute("PRAGMA journal_mode=WAL")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        with self._transaction() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            version = row[0] or 0
+            if version > len(MIGRATIONS):
+                msg = (
+                    f"written by a newer adws (schema {version}, this one knows {len(MIGRATIONS)})"
+                )
+                raise sqlite3.DatabaseError(msg)
+            for number, statements in enumerate(MIGRATIONS[version:], version + 1):
+                for statement in statements:
+                    db.execute(statement)
+                db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+
+    def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            msg = f"cannot read the run journal {self.path}: {exc}"
+            raise JournalError(msg) from exc
+
+    # -- writing ---------------------------------------------------------------
+
+    def observer(self, fingerprint: str) -> JournalObserver:
+        """Return an observer that records one run of a workflow with this fingerprint."""
+        return JournalObserver(self, fingerprint)
+
+    def write(self, sql: str, params: Sequence[object]) -> None:
+        """Run one statement in its own transaction."""
+        with self._transaction() as db:
+            db.execute(sql, params)
+
+    def mark(self, run_id: str, status: str) -> None:
+        """Set a run's status (a second Ctrl-C marks the run interrupted on its way out)."""
+        self.write(
+            "UPDATE runs SET status = ?, finished = COALESCE(finished, ?) WHERE run_id = ?",
+            (status, io_ops.utc_now(), run_id),
+        )
+
+    # -- reading ---------------------------------------------------------------
+
+    def runs(
+        self, *, workflow: str | None = None, status: str | None = None, limit: int | None = None
+    ) -> list[RunRecord]:
+        """List runs, newest first, optionally filtered."""
+        sql = "SELECT * FROM runs WHERE (? IS NULL OR workflow = ?) AND (? IS NULL OR status = ?)"
+        sql += " ORDER BY started DESC, rowid DESC LIMIT ?"
+        rows = self._read(sql, (workflow, workflow, status, status, -1 if limit is None else limit))
+        return [_run(row) for row in rows]
+
+    def find(self, run_id: str) -> RunRecord | str:
+        """Return the run with this id (or unique id prefix), or why there is none."""
+        escaped = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._read(
+            "SELECT * FROM runs WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2", (escaped + "%",)
+        )
+        if not rows:
+            return f"no run {run_id!r} in {self.path}"
+        if len(rows) > 1:
+            return f"run id {run_id!r} is ambiguous in {self.path}; give more characters"
+        return _run(rows[0])
+
+    def attempts(self, run_id: str) -> list[AttemptRecord]:
+        """List a run's recorded attempts and skips, in the order they happened."""
+        rows = self._read("SELECT * FROM attempts WHERE run_id = ? ORDER BY id", (run_id,))
+        return [_attempt(row) for row in rows]
+
+
+@final
+class JournalObserver:
+    """Write each event of one run to the journal as it happens."""
+
+    def __init__(self, journal: Journal, fingerprint: str) -> None:
+        """Record runs of a workflow whose definition hashes to `fingerprint`."""
+        self.journal = journal
+        self.fingerprint = fingerprint
+
+    def _attempt(  # noqa: PLR0913 - one row's columns
+        self,
+        event: AttemptFailed | StepSucceeded | StepSkipped,
+        attempt: int,
+        status: str,
+        seconds: float,
+        *,
+        error: PipelineError | None = None,
+        context: WorkflowContext | None = None,
+    ) -> None:
+        self.journal.write(
+            "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds,"
+            " error, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.run_id,
+                event.step,
+                event.index,
+                attempt,
+                status,
+                io_ops.utc_now(),
+                seconds,
+                encode_error(error),
+                None if context is None else encode_context(context),
+            ),
+        )
+
+    def __call__(self, event: RunEvent, /) -> None:
+        """Record one event in its own transaction."""
+        match event:
+            case RunStarted(first_step=0):
+                self.journal.write(
+                    "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs,"
+                    " started, pid, host) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+                    (
+                        event.run_id,
+                        event.workflow,
+                        self.fingerprint,
+                        json.dumps(list(event.steps)),
+                        encode_context(event.context),
+                        io_ops.utc_now(),
+                        os.getpid(),
+                        socket.gethostname(),
+                    ),
+                )
+            case RunStarted():
+                self.journal.write(
+                    "UPDATE runs SET status = 'running', finished = NULL, error = NULL,"
+                    " failed_step = NULL, fingerprint = ?, pid = ?, host = ?,"
+                    " resumes = resumes + 1 WHERE run_id = ?",
+                    (self.fingerprint, os.getpid(), socket.gethostname(), event.run_id),
+                )
+            case AttemptFailed():
+                status = "failed" if not event.will_retry else "retried"
+                self._attempt(event, event.attempt, status, event.seconds, error=event.error)
+            case StepSucceeded():
+                self._attempt(
+                    event, event.attempts, "succeeded", event.seconds, context=event.context
+                )
+            case StepSkipped():
+                self._attempt(event, 0, f"skipped:{event.reason}", 0.0)
+            case RunFinished():
+                error = event.error
+                self.journal.write(
+                    "UPDATE runs SET status = ?, finished = ?, seconds = COALESCE(seconds, 0) + ?,"
+                    " error = ?, failed_step = ? WHERE run_id = ?",
+                    (
+                        event.status,
+                        io_ops.utc_now(),
+                        event.seconds,
+                        encode_error(error),
+                        None if error is None else error.step_name or None,
+                        event.run_id,
+                    ),
+                )
+            case _:
+                pass
+
+
+def resume_point(
+    steps: Sequence[str], attempts: Sequence[AttemptRecord]
+) -> tuple[str | None, WorkflowContext | None]:
+    """Find the first step that did not succeed and the context the steps before it left.
+
+    A step counts as done when its latest record is a success or a skip by
+    its condition. Returns `(None, context)` when every step is done.
+    """
+    latest: dict[str, AttemptRecord] = {}
+    for record in attempts:
+        if record.status != "retried":
+            latest[record.step] = record
+    context: WorkflowContext | None = None
+    for name in steps:
+        last = latest.get(name)
+        if last is None or last.status not in {"succeeded", "skipped:condition"}:
+            return name, context
+        context = last.context() or context
+    return None, context

@@ -1,0 +1,304 @@
+"""runs, status and resume through main([...]), and the Ctrl-C handler."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from adws.cli import Interrupts, main
+from adws.journal import Journal
+from adws.summary import RunSummary
+
+RESUMABLE = """
+import os
+import time
+from pathlib import Path
+
+from returns.io import IOFailure, IOSuccess
+
+from adws import ErrorType, PipelineError, Step, Workflow
+
+
+def log(name):
+    with open("calls.log", "a") as handle:
+        handle.write(name + "\\n")
+
+
+def fetch(ctx):
+    log("fetch")
+    return IOSuccess(ctx.merge_outputs({"data": ctx.inputs["seed"] + "-fetched"}))
+
+
+def build(ctx):
+    log("build")
+    Path("build.started").touch()
+    if not Path("fixed").exists():
+        return IOFailure(PipelineError("", ErrorType.SHELL_FAILED, "build is broken"))
+    time.sleep(float(os.environ.get("ADWS_TEST_SLEEP", "0")))
+    return IOSuccess(ctx.merge_outputs({"built": ctx.inputs["data"] + "-built"}))
+
+
+def ask(ctx):
+    log("ask")
+    if "answer" not in ctx.inputs:
+        return IOFailure(PipelineError("", ErrorType.BLOCKED, "need input 'answer'"))
+    return IOSuccess(ctx.merge_outputs({"asked": ctx.inputs["answer"]}))
+
+
+def ship(ctx):
+    log("ship")
+    return IOSuccess(ctx.merge_outputs({"shipped": ctx.inputs["built"] + "-shipped"}))
+
+
+def cleanup(ctx):
+    log("cleanup")
+    Path("cleaned").write_text(str(ctx.failure))
+    return IOSuccess(ctx)
+
+
+pipeline = Workflow("pipeline", (Step("fetch", fetch), Step("build", build), Step("ship", ship)), inputs=("seed",))
+blocker = Workflow("blocker", (Step("fetch", fetch), Step("ask", ask)), inputs=("seed",))
+slow = Workflow(
+    "slow",
+    (Step("fetch", fetch), Step("build", build), Step("ship", ship), Step("cleanup", cleanup, always_run=True)),
+    inputs=("seed",),
+)
+"""
+
+
+@pytest.fixture
+def project(in_tmp: Path) -> Path:
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "resumable.py").write_text(RESUMABLE)
+    return in_tmp
+
+
+def run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, object]]:
+    code = main([*argv, "--json", "-q"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def calls(project: Path) -> list[str]:
+    return (project / "calls.log").read_text().split()
+
+
+def test_a_failed_run_resumes_after_the_fix_without_rerunning_finished_steps(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, first = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    assert (code, first["status"]) == (1, "failed")
+    (project / "fixed").touch()
+    code, resumed = run_json(["resume", str(first["run_id"])], capsys)
+    assert (code, resumed["status"], resumed["run_id"]) == (0, "succeeded", first["run_id"])
+    assert calls(project) == ["fetch", "build", "build", "ship"]
+    assert [(s["name"], s["status"]) for s in resumed["steps"]] == [  # type: ignore[attr-defined]
+        ("fetch", "carried_over"),
+        ("build", "succeeded"),
+        ("ship", "succeeded"),
+    ]
+    code, fresh = run_json(["run", "pipeline", "-i", "seed=s", "--no-journal"], capsys)
+    assert (
+        fresh["inputs"]
+        == resumed["inputs"]
+        == {
+            "seed": "s",
+            "data": "s-fetched",
+            "built": "s-fetched-built",
+            "shipped": "s-fetched-built-shipped",
+        }
+    )
+
+
+def test_resume_refuses_a_changed_workflow_unless_forced(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, first = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    module = project / "workflows" / "resumable.py"
+    module.write_text(module.read_text().replace('"-shipped"', '"-SHIPPED"'))
+    (project / "fixed").touch()
+    assert main(["resume", str(first["run_id"])]) == 2
+    assert capsys.readouterr().err == (
+        f"adws: error: workflow 'pipeline' changed since run {first['run_id']} started "
+        "(its fingerprint differs); pass --force to resume with the new definition\n"
+    )
+    code, forced = run_json(["resume", str(first["run_id"]), "--force"], capsys)
+    assert (code, forced["inputs"]["shipped"]) == (0, "s-fetched-built-SHIPPED")  # type: ignore[index]
+
+
+def test_a_blocked_run_resumes_once_the_missing_input_is_given(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, first = run_json(["run", "blocker", "-i", "seed=s"], capsys)
+    assert (code, first["status"]) == (3, "blocked")
+    code, resumed = run_json(["resume", str(first["run_id"])[:6], "-i", "answer=42"], capsys)
+    assert (code, resumed["inputs"]["asked"]) == (0, "42")  # type: ignore[index]
+    assert calls(project) == ["fetch", "ask", "ask"]
+    assert main(["status", str(first["run_id"])]) == 0
+    text = capsys.readouterr().out
+    assert f"run {first['run_id']} · blocker · succeeded" in text
+    assert ", resumed 1x" in text
+    assert "  2. ask: succeeded (2 attempts, " in text
+    assert "       attempt 1: Blocked: need input 'answer'" in text
+
+
+def test_runs_lists_runs_and_status_shows_json(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, failed = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    (project / "fixed").touch()
+    _, good = run_json(["run", "pipeline", "-i", "seed=t"], capsys)
+    assert main(["runs"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == [
+        "RUN",
+        "WORKFLOW",
+        "STATUS",
+        "STARTED",
+        "DURATION",
+        "FAILED",
+        "STEP",
+    ]
+    assert table[1].split()[:3] == [good["run_id"], "pipeline", "succeeded"]
+    assert table[2].split()[:3] == [failed["run_id"], "pipeline", "failed"]
+    assert table[2].split()[-1] == "build"
+    assert main(["runs", "--json", "--status", "failed"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(r["run_id"], r["workflow"], r["status"]) for r in listed] == [
+        (failed["run_id"], "pipeline", "failed")
+    ]
+    assert set(listed[0]) >= {"run_id", "workflow", "status", "started", "finished"}
+    assert main(["status", str(failed["run_id"]), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert [(a["step"], a["status"]) for a in status["attempts"]] == [
+        ("fetch", "succeeded"),
+        ("build", "failed"),
+        ("ship", "skipped:halted"),
+    ]
+    assert status["error"]["message"] == "build is broken"
+    assert main(["status", str(failed["run_id"])]) == 0
+    assert "  3. ship: skipped:halted (0 attempts, 0.0s)" in capsys.readouterr().out
+
+
+def test_runs_without_a_journal_or_with_none_recorded(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["runs"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "adws: error: no run journal at .adws/runs.db; `adws run` records runs there\n"
+    )
+    Journal(project / ".adws" / "runs.db").close()
+    assert main(["runs"]) == 0
+    assert capsys.readouterr().err == "no runs recorded in .adws/runs.db\n"
+
+
+def test_no_journal_records_nothing(project: Path) -> None:
+    assert main(["run", "pipeline", "-i", "seed=s", "-q", "--no-journal"]) == 1
+    assert not (project / ".adws").exists()
+
+
+def test_the_journal_path_comes_from_the_flag_or_the_environment(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "pipeline", "-i", "seed=s", "-q", "--journal", "flag.db"]) == 1
+    monkeypatch.setenv("ADWS_JOURNAL", "env.db")
+    assert main(["run", "pipeline", "-i", "seed=s", "-q"]) == 1
+    assert (project / "flag.db").exists()
+    assert (project / "env.db").exists()
+    assert main(["runs", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 1
+
+
+def test_a_corrupt_journal_is_named_not_a_traceback(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / ".adws").mkdir()
+    (project / ".adws" / "runs.db").write_bytes(b"garbage" * 1000)
+    assert main(["runs"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "adws: error: cannot use the run journal .adws/runs.db: file is not a database;"
+    )
+    assert main(["run", "pipeline", "-i", "seed=s"]) == 2
+    assert "--no-journal" in capsys.readouterr().err
+
+
+def test_resume_edge_cases(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "fixed").touch()
+    _, done = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    run_id = str(done["run_id"])
+    assert main(["resume", run_id]) == 0
+    assert capsys.readouterr().err == f"run {run_id} already succeeded; nothing to resume\n"
+    journal = Journal(project / ".adws" / "runs.db")
+    journal.mark(run_id, "failed")
+    assert main(["resume", run_id]) == 0
+    assert (
+        capsys.readouterr().err
+        == f"every step of run {run_id} already succeeded; nothing to resume\n"
+    )
+    journal.write("UPDATE runs SET status = 'running', pid = ?", (os.getpid(),))
+    assert main(["resume", run_id]) == 2
+    assert f"run {run_id} is still running (process {os.getpid()})" in capsys.readouterr().err
+    assert main(["resume", "nope"]) == 2
+    assert capsys.readouterr().err == "adws: error: no run 'nope' in .adws/runs.db\n"
+
+
+def test_a_resume_with_nothing_succeeded_starts_from_the_recorded_inputs(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "workflows" / "resumable.py").write_text(
+        RESUMABLE.replace(
+            'log("fetch")\n',
+            'log("fetch")\n    if not Path("fixed").exists():\n        raise RuntimeError("no")\n',
+        )
+    )
+    _, first = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    (project / "fixed").touch()
+    code, resumed = run_json(["resume", str(first["run_id"])], capsys)
+    assert (code, resumed["inputs"]["shipped"]) == (0, "s-fetched-built-shipped")  # type: ignore[index]
+
+
+def test_the_first_ctrl_c_raises_and_the_second_marks_and_exits(project: Path) -> None:
+    journal = Journal(project / "runs.db")
+    journal.write(
+        "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started)"
+        " VALUES ('r', 'w', 'f', 'running', '[]', '{}', 'now')",
+        (),
+    )
+    summary = RunSummary()
+    summary.run_id = "r"
+    exits: list[int] = []
+    handler = Interrupts(journal, summary, exit_now=exits.append)
+    with pytest.raises(KeyboardInterrupt):
+        handler(signal.SIGINT, None)
+    handler(signal.SIGINT, None)
+    assert exits == [130]
+    assert journal.runs()[0].status == "interrupted"
+
+
+def test_a_second_ctrl_c_without_a_journal_still_exits() -> None:
+    exits: list[int] = []
+    handler = Interrupts(None, RunSummary(), exit_now=exits.append)
+    handler.count = 1
+    handler(signal.SIGINT, None)
+    assert exits == [130]
+
+
+def test_ctrl_c_outside_any_step_marks_the_run_interrupted(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A KeyboardInterrupt while the run's start is recorded still ends as 130."""
+
+    def interrupted(*_args: object, **kwargs: object) -> None:
+        observers = kwargs["observers"]
+        assert isinstance(observers, list)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("adws.cli.run_workflow", interrupted)
+    assert main(["run", "pipeline", "-i", "seed=s", "-q"]) == 130
+    assert capsys.readouterr().err == "adws: interrupted\n"
+    assert main(["run", "pipeline", "-i", "seed=s", "-q", "--no-journal"]) == 130
