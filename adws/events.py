@@ -50,13 +50,14 @@ def status_of(error: PipelineError | None) -> RunStatus:
 @final
 @attrs.frozen
 class RunStarted:
-    """A run began (or resumed at `first_step`) with these inputs."""
+    """A run began, or (`resumed`) continued at step index `first_step`, from `context`."""
 
     run_id: str
     workflow: str
     steps: tuple[str, ...]
     context: WorkflowContext
     first_step: int = 0
+    resumed: bool = False
 
 
 @final

@@ -252,7 +252,7 @@ def run_workflow(  # noqa: C901, PLR0913 - the loop is the contract; keeping it 
     total = len(steps)
     names = tuple(step.name for step in steps)
     first = names.index(resume_from) if resume_from in names else 0
-    emit(RunStarted(run_id, workflow.name, names, ctx, first))
+    emit(RunStarted(run_id, workflow.name, names, ctx, first, resumed=resume_from is not None))
     started = io_ops.monotonic()
     first_error: PipelineError | None = None
     if resume_from is not None and resume_from not in names:

@@ -356,7 +356,7 @@ class JournalObserver:
     def __call__(self, event: RunEvent, /) -> None:
         """Record one event in its own transaction."""
         match event:
-            case RunStarted(first_step=0):
+            case RunStarted(resumed=False):
                 self.journal.write(
                     "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs,"
                     " started, pid, host) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)",

@@ -55,8 +55,12 @@ def format_event(event: RunEvent) -> str:  # noqa: PLR0911 - one line per kind o
     """
     match event:
         case RunStarted():
-            resumed = f", resuming at {event.steps[event.first_step]}" if event.first_step else ""
-            return f"{event.workflow}: run {event.run_id}, {len(event.steps)} steps{resumed}"
+            resumed = ""
+            if event.resumed and event.first_step < len(event.steps):
+                resumed = f", resuming at {event.steps[event.first_step]}"
+            count = len(event.steps)
+            noun = "step" if count == 1 else "steps"
+            return f"{event.workflow}: run {event.run_id}, {count} {noun}{resumed}"
         case StepStarted():
             return f"[{event.index + 1}/{event.total}] {event.step} … running"
         case AttemptFailed():

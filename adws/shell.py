@@ -99,8 +99,9 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             return IOFailure(PipelineError(name, ErrorType.TIMEOUT, message, details))
         if outcome.returncode != 0:
             parts = (outcome.stdout.strip(), outcome.stderr.strip())
-            output = "\n".join(part for part in parts if part) or "no output"
-            message = f"`{shown}` exited with {outcome.returncode}:\n{io_ops.tail(output, 1500)}"
+            output = "\n".join(part for part in parts if part)
+            message = f"`{shown}` exited with {outcome.returncode}"
+            message += f":\n{io_ops.tail(output, 1500)}" if output else " and printed nothing"
             return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
         return IOSuccess(
             ctx.merge_outputs(

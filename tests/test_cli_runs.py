@@ -260,6 +260,9 @@ def test_a_resume_with_nothing_succeeded_starts_from_the_recorded_inputs(
     (project / "fixed").touch()
     code, resumed = run_json(["resume", str(first["run_id"])], capsys)
     assert (code, resumed["inputs"]["shipped"]) == (0, "s-fetched-built-shipped")  # type: ignore[index]
+    assert resumed["warnings"] == []
+    [run] = Journal(project / ".adws" / "runs.db").runs()
+    assert (run.status, run.resumes) == ("succeeded", 1)
 
 
 def test_the_first_ctrl_c_raises_and_the_second_marks_and_exits(project: Path) -> None:

@@ -22,9 +22,10 @@ ERROR = PipelineError("verify", "ContractViolation", "STATUS missing\nmore")
 def test_progress_lines() -> None:
     ctx = WorkflowContext()
     assert format_event(RunStarted("r", "w", ("a", "b"), ctx)) == "w: run r, 2 steps"
-    assert (
-        format_event(RunStarted("r", "w", ("a", "b"), ctx, 1)) == "w: run r, 2 steps, resuming at b"
+    assert format_event(RunStarted("r", "w", ("a", "b"), ctx, 1, resumed=True)) == (
+        "w: run r, 2 steps, resuming at b"
     )
+    assert format_event(RunStarted("r", "w", ("a",), ctx, 1, resumed=True)) == "w: run r, 1 step"
     assert format_event(StepStarted("r", "verify", 1, 4, 3, False)) == "[2/4] verify … running"
     assert format_event(AttemptFailed("r", "verify", 1, 4, 2, 3, ERROR, True, 0.0, 0.1)) == (
         "[2/4] verify … attempt 2/3 failed: ContractViolation: STATUS missing; retrying"
