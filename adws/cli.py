@@ -17,26 +17,19 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from returns.result import Failure
-
-from adws import journal as journal_module
-from adws.agent_step import AgentSpec, use_agent
-from adws.agents.command import CommandAgent
-from adws.context import WorkflowContext
-from adws.contract import validate_agent_output
-from adws.discovery import Catalog, discover_workflows, workflows_dir
-from adws.errors import ErrorType, PipelineError, json_safe
-from adws.executor import new_run_id, run_workflow
-from adws.fingerprint import fingerprint
-from adws.journal import Journal, JournalError, resume_point
-from adws.render import format_event, runs_table, show_text, status_text, to_mermaid
-from adws.step import Workflow, iter_steps
-from adws.summary import RunSummary
-
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from adws.context import WorkflowContext
+    from adws.discovery import Catalog
+    from adws.errors import PipelineError
     from adws.events import RunEvent, RunObserver
+    from adws.journal import Journal, RunRecord
+    from adws.step import Workflow
+    from adws.summary import RunSummary
+
+# Each command imports what it needs when it runs, so `adws --help` starts in a
+# few milliseconds instead of importing the executor, cattrs and sqlite3.
 
 __all__ = ["EXIT_CODES", "main"]
 
@@ -59,11 +52,15 @@ class UsageError(Exception):
 
 
 def _journal_path(args: argparse.Namespace) -> Path:
+    from adws import journal as journal_module  # noqa: PLC0415 - see the note on imports
+
     chosen = args.journal or os.environ.get(journal_module.ENV_VAR)
     return Path(chosen) if chosen else journal_module.DEFAULT_PATH
 
 
 def _open_journal(args: argparse.Namespace) -> Journal | None:
+    from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
+
     if getattr(args, "no_journal", False):
         return None
     try:
@@ -73,6 +70,8 @@ def _open_journal(args: argparse.Namespace) -> Journal | None:
 
 
 def _require_journal(args: argparse.Namespace) -> Journal:
+    from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
+
     path = _journal_path(args)
     if not path.exists():
         msg = f"no run journal at {path}; `adws run` records runs there"
@@ -127,6 +126,8 @@ def _out(message: str) -> None:
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
+    from adws.discovery import discover_workflows, workflows_dir  # noqa: PLC0415 - see the note on imports
+
     return discover_workflows(workflows_dir(args.workflows))
 
 
@@ -196,15 +197,21 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 def _cmd_show(args: argparse.Namespace) -> int:
     workflow = _workflow(args)
+    from adws.render import show_text, to_mermaid  # noqa: PLC0415 - see the note on imports
+
     _out(to_mermaid(workflow) if args.mermaid else show_text(workflow))
     return EXIT_OK
 
 
 def _progress(event: RunEvent) -> None:
+    from adws.render import format_event  # noqa: PLC0415 - see the note on imports
+
     _err(format_event(event))
 
 
 def _print_error_details(error: PipelineError) -> None:
+    from adws.errors import ErrorType  # noqa: PLC0415 - see the note on imports
+
     problems = error.context.get("problems")
     if error.error_type == ErrorType.CONTRACT_VIOLATION and problems:
         _err("problems with the agent's answer:")
@@ -217,6 +224,9 @@ def _print_error_details(error: PipelineError) -> None:
 def _select_agent(workflow: Workflow, agent: str | None) -> Workflow:
     if agent is None:
         return workflow
+    from adws.agent_step import use_agent  # noqa: PLC0415 - see the note on imports
+    from adws.agents.command import CommandAgent  # noqa: PLC0415 - see the note on imports
+
     try:
         backend = CommandAgent(agent)
     except ValueError as exc:
@@ -233,6 +243,10 @@ def _execute(
     run_id: str | None = None,
     resume_from: str | None = None,
 ) -> int:
+    from adws.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
+    from adws.fingerprint import fingerprint  # noqa: PLC0415 - see the note on imports
+    from adws.summary import RunSummary  # noqa: PLC0415 - see the note on imports
+
     journal = _open_journal(args)
     summary = RunSummary()
     observers: list[RunObserver] = [summary]
@@ -266,6 +280,8 @@ def _execute(
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
+
     inputs = parse_inputs(args.input, args.inputs)
     workflow = _select_agent(_workflow(args), args.agent)
     missing = workflow.missing_inputs(inputs)
@@ -282,13 +298,15 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     if args.json:
         _out(json.dumps([record.to_dict() for record in records], indent=2))
     elif records:
+        from adws.render import runs_table  # noqa: PLC0415 - see the note on imports
+
         _out(runs_table(records))
     else:
         _err(f"no runs recorded in {journal.path}")
     return EXIT_OK
 
 
-def _find_run(journal: Journal, run_id: str) -> journal_module.RunRecord:
+def _find_run(journal: Journal, run_id: str) -> RunRecord:
     found = journal.find(run_id)
     if isinstance(found, str):
         raise UsageError(found)
@@ -317,11 +335,17 @@ def _cmd_status(args: argparse.Namespace) -> int:
         }
         _out(json.dumps(payload, indent=2))
     else:
+        from adws.render import status_text  # noqa: PLC0415 - see the note on imports
+
         _out(status_text(record, attempts))
     return EXIT_OK
 
 
 def _cmd_resume(args: argparse.Namespace) -> int:
+    from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
+    from adws.fingerprint import fingerprint  # noqa: PLC0415 - see the note on imports
+    from adws.journal import resume_point  # noqa: PLC0415 - see the note on imports
+
     journal = _require_journal(args)
     record = _find_run(journal, args.run)
     if record.status == "succeeded":
@@ -363,6 +387,13 @@ def _read_answer(source: str) -> str:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from returns.result import Failure  # noqa: PLC0415 - see the note on imports
+
+    from adws.agent_step import AgentSpec  # noqa: PLC0415 - see the note on imports
+    from adws.contract import validate_agent_output  # noqa: PLC0415 - see the note on imports
+    from adws.errors import json_safe  # noqa: PLC0415 - see the note on imports
+    from adws.step import iter_steps  # noqa: PLC0415 - see the note on imports
+
     workflow = _workflow(args)
     steps = {step.name: step for step in iter_steps(workflow.steps)}
     step = steps.get(args.step)

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, final
+from typing import final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.result import Failure
 
 from adws import io_ops
+from adws.context import WorkflowContext, promote
 from adws.errors import ErrorType, PipelineError
 from adws.executor import retry_step
 from adws.step import Step
-
-if TYPE_CHECKING:
-    from adws.context import WorkflowContext
 
 __all__ = ["VerificationSpec", "with_verification"]
 
@@ -59,17 +56,15 @@ def with_verification(
         round_ctx = ctx
         error = PipelineError("", ErrorType.STEP_EXCEPTION, "no verification round ran")
         for round_number in range(1, max_attempts + 1):
-            main_result, _ = retry_step(main, round_ctx, sleep=io_ops.sleep)
-            if isinstance(main_result, Failure):
-                return IOFailure(main_result.failure().with_step_name(main.name))
-            made = main_result.unwrap()
-            promoted = made.promote_outputs()
-            if isinstance(promoted, Failure):
-                return IOFailure(promoted.failure().with_step_name(main.name))
-            verify_result, _ = retry_step(verify, promoted.unwrap(), sleep=io_ops.sleep)
-            if not isinstance(verify_result, Failure):
-                checked = verify_result.unwrap().outputs
-                clashes = sorted(set(made.outputs) & set(checked))
+            made, _ = retry_step(main, round_ctx, sleep=io_ops.sleep)
+            if isinstance(made, PipelineError):
+                return IOFailure(made.with_step_name(main.name))
+            promoted = promote(ctx.inputs, made.outputs)
+            if isinstance(promoted, PipelineError):
+                return IOFailure(promoted.with_step_name(main.name))
+            checked, _ = retry_step(verify, promoted, sleep=io_ops.sleep)
+            if isinstance(checked, WorkflowContext):
+                clashes = sorted(set(made.outputs) & set(checked.outputs))
                 if clashes:
                     return IOFailure(
                         PipelineError(
@@ -79,8 +74,8 @@ def with_verification(
                             {"keys": clashes},
                         )
                     )
-                return IOSuccess(ctx.merge_outputs(made.outputs).merge_outputs(checked))
-            error = verify_result.failure().with_step_name(verify.name)
+                return IOSuccess(ctx.merge_outputs(made.outputs).merge_outputs(checked.outputs))
+            error = checked.with_step_name(verify.name)
             if not verify.retry.retry_on(error):
                 return IOFailure(error)
             round_ctx = round_ctx.add_feedback(_round_feedback(round_number, max_attempts, error))

@@ -11,15 +11,15 @@ from adws._frozen import EMPTY, FrozenMap, freeze_mapping
 from adws.errors import ErrorType, PipelineError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
-__all__ = ["WorkflowContext"]
+__all__ = ["WorkflowContext", "promote"]
 
 
-def _freeze_feedback(feedback: object) -> tuple[str, ...]:
+def _freeze_feedback(feedback: str | Iterable[object]) -> tuple[str, ...]:
     if isinstance(feedback, str):
         return (feedback,)
-    return tuple(str(line) for line in feedback)  # type: ignore[attr-defined] # any iterable of lines
+    return tuple(str(line) for line in feedback)
 
 
 @final
@@ -42,23 +42,45 @@ class WorkflowContext:
     feedback: tuple[str, ...] = attrs.field(default=(), converter=_freeze_feedback)
     failure: PipelineError | None = None
 
+    @classmethod
+    def _trusted(
+        cls,
+        inputs: FrozenMap,
+        outputs: FrozenMap,
+        feedback: tuple[str, ...],
+        failure: PipelineError | None,
+    ) -> WorkflowContext:
+        """Build from parts that are already frozen, skipping the converters.
+
+        The executor makes two contexts per step; the converters would copy
+        what is already immutable.
+        """
+        ctx = _new(cls)
+        _set_inputs(ctx, inputs)
+        _set_outputs(ctx, outputs)
+        _set_feedback(ctx, feedback)
+        _set_failure(ctx, failure)
+        return ctx
+
     def merge_outputs(self, mapping: Mapping[str, object]) -> WorkflowContext:
         """Return a context whose outputs also hold `mapping`.
 
         Within one step a later merge of the same key wins: they are that
         step's own outputs. Clashes with `inputs` are caught at promotion.
         """
-        return WorkflowContext(
-            self.inputs, self.outputs.extend(mapping), self.feedback, self.failure
-        )
+        outputs = self.outputs.extend(mapping)
+        return WorkflowContext._trusted(self.inputs, outputs, self.feedback, self.failure)
 
     def add_feedback(self, message: str) -> WorkflowContext:
         """Return a context with one more feedback line for the current step."""
-        return WorkflowContext(self.inputs, self.outputs, (*self.feedback, message), self.failure)
+        feedback = (*self.feedback, str(message))
+        return WorkflowContext._trusted(self.inputs, self.outputs, feedback, self.failure)
 
     def with_failure(self, failure: PipelineError | None) -> WorkflowContext:
         """Return a context that carries `failure` (for `always_run` steps)."""
-        return WorkflowContext(self.inputs, self.outputs, self.feedback, failure)
+        if failure is self.failure:
+            return self
+        return WorkflowContext._trusted(self.inputs, self.outputs, self.feedback, failure)
 
     def promote_outputs(self) -> Result[WorkflowContext, PipelineError]:
         """Move outputs into inputs for the next step, refusing to overwrite.
@@ -72,26 +94,36 @@ class WorkflowContext:
         >>> print(WorkflowContext({"a": 1}, {"a": 2}).promote_outputs().failure())
         ContextCollision: output 'a' would overwrite an existing input
         """
-        if not self.outputs:
-            if not self.feedback:
-                return Success(self)
-            return Success(WorkflowContext(self.inputs, EMPTY, (), self.failure))
-        clashes = [key for key in self.outputs if key in self.inputs]
-        if clashes:
-            names = ", ".join(repr(key) for key in clashes)
-            noun = "output" if len(clashes) == 1 else "outputs"
-            verb = (
-                "would overwrite an existing input"
-                if len(clashes) == 1
-                else ("would overwrite existing inputs")
-            )
-            return Failure(
-                PipelineError(
-                    "",
-                    ErrorType.CONTEXT_COLLISION,
-                    f"{noun} {names} {verb}",
-                    {"keys": clashes},
-                )
-            )
-        promoted = self.inputs.extend(self.outputs)
-        return Success(WorkflowContext(promoted, EMPTY, (), self.failure))
+        promoted = promote(self.inputs, self.outputs, self.failure)
+        if isinstance(promoted, PipelineError):
+            return Failure(promoted)
+        return Success(promoted)
+
+
+def promote(
+    inputs: FrozenMap, outputs: FrozenMap, failure: PipelineError | None = None
+) -> WorkflowContext | PipelineError:
+    """Make the context the next step sees: `inputs` plus `outputs`, or a collision.
+
+    This is `WorkflowContext.promote_outputs` without the `Result` wrapper,
+    for the executor's per-step path.
+    """
+    merged = inputs.extend_unique(outputs)
+    if isinstance(merged, list):
+        clashes = merged
+        names = ", ".join(repr(key) for key in clashes)
+        if len(clashes) == 1:
+            message = f"output {names} would overwrite an existing input"
+        else:
+            message = f"outputs {names} would overwrite existing inputs"
+        return PipelineError("", ErrorType.CONTEXT_COLLISION, message, {"keys": clashes})
+    return WorkflowContext._trusted(merged, EMPTY, (), failure)  # noqa: SLF001 - same module
+
+
+# Slot descriptors of the frozen class: `_trusted` fills a context through them,
+# which is several times cheaper than attrs' __init__ with its converters.
+_new = object.__new__
+_set_inputs = WorkflowContext.__dict__["inputs"].__set__
+_set_outputs = WorkflowContext.__dict__["outputs"].__set__
+_set_feedback = WorkflowContext.__dict__["feedback"].__set__
+_set_failure = WorkflowContext.__dict__["failure"].__set__

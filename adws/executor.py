@@ -13,11 +13,10 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Final
 
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.result import Failure, Result, Success
 from returns.unsafe import unsafe_perform_io
 
 from adws import io_ops
-from adws.context import WorkflowContext
+from adws.context import WorkflowContext, promote
 from adws.errors import ErrorType, PipelineError
 from adws.events import (
     AttemptFailed,
@@ -61,32 +60,30 @@ def _exception_error(step_name: str, exc: BaseException, what: str) -> PipelineE
     )
 
 
-def _call(step: Step, ctx: WorkflowContext) -> Result[WorkflowContext, PipelineError]:
+def _call(step: Step, ctx: WorkflowContext) -> WorkflowContext | PipelineError:
     """Run one attempt, turning exceptions and wrong return values into errors (rule 6)."""
     try:
         result = step.run(ctx)
     except Exception as exc:  # noqa: BLE001 - rule 6: no exception escapes a step
-        return Failure(_exception_error(step.name, exc, f"step {step.name!r}"))
+        return _exception_error(step.name, exc, f"step {step.name!r}")
     if isinstance(result, IOSuccess):
         value = unsafe_perform_io(result.unwrap())
         if isinstance(value, WorkflowContext):
-            return Success(value)
+            return value
         got = f"IOSuccess holding {type(value).__name__}"
     elif isinstance(result, IOFailure):
         error = unsafe_perform_io(result.failure())
         if isinstance(error, PipelineError):
-            return Failure(error.with_step_name(step.name))  # rule 8
+            return error.with_step_name(step.name)  # rule 8
         got = f"IOFailure holding {type(error).__name__}"
     else:
         got = type(result).__name__
-    return Failure(
-        PipelineError(
-            step.name,
-            ErrorType.STEP_EXCEPTION,
-            f"step {step.name!r} returned {got}; a step must return "
-            "IOSuccess(WorkflowContext) or IOFailure(PipelineError)",
-            {"returned": repr(result)},
-        )
+    return PipelineError(
+        step.name,
+        ErrorType.STEP_EXCEPTION,
+        f"step {step.name!r} returned {got}; a step must return "
+        "IOSuccess(WorkflowContext) or IOFailure(PipelineError)",
+        {"returned": repr(result)},
     )
 
 
@@ -123,14 +120,14 @@ def retry_step(
     *,
     sleep: Sleep = io_ops.sleep,
     on_attempt_failed: OnAttemptFailed | None = None,
-) -> tuple[Result[WorkflowContext, PipelineError], int]:
-    """Run `step` under its retry policy (rule 7); return the result and attempts made.
+) -> tuple[WorkflowContext | PipelineError, int]:
+    """Run `step` under its retry policy (rule 7); return the outcome and attempts made.
 
     Each retry starts from `ctx` plus one feedback line per failed attempt.
-    The success value keeps `ctx`'s inputs and takes the step's outputs: a
-    step cannot rewrite its inputs. On exhaustion the error carries
-    `attempts` and the `feedback` history in its context, unless an inner
-    step (inside a combinator) already recorded its own.
+    On success the outcome is the context the step returned; only its
+    outputs matter (a step cannot rewrite its inputs). On exhaustion the
+    error carries `attempts` and the `feedback` history in its context,
+    unless an inner step (inside a combinator) already recorded its own.
     `on_attempt_failed(attempt, error, will_retry, delay, seconds)` hears
     about every failed attempt.
     """
@@ -138,24 +135,20 @@ def retry_step(
     attempt_ctx = ctx
     while True:
         started = io_ops.monotonic()
-        result = _call(step, attempt_ctx)
-        if isinstance(result, Success):
-            returned = result.unwrap()
-            return Success(
-                WorkflowContext(ctx.inputs, returned.outputs, attempt_ctx.feedback, ctx.failure)
-            ), attempt
-        error = result.failure()
-        will_retry = _should_retry(step, error, attempt)
+        outcome = _call(step, attempt_ctx)
+        if isinstance(outcome, WorkflowContext):
+            return outcome, attempt
+        will_retry = _should_retry(step, outcome, attempt)
         delay = _delay(step, attempt + 1) if will_retry else 0.0
         if on_attempt_failed is not None:
-            on_attempt_failed(attempt, error, will_retry, delay, io_ops.monotonic() - started)
+            on_attempt_failed(attempt, outcome, will_retry, delay, io_ops.monotonic() - started)
         if not will_retry:
             record = {"attempts": attempt, "feedback": list(attempt_ctx.feedback)}
             # A combinator's inner step may have recorded its own, richer history: keep it.
-            fresh = {key: value for key, value in record.items() if key not in error.context}
-            return Failure(error.with_context(**fresh)), attempt
+            fresh = {key: value for key, value in record.items() if key not in outcome.context}
+            return outcome.with_context(**fresh), attempt
         attempt_ctx = attempt_ctx.add_feedback(
-            feedback_line(attempt, step.retry.max_attempts, error)
+            feedback_line(attempt, step.retry.max_attempts, outcome)
         )
         if delay > 0:
             sleep(delay)
@@ -186,8 +179,11 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
     total: int,
     emit: _Emitter,
     sleep: Sleep,
-) -> Result[WorkflowContext, PipelineError] | None:
-    """Run one step with its condition, retries and promotion; None means skipped."""
+) -> WorkflowContext | PipelineError | None:
+    """Run one step with its condition, retries and promotion; None means skipped.
+
+    Events are built only when someone observes them: this is the per-step path.
+    """
     run_id = emit.run_id
     try:
         if step.when is not None and not step.when(ctx):  # rule 3
@@ -196,33 +192,35 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
     except Exception as exc:  # noqa: BLE001 - rule 6 covers a condition that raises
         error = _exception_error(step.name, exc, f"the condition of step {step.name!r}")
         emit(AttemptFailed(run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0))
-        return Failure(error.with_context(attempts=0, feedback=[]))
+        return error.with_context(attempts=0, feedback=[])
     max_attempts = step.retry.max_attempts
-    emit(StepStarted(run_id, step.name, index, total, max_attempts, step.always_run))
-    started = io_ops.monotonic()
+    report: OnAttemptFailed | None = None
+    if emit.observers:
+        emit(StepStarted(run_id, step.name, index, total, max_attempts, step.always_run))
 
-    def report(attempt: int, error: PipelineError, retry: bool, delay: float, secs: float) -> None:  # noqa: FBT001
+        def report(n: int, error: PipelineError, again: bool, delay: float, secs: float) -> None:  # noqa: FBT001 - the OnAttemptFailed signature
+            event = AttemptFailed(
+                run_id, step.name, index, total, n, max_attempts, error, again, delay, secs
+            )
+            emit(event)
+
+    started = io_ops.monotonic()
+    outcome, attempts = retry_step(step, ctx, sleep=sleep, on_attempt_failed=report)
+    if isinstance(outcome, PipelineError):
+        return outcome
+    promoted = promote(ctx.inputs, outcome.outputs)  # rule 2
+    if isinstance(promoted, PipelineError):
+        error = promoted.with_step_name(step.name)  # rule 8
         emit(
             AttemptFailed(
-                run_id, step.name, index, total, attempt, max_attempts, error, retry, delay, secs
+                run_id, step.name, index, total, attempts, max_attempts, error, False, 0.0, 0.0
             )
         )
-
-    result, attempts = retry_step(step, ctx, sleep=sleep, on_attempt_failed=report)
-    if isinstance(result, Failure):
-        return result
-    promoted = result.unwrap().promote_outputs()  # rule 2
-    if isinstance(promoted, Failure):
-        error = promoted.failure().with_step_name(step.name)  # rule 8
-        report(attempts, error, False, 0.0, 0.0)
-        return Failure(error.with_context(attempts=attempts, feedback=[]))
-    new_ctx = promoted.unwrap().with_failure(None)
-    emit(
-        StepSucceeded(
-            run_id, step.name, index, total, attempts, io_ops.monotonic() - started, new_ctx
-        )
-    )
-    return Success(new_ctx)
+        return error.with_context(attempts=attempts, feedback=[])
+    if emit.observers:
+        seconds = io_ops.monotonic() - started
+        emit(StepSucceeded(run_id, step.name, index, total, attempts, seconds, promoted))
+    return promoted
 
 
 def _interrupted(step: Step) -> PipelineError:
@@ -282,15 +280,15 @@ def run_workflow(  # noqa: C901, PLR0913 - the loop is the contract; keeping it 
         except KeyboardInterrupt:  # rule 6: Ctrl-C stops this step only
             error = _interrupted(step)
             emit(AttemptFailed(run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0))
-            outcome = Failure(error)
+            outcome = error
         if outcome is None:
             continue
-        if isinstance(outcome, Success):
-            ctx = outcome.unwrap()
+        if isinstance(outcome, WorkflowContext):
+            ctx = outcome
         elif first_error is None:
-            first_error = outcome.failure()
+            first_error = outcome
         else:
-            late_failures.append(outcome.failure())
+            late_failures.append(outcome)
     final_error = first_error
     if final_error is not None and late_failures:
         final_error = final_error.with_context(always_run_failures=late_failures)

@@ -301,7 +301,7 @@ def test_ctrl_c_outside_any_step_marks_the_run_interrupted(
         assert isinstance(observers, list)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("adws.cli.run_workflow", interrupted)
+    monkeypatch.setattr("adws.executor.run_workflow", interrupted)
     assert main(["run", "pipeline", "-i", "seed=s", "-q"]) == 130
     assert capsys.readouterr().err == "adws: interrupted\n"
     assert main(["run", "pipeline", "-i", "seed=s", "-q", "--no-journal"]) == 130

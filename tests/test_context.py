@@ -45,7 +45,7 @@ def test_promotion_clears_feedback_and_outputs() -> None:
     promoted = ctx.promote_outputs().unwrap()
     assert (dict(promoted.inputs), promoted.feedback) == ({"a": 1}, ())
     same = WorkflowContext(inputs={"a": 1})
-    assert same.promote_outputs().unwrap() is same
+    assert same.promote_outputs().unwrap() == same
 
 
 def test_promotion_lists_every_clashing_key() -> None:

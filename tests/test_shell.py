@@ -73,7 +73,8 @@ def test_a_non_zero_exit_is_shell_failed_with_the_output_tail() -> None:
 
 def test_a_silent_failure_says_there_was_no_output() -> None:
     assert (
-        failure(run({}, shell_step("f", ["false"]))).message == "`false` exited with 1 and printed nothing"
+        failure(run({}, shell_step("f", ["false"]))).message
+        == "`false` exited with 1 and printed nothing"
     )
 
 
