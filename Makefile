@@ -33,7 +33,8 @@ test: install ## pytest with 100% line and branch coverage
 
 check: lint typecheck test ## Everything CI runs
 
-bench: install ## Print the benchmark table and write benchmarks/results.json
+bench: install ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal
