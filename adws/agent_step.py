@@ -71,6 +71,8 @@ def _outputs(
     outputs: dict[str, object] = {
         key.lower(): report.data.get(key, report.fields[key]) for key in contract.keys
     }
+    if response.metadata:
+        outputs[f"{step_name}_agent"] = response.metadata
     return IOSuccess(outputs)
 
 
@@ -92,7 +94,9 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     (a missing key is `MissingInput` before the agent is called). The agent
     sees the prompt, the contract's instructions and every feedback line so
     far. The contract's keys become outputs under lower-case names, `*_JSON`
-    keys holding the parsed JSON or the schema instance. A
+    keys holding the parsed JSON or the schema instance; what the backend
+    measured (cost, turns, session id, seconds) becomes `<name>_agent` when
+    it reported anything, so it reaches the run's events and journal. A
     `ContractViolation` is retried (with its problems as feedback) within
     `retry`; `Blocked` never is.
     """

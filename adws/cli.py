@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from adws.agents.base import AgentBackend
     from adws.context import WorkflowContext
     from adws.discovery import Catalog
     from adws.errors import PipelineError
@@ -221,17 +222,36 @@ def _print_error_details(error: PipelineError) -> None:
         _err(f"also failed while cleaning up: {late}")
 
 
-def _select_agent(workflow: Workflow, agent: str | None) -> Workflow:
+def _select_agent(workflow: Workflow, agent: str | None, model: str | None) -> Workflow:
+    """Swap every agent step's backend for the one `--agent` names.
+
+    `claude-sdk` is `ClaudeAgent`; a preset name (`claude`, `codex`) is that
+    CLI's documented command line; anything else is a command to run.
+    """
     if agent is None:
+        if model is not None:
+            msg = "--model needs --agent (claude-sdk or a preset such as claude)"
+            raise UsageError(msg)
         return workflow
     from adws.agent_step import use_agent  # noqa: PLC0415 - see the note on imports
+    from adws.agents.claude import ClaudeAgent  # noqa: PLC0415 - see the note on imports
     from adws.agents.command import CommandAgent  # noqa: PLC0415 - see the note on imports
+    from adws.agents.presets import CLAUDE_SDK, PRESETS  # noqa: PLC0415 - see the note on imports
 
-    try:
-        backend = CommandAgent(agent)
-    except ValueError as exc:
-        msg = f"--agent: {exc}"
-        raise UsageError(msg) from exc
+    backend: AgentBackend
+    if agent == CLAUDE_SDK:
+        backend = ClaudeAgent(model=model)
+    elif agent in PRESETS:
+        backend = CommandAgent(PRESETS[agent].argv_for(model))
+    elif model is not None:
+        msg = f"--model works with --agent {CLAUDE_SDK} or a preset ({', '.join(PRESETS)})"
+        raise UsageError(msg)
+    else:
+        try:
+            backend = CommandAgent(agent)
+        except ValueError as exc:
+            msg = f"--agent: {exc}"
+            raise UsageError(msg) from exc
     return use_agent(workflow, backend)
 
 
@@ -283,7 +303,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
 
     inputs = parse_inputs(args.input, args.inputs)
-    workflow = _select_agent(_workflow(args), args.agent)
+    workflow = _select_agent(_workflow(args), args.agent, args.model)
     missing = workflow.missing_inputs(inputs)
     if missing:
         flags = " ".join(f"-i {key}=..." for key in missing)
@@ -358,7 +378,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         )
         raise UsageError(msg)
     args.workflow = record.workflow
-    workflow = _select_agent(_workflow(args), args.agent)
+    workflow = _select_agent(_workflow(args), args.agent, args.model)
     if fingerprint(workflow) != record.fingerprint and not args.force:
         msg = (
             f"workflow {workflow.name!r} changed since run {record.run_id} started "
@@ -442,8 +462,12 @@ def _parser() -> argparse.ArgumentParser:
     running.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     running.add_argument(
         "--agent",
-        metavar="CMD",
-        help="run every agent step with this command (prompt on stdin), e.g. 'claude -p'",
+        metavar="AGENT",
+        help="run every agent step with this agent: claude-sdk (the Claude Agent SDK), "
+        "a preset (claude, codex), or any command that reads the prompt on stdin",
+    )
+    running.add_argument(
+        "--model", help="the model for --agent claude-sdk or a preset, e.g. sonnet"
     )
     running.add_argument(
         "--no-journal", action="store_true", help="do not record the run in the journal"
