@@ -10,38 +10,73 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from adws.agent_step import agent_step, use_agent
+    from adws.agents import (
+        AgentBackend,
+        AgentRequest,
+        AgentResponse,
+        ClaudeAgent,
+        CommandAgent,
+        ScriptedAgent,
+    )
     from adws.combinators import with_verification
     from adws.context import WorkflowContext
+    from adws.contract import AgentReport, OutputContract, validate_agent_output
     from adws.errors import ErrorType, PipelineError
     from adws.events import RunEvent, RunObserver
     from adws.executor import run_workflow
+    from adws.shell import shell_step
     from adws.step import RetryPolicy, Step, StepFunction, Workflow
 
 __all__ = [
+    "AgentBackend",
+    "AgentReport",
+    "AgentRequest",
+    "AgentResponse",
+    "ClaudeAgent",
+    "CommandAgent",
     "ErrorType",
+    "OutputContract",
     "PipelineError",
     "RetryPolicy",
     "RunEvent",
     "RunObserver",
+    "ScriptedAgent",
     "Step",
     "StepFunction",
     "Workflow",
     "WorkflowContext",
+    "agent_step",
     "run_workflow",
+    "shell_step",
+    "use_agent",
+    "validate_agent_output",
     "with_verification",
 ]
 
 _HOMES = {
+    "AgentBackend": "adws.agents",
+    "AgentReport": "adws.contract",
+    "AgentRequest": "adws.agents",
+    "AgentResponse": "adws.agents",
+    "ClaudeAgent": "adws.agents",
+    "CommandAgent": "adws.agents",
     "ErrorType": "adws.errors",
+    "OutputContract": "adws.contract",
     "PipelineError": "adws.errors",
     "RetryPolicy": "adws.step",
     "RunEvent": "adws.events",
     "RunObserver": "adws.events",
+    "ScriptedAgent": "adws.agents",
     "Step": "adws.step",
     "StepFunction": "adws.step",
     "Workflow": "adws.step",
     "WorkflowContext": "adws.context",
+    "agent_step": "adws.agent_step",
     "run_workflow": "adws.executor",
+    "shell_step": "adws.shell",
+    "use_agent": "adws.agent_step",
+    "validate_agent_output": "adws.contract",
     "with_verification": "adws.combinators",
 }
 

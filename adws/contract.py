@@ -38,6 +38,7 @@ RAW_OUTPUT_LIMIT: Final = 64 << 10
 _ALWAYS_FIELDS: Final = frozenset({"STATUS", "REASON", "ISSUES"})
 _KEY: Final = re.compile(r"[A-Z][A-Z0-9_]*")
 _FIELD_LINE: Final = re.compile(r"([A-Z][A-Z0-9_]*):(.*)")
+_FENCE_LINE: Final = re.compile(r"^[ \t]*```", re.MULTILINE)
 _FENCED: Final = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n(.*)\n[ \t]*```", re.DOTALL)
 
 
@@ -185,10 +186,11 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
 def _unfence(text: str) -> Result[str, str]:
     """Unwrap exactly one surrounding fenced block; refuse anything else with fences."""
     stripped = text.strip()
-    if "```" not in stripped:
+    if not stripped.startswith("```"):
+        # Backticks inside JSON strings are data; text after the JSON fails to parse.
         return Success(stripped)
     match = _FENCED.fullmatch(stripped)
-    if match is None or "```" in match.group(1):
+    if match is None or _FENCE_LINE.search(match.group(1)):
         return Failure("expected bare JSON or exactly one fenced block around it, nothing else")
     return Success(match.group(1))
 

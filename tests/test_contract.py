@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import attrs
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from returns.result import Failure, Result, Success
 
@@ -301,6 +301,8 @@ def test_structuring_strictness_by_type() -> None:
 def test_parse_strict_json_unwraps_one_fence_only() -> None:
     assert parse_strict_json("```\n[1]\n```") == Success([1])
     assert isinstance(parse_strict_json("```json\n[1]\n``` trailing"), Failure)
+    assert parse_strict_json('{"code": "```py\\nx\\n```"}') == Success({"code": "```py\nx\n```"})
+    assert isinstance(parse_strict_json("[1]\n```"), Failure)
 
 
 @given(st.text(max_size=300))
@@ -316,6 +318,7 @@ def test_arbitrary_text_around_a_valid_report_never_raises(before: str, after: s
 
 
 @given(valid_reports())
+@example(('STATUS: done\nA_JSON: {"```": null}', OutputContract(("A_JSON",)), {"A_JSON": {"```": None}}))
 def test_a_generated_valid_report_validates_and_round_trips(
     case: tuple[str, OutputContract, dict[str, object]],
 ) -> None:

@@ -8,6 +8,7 @@ code runs unchanged.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import shutil
 import subprocess
@@ -26,10 +27,16 @@ from adws.agents import AgentRequest, AgentResponse, ClaudeAgent
 from adws.agents.claude import INSTALL_HINT, SdkApi, load_sdk
 from adws.contract import OutputContract
 
-try:
-    import claude_agent_sdk as real_sdk
-except ImportError:
-    real_sdk = None
+
+def _installed_sdk() -> Any:
+    """Return the real SDK module when the extra is installed (typed alike either way)."""
+    try:
+        return importlib.import_module("claude_agent_sdk")
+    except ImportError:
+        return None
+
+
+real_sdk: Any = _installed_sdk()
 
 
 @attrs.define
@@ -63,10 +70,11 @@ class StandInError(Exception):
     """Stand-in for claude_agent_sdk.ClaudeSDKError."""
 
 
-RESULT: Any = real_sdk.ResultMessage if real_sdk else StandInResult
-OPTIONS: Any = real_sdk.ClaudeAgentOptions if real_sdk else StandInOptions
-SDK_ERROR: Any = real_sdk.ClaudeSDKError if real_sdk else StandInError
-PROCESS_ERROR: Any = real_sdk.ProcessError if real_sdk else StandInError
+INSTALLED = real_sdk is not None
+RESULT: Any = real_sdk.ResultMessage if INSTALLED else StandInResult
+OPTIONS: Any = real_sdk.ClaudeAgentOptions if INSTALLED else StandInOptions
+SDK_ERROR: Any = real_sdk.ClaudeSDKError if INSTALLED else StandInError
+PROCESS_ERROR: Any = real_sdk.ProcessError if INSTALLED else StandInError
 
 
 def result(
@@ -223,8 +231,12 @@ def test_without_the_extra_the_error_says_how_to_install_it(
 def test_load_sdk_finds_the_sdks_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     if real_sdk is None:
         fake = type(sys)("claude_agent_sdk")
-        fake.query, fake.ClaudeAgentOptions = FakeQuery(), StandInOptions  # type: ignore[attr-defined]
-        fake.ResultMessage, fake.ClaudeSDKError = StandInResult, StandInError  # type: ignore[attr-defined]
+        fake.__dict__.update(
+            query=FakeQuery(),
+            ClaudeAgentOptions=StandInOptions,
+            ResultMessage=StandInResult,
+            ClaudeSDKError=StandInError,
+        )
         monkeypatch.setitem(sys.modules, "claude_agent_sdk", fake)
     api = load_sdk()
     assert isinstance(api, SdkApi)

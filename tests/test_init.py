@@ -1,0 +1,28 @@
+"""The public API: every name in __all__ resolves, lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import adws
+
+
+def test_every_public_name_resolves_and_all_is_sorted() -> None:
+    assert adws.__all__ == sorted(adws.__all__)
+    for name in adws.__all__:
+        assert getattr(adws, name) is not None
+    assert dir(adws) == sorted(adws.__all__)
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="module 'adws' has no attribute 'nope'"):
+        _ = adws.nope
+
+
+def test_importing_adws_loads_no_engine_module_until_asked() -> None:
+    code = "import sys, adws; print(sorted(m for m in sys.modules if m.startswith('adws')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "['adws']\n"
