@@ -318,7 +318,9 @@ def test_arbitrary_text_around_a_valid_report_never_raises(before: str, after: s
 
 
 @given(valid_reports())
-@example(('STATUS: done\nA_JSON: {"```": null}', OutputContract(("A_JSON",)), {"A_JSON": {"```": None}}))
+@example(
+    ('STATUS: done\nA_JSON: {"```": null}', OutputContract(("A_JSON",)), {"A_JSON": {"```": None}})
+)
 def test_a_generated_valid_report_validates_and_round_trips(
     case: tuple[str, OutputContract, dict[str, object]],
 ) -> None:
