@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 from returns.io import IOFailure, IOResult, IOSuccess
+from returns.unsafe import unsafe_perform_io
 
 from adws import ErrorType, PipelineError, WorkflowContext
 
@@ -16,6 +17,23 @@ if TYPE_CHECKING:
     from adws.events import RunEvent
 
 REPO = Path(__file__).resolve().parent.parent
+
+T = TypeVar("T")
+E = TypeVar("E")
+
+
+def success(result: IOResult[T, E]) -> T:
+    """Unwrap an IOSuccess, failing the test on anything else."""
+    assert isinstance(result, IOSuccess), result
+    value: T = unsafe_perform_io(result.unwrap())
+    return value
+
+
+def failure(result: IOResult[T, E]) -> E:
+    """Unwrap an IOFailure, failing the test on anything else."""
+    assert isinstance(result, IOFailure), result
+    error: E = unsafe_perform_io(result.failure())
+    return error
 
 
 class Recorder:

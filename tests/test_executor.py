@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.unsafe import unsafe_perform_io
 
 from adws import (
     ErrorType,
@@ -24,18 +23,8 @@ from adws.events import (
 )
 from adws.executor import feedback_line, retry_step
 from tests.conftest import Events, FakeSleep, Recorder
-
-
-def ok_ctx(result: IOResult[WorkflowContext, PipelineError]) -> WorkflowContext:
-    assert isinstance(result, IOSuccess)
-    value: WorkflowContext = unsafe_perform_io(result.unwrap())
-    return value
-
-
-def err(result: IOResult[WorkflowContext, PipelineError]) -> PipelineError:
-    assert isinstance(result, IOFailure)
-    error: PipelineError = unsafe_perform_io(result.failure())
-    return error
+from tests.conftest import failure as err
+from tests.conftest import success as ok_ctx
 
 
 def test_steps_run_in_declaration_order(recorder: Recorder) -> None:

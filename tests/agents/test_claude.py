@@ -18,14 +18,16 @@ from typing import Any
 
 import attrs
 import pytest
-from returns.io import IOFailure, IOResult, IOSuccess
+from returns.io import IOSuccess
 from returns.unsafe import unsafe_perform_io
 
-from adws import PipelineError, Workflow, WorkflowContext, run_workflow
+from adws import Workflow, WorkflowContext, run_workflow
 from adws.agent_step import agent_step
 from adws.agents import AgentRequest, AgentResponse, ClaudeAgent
 from adws.agents.claude import INSTALL_HINT, SdkApi, load_sdk
 from adws.contract import OutputContract
+from tests.conftest import failure as bad
+from tests.conftest import success as ok
 
 
 def _installed_sdk() -> Any:
@@ -117,18 +119,6 @@ class FakeQuery:
 def agent_with(query: FakeQuery, **options: Any) -> ClaudeAgent:
     api = SdkApi(query, OPTIONS, RESULT, SDK_ERROR)
     return ClaudeAgent(sdk=lambda: api, **options)
-
-
-def ok(outcome: IOResult[AgentResponse, PipelineError]) -> AgentResponse:
-    assert isinstance(outcome, IOSuccess)
-    value: AgentResponse = unsafe_perform_io(outcome.unwrap())
-    return value
-
-
-def bad(outcome: IOResult[AgentResponse, PipelineError]) -> PipelineError:
-    assert isinstance(outcome, IOFailure)
-    error: PipelineError = unsafe_perform_io(outcome.failure())
-    return error
 
 
 def test_a_normal_answer_is_the_result_text_with_cost_and_turns() -> None:

@@ -7,23 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
-from returns.io import IOFailure, IOResult, IOSuccess
-from returns.unsafe import unsafe_perform_io
 
-from adws import PipelineError
-from adws.agents import AgentRequest, AgentResponse, CommandAgent
-
-
-def ok(result: IOResult[AgentResponse, PipelineError]) -> AgentResponse:
-    assert isinstance(result, IOSuccess)
-    value: AgentResponse = unsafe_perform_io(result.unwrap())
-    return value
-
-
-def bad(result: IOResult[AgentResponse, PipelineError]) -> PipelineError:
-    assert isinstance(result, IOFailure)
-    error: PipelineError = unsafe_perform_io(result.failure())
-    return error
+from adws.agents import AgentRequest, CommandAgent
+from tests.conftest import failure as bad
+from tests.conftest import success as ok
 
 
 def test_the_prompt_goes_to_stdin_and_stdout_is_the_answer() -> None:
