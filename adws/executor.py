@@ -227,7 +227,25 @@ def _interrupted(step: Step) -> PipelineError:
     return PipelineError(step.name, ErrorType.INTERRUPTED, _INTERRUPTED_MESSAGE)
 
 
-def run_workflow(  # noqa: C901, PLR0913 - the loop is the contract; keeping it in one place reads best
+def _starting_point(
+    workflow: Workflow, ctx: WorkflowContext, resume_from: str | None
+) -> tuple[int, PipelineError | None]:
+    """Find the first step to run, or the error that stops every non-always_run step."""
+    names = [step.name for step in workflow.steps]
+    if resume_from is not None and resume_from not in names:
+        message = f"workflow {workflow.name!r} has no step {resume_from!r} to resume from"
+        return len(names), PipelineError("", ErrorType.INVALID_WORKFLOW, message)
+    first = 0 if resume_from is None else names.index(resume_from)
+    missing = workflow.missing_inputs(ctx.inputs)
+    if missing:
+        message = f"workflow {workflow.name!r} needs input {', '.join(map(repr, missing))}"
+        return first, PipelineError(
+            "", ErrorType.MISSING_INPUT, message, {"missing": list(missing)}
+        )
+    return first, None
+
+
+def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's two keywords
     workflow: Workflow,
     ctx: WorkflowContext | None = None,
     *,
@@ -249,25 +267,9 @@ def run_workflow(  # noqa: C901, PLR0913 - the loop is the contract; keeping it 
     steps = workflow.steps
     total = len(steps)
     names = tuple(step.name for step in steps)
-    first = names.index(resume_from) if resume_from in names else 0
+    first, first_error = _starting_point(workflow, ctx, resume_from)
     emit(RunStarted(run_id, workflow.name, names, ctx, first, resumed=resume_from is not None))
     started = io_ops.monotonic()
-    first_error: PipelineError | None = None
-    if resume_from is not None and resume_from not in names:
-        first_error = PipelineError(
-            "",
-            ErrorType.INVALID_WORKFLOW,
-            f"workflow {workflow.name!r} has no step {resume_from!r} to resume from",
-        )
-        first = total
-    missing = workflow.missing_inputs(ctx.inputs)
-    if missing and first_error is None:
-        first_error = PipelineError(
-            "",
-            ErrorType.MISSING_INPUT,
-            f"workflow {workflow.name!r} needs input {', '.join(map(repr, missing))}",
-            {"missing": list(missing)},
-        )
     late_failures: list[PipelineError] = []
     for index in range(first, total):  # rule 1
         step = steps[index]
