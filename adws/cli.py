@@ -8,19 +8,26 @@ went (`report_path: reports/...md`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import re
 import signal
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from adws._cli_args import (
+    UsageError,
+    build_parser,
+    open_journal,
+    parse_inputs,
+    read_answer,
+    require_journal,
+    select_agent,
+)
+
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Sequence
 
-    from adws.agents.base import AgentBackend
     from adws.context import WorkflowContext
     from adws.discovery import Catalog
     from adws.errors import PipelineError
@@ -45,42 +52,6 @@ EXIT_CODES: Final = {
     "blocked": EXIT_BLOCKED,
     "interrupted": EXIT_INTERRUPTED,
 }
-_INPUT: Final = re.compile(r"([a-z][a-z0-9_]*)=(.*)", re.DOTALL)
-
-
-class UsageError(Exception):
-    """A mistake on the command line; reported on stderr with exit code 2."""
-
-
-def _journal_path(args: argparse.Namespace) -> Path:
-    from adws import journal as journal_module  # noqa: PLC0415 - see the note on imports
-
-    chosen = args.journal or os.environ.get(journal_module.ENV_VAR)
-    return Path(chosen) if chosen else journal_module.DEFAULT_PATH
-
-
-def _open_journal(args: argparse.Namespace) -> Journal | None:
-    from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
-
-    if getattr(args, "no_journal", False):
-        return None
-    try:
-        return Journal(_journal_path(args))
-    except JournalError as exc:
-        raise UsageError(str(exc)) from exc
-
-
-def _require_journal(args: argparse.Namespace) -> Journal:
-    from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
-
-    path = _journal_path(args)
-    if not path.exists():
-        msg = f"no run journal at {path}; `adws run` records runs there"
-        raise UsageError(msg)
-    try:
-        return Journal(path)
-    except JournalError as exc:
-        raise UsageError(str(exc)) from exc
 
 
 class Interrupts:
@@ -151,38 +122,6 @@ def _workflow(args: argparse.Namespace) -> Workflow:
 # -- inputs --------------------------------------------------------------------
 
 
-def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, object]:
-    """Merge `--inputs FILE.json` with `-i key=value` pairs (the pairs win)."""
-    inputs: dict[str, object] = {}
-    if inputs_file is not None:
-        path = Path(inputs_file)
-        try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            msg = f"cannot read inputs file {path}: {exc.strerror}"
-            raise UsageError(msg) from exc
-        except ValueError as exc:
-            msg = f"inputs file {path} is not valid JSON: {exc}"
-            raise UsageError(msg) from exc
-        if not isinstance(loaded, dict):
-            msg = f"inputs file {path} must hold a JSON object, not {type(loaded).__name__}"
-            raise UsageError(msg)
-        inputs.update(loaded)
-    for pair in pairs:
-        match = _INPUT.fullmatch(pair)
-        if match is None:
-            msg = (
-                f"bad input {pair!r}: expected KEY=VALUE with KEY in lower_snake_case, "
-                "for example -i topic=rust"
-            )
-            raise UsageError(msg)
-        inputs[match.group(1)] = match.group(2)
-    return inputs
-
-
-# -- commands ------------------------------------------------------------------
-
-
 def _cmd_list(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     _report_load_errors(catalog)
@@ -222,39 +161,6 @@ def _print_error_details(error: PipelineError) -> None:
         _err(f"also failed while cleaning up: {late}")
 
 
-def _select_agent(workflow: Workflow, agent: str | None, model: str | None) -> Workflow:
-    """Swap every agent step's backend for the one `--agent` names.
-
-    `claude-sdk` is `ClaudeAgent`; a preset name (`claude`, `codex`) is that
-    CLI's documented command line; anything else is a command to run.
-    """
-    if agent is None:
-        if model is not None:
-            msg = "--model needs --agent (claude-sdk or a preset such as claude)"
-            raise UsageError(msg)
-        return workflow
-    from adws.agent_step import use_agent  # noqa: PLC0415 - see the note on imports
-    from adws.agents.claude import ClaudeAgent  # noqa: PLC0415 - see the note on imports
-    from adws.agents.command import CommandAgent  # noqa: PLC0415 - see the note on imports
-    from adws.agents.presets import CLAUDE_SDK, PRESETS  # noqa: PLC0415 - see the note on imports
-
-    backend: AgentBackend
-    if agent == CLAUDE_SDK:
-        backend = ClaudeAgent(model=model)
-    elif agent in PRESETS:
-        backend = CommandAgent(PRESETS[agent].argv_for(model))
-    elif model is not None:
-        msg = f"--model works with --agent {CLAUDE_SDK} or a preset ({', '.join(PRESETS)})"
-        raise UsageError(msg)
-    else:
-        try:
-            backend = CommandAgent(agent)
-        except ValueError as exc:
-            msg = f"--agent: {exc}"
-            raise UsageError(msg) from exc
-    return use_agent(workflow, backend)
-
-
 def _execute(
     args: argparse.Namespace,
     workflow: Workflow,
@@ -267,7 +173,7 @@ def _execute(
     from adws.fingerprint import fingerprint  # noqa: PLC0415 - see the note on imports
     from adws.summary import RunSummary  # noqa: PLC0415 - see the note on imports
 
-    journal = _open_journal(args)
+    journal = open_journal(args)
     summary = RunSummary()
     observers: list[RunObserver] = [summary]
     if journal is not None:
@@ -303,7 +209,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
 
     inputs = parse_inputs(args.input, args.inputs)
-    workflow = _select_agent(_workflow(args), args.agent, args.model)
+    workflow = select_agent(_workflow(args), args.agent, args.model)
     missing = workflow.missing_inputs(inputs)
     if missing:
         flags = " ".join(f"-i {key}=..." for key in missing)
@@ -313,7 +219,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
-    journal = _require_journal(args)
+    journal = require_journal(args)
     records = journal.runs(workflow=args.workflow, status=args.status, limit=args.limit)
     if args.json:
         _out(json.dumps([record.to_dict() for record in records], indent=2))
@@ -334,7 +240,7 @@ def _find_run(journal: Journal, run_id: str) -> RunRecord:
 
 
 def _cmd_status(args: argparse.Namespace) -> int:
-    journal = _require_journal(args)
+    journal = require_journal(args)
     record = _find_run(journal, args.run)
     attempts = journal.attempts(record.run_id)
     if args.json:
@@ -366,7 +272,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     from adws.fingerprint import fingerprint  # noqa: PLC0415 - see the note on imports
     from adws.journal import resume_point  # noqa: PLC0415 - see the note on imports
 
-    journal = _require_journal(args)
+    journal = require_journal(args)
     record = _find_run(journal, args.run)
     if record.status == "succeeded":
         _err(f"run {record.run_id} already succeeded; nothing to resume")
@@ -378,7 +284,7 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         )
         raise UsageError(msg)
     args.workflow = record.workflow
-    workflow = _select_agent(_workflow(args), args.agent, args.model)
+    workflow = select_agent(_workflow(args), args.agent, args.model)
     if fingerprint(workflow) != record.fingerprint and not args.force:
         msg = (
             f"workflow {workflow.name!r} changed since run {record.run_id} started "
@@ -394,16 +300,6 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     extra = parse_inputs(args.input, args.inputs)
     start = WorkflowContext(inputs={**start.inputs, **extra})
     return _execute(args, workflow, start, run_id=record.run_id, resume_from=resume_from)
-
-
-def _read_answer(source: str) -> str:
-    if source == "-":
-        return sys.stdin.read()
-    try:
-        return Path(source).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        msg = f"cannot read {source}: {exc.strerror}"
-        raise UsageError(msg) from exc
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -423,7 +319,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if not isinstance(step.spec, AgentSpec):
         msg = f"step {args.step!r} is a {step.kind} step; only agent steps have an output contract"
         raise UsageError(msg)
-    text = _read_answer(args.file)
+    text = read_answer(args.file)
     result = validate_agent_output(text, step.spec.contract, step_name=step.name)
     if isinstance(result, Failure):
         error = result.failure()
@@ -440,107 +336,22 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 # -- the parser ----------------------------------------------------------------
 
 
-def _parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--workflows",
-        metavar="DIR",
-        help="folder of workflow modules (default: $ADWS_WORKFLOWS or ./workflows)",
-    )
-    journaled = argparse.ArgumentParser(add_help=False)
-    journaled.add_argument(
-        "--journal",
-        metavar="PATH",
-        help="the run journal (default: $ADWS_JOURNAL or .adws/runs.db)",
-    )
-    running = argparse.ArgumentParser(add_help=False)
-    running.add_argument(
-        "-i", "--input", action="append", default=[], metavar="KEY=VALUE", help="an input"
-    )
-    running.add_argument("--inputs", metavar="FILE.json", help="inputs from a JSON object")
-    running.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
-    running.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    running.add_argument(
-        "--agent",
-        metavar="AGENT",
-        help="run every agent step with this agent: claude-sdk (the Claude Agent SDK), "
-        "a preset (claude, codex), or any command that reads the prompt on stdin",
-    )
-    running.add_argument(
-        "--model", help="the model for --agent claude-sdk or a preset, e.g. sonnet"
-    )
-    running.add_argument(
-        "--no-journal", action="store_true", help="do not record the run in the journal"
-    )
-    parser = argparse.ArgumentParser(
-        prog="adws",
-        description="Run AI-developer workflows as pipelines that fail closed.",
-        epilog="Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, "
-        "3 blocked, 130 interrupted.",
-    )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    listing = commands.add_parser("list", parents=[common], help="list the workflows")
-    listing.set_defaults(handler=_cmd_list)
-
-    show = commands.add_parser("show", parents=[common], help="describe a workflow's steps")
-    show.add_argument("workflow", help="workflow name")
-    show.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart")
-    show.set_defaults(handler=_cmd_show)
-
-    run = commands.add_parser("run", parents=[common, journaled, running], help="run a workflow")
-    run.add_argument("workflow", help="workflow name")
-    run.set_defaults(handler=_cmd_run)
-
-    runs = commands.add_parser("runs", parents=[journaled], help="list recorded runs, newest first")
-    runs.add_argument("--workflow", help="only runs of this workflow")
-    runs.add_argument(
-        "--status",
-        choices=["running", "succeeded", "failed", "blocked", "interrupted"],
-        help="only runs with this status",
-    )
-    runs.add_argument("--limit", type=int, metavar="N", help="at most N runs")
-    runs.add_argument("--json", action="store_true", help="print a JSON list")
-    runs.set_defaults(handler=_cmd_runs)
-
-    status = commands.add_parser(
-        "status", parents=[journaled], help="show one run's steps, attempts and errors"
-    )
-    status.add_argument("run", help="run id (or a unique prefix)")
-    status.add_argument("--json", action="store_true", help="print JSON")
-    status.set_defaults(handler=_cmd_status)
-
-    resume = commands.add_parser(
-        "resume",
-        parents=[common, journaled, running],
-        help="continue a run from its first step that did not succeed",
-    )
-    resume.add_argument("run", help="run id (or a unique prefix)")
-    resume.add_argument(
-        "--force",
-        action="store_true",
-        help="resume even if the workflow changed or the run looks alive",
-    )
-    resume.set_defaults(handler=_cmd_resume)
-
-    validate = commands.add_parser(
-        "validate", parents=[common], help="check an agent answer against a step's contract"
-    )
-    validate.add_argument("--workflow", required=True, help="workflow name")
-    validate.add_argument("--step", required=True, help="agent step name")
-    validate.add_argument("file", help="file holding the answer, or - for stdin")
-    validate.set_defaults(handler=_cmd_validate)
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code."""
-    parser = _parser()
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse exits for --help and usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    handler: Callable[[argparse.Namespace], int] = args.handler
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "list": _cmd_list,
+        "show": _cmd_show,
+        "run": _cmd_run,
+        "runs": _cmd_runs,
+        "status": _cmd_status,
+        "resume": _cmd_resume,
+        "validate": _cmd_validate,
+    }
+    handler = handlers[args.command]
     try:
         return handler(args)
     except UsageError as exc:

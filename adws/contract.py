@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import NoneType, UnionType
-from typing import Any, Final, Literal, cast, final
+from collections.abc import Iterable, Mapping
+from typing import Final, cast, final
 
 import attrs
-import cattrs
-from cattrs.cols import homogenous_tuple_structure_factory, is_sequence, list_structure_factory
-from cattrs.gen import make_dict_structure_fn
 from returns.result import Failure, Result, Success
 
 from adws._frozen import freeze_mapping
+from adws._strict import example_of, parse_strict_json, structure
 from adws.errors import ErrorType, PipelineError
 
 __all__ = [
@@ -38,8 +34,6 @@ RAW_OUTPUT_LIMIT: Final = 64 << 10
 _ALWAYS_FIELDS: Final = frozenset({"STATUS", "REASON", "ISSUES"})
 _KEY: Final = re.compile(r"[A-Z][A-Z0-9_]*")
 _FIELD_LINE: Final = re.compile(r"([A-Z][A-Z0-9_]*):(.*)")
-_FENCE_LINE: Final = re.compile(r"^[ \t]*```", re.MULTILINE)
-_FENCED: Final = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n(.*)\n[ \t]*```", re.DOTALL)
 
 
 def _to_keys(keys: Iterable[str]) -> tuple[str, ...]:
@@ -116,39 +110,13 @@ class OutputContract:
                 "optionally inside one ```json fenced block and nothing else.",
             ]
         for key, schema in self.schemas.items():
-            example = json.dumps(_example(schema), indent=2)
+            example = json.dumps(example_of(schema), indent=2)
             lines += ["", f"{key} must have exactly this shape:", example]
         return "\n".join(lines)
 
 
 def _describe(key: str) -> str:
     return "strict JSON" if key.endswith("_JSON") else "text"
-
-
-def _example(tp: object, depth: int = 0) -> object:  # noqa: PLR0911 - one return per kind of type
-    """Build a JSON example of type `tp`, for the instructions."""
-    if depth > 8:  # noqa: PLR2004 - recursive schemas stop somewhere readable
-        return None
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if isinstance(tp, type) and attrs.has(tp):
-        try:
-            hints = typing.get_type_hints(tp)
-        except (NameError, TypeError):
-            hints = {}
-        return {
-            field.name: _example(hints.get(field.name, field.type), depth + 1)
-            for field in attrs.fields(tp)
-        }
-    if origin is Literal:
-        return args[0]
-    if origin in {typing.Union, UnionType}:
-        return _example(next(arg for arg in args if arg is not NoneType), depth)
-    if origin in {list, tuple, Sequence, set, frozenset} or tp in {list, tuple}:
-        return [_example(args[0], depth + 1)] if args else []
-    if origin in {dict, Mapping} or tp is dict:
-        return {}
-    return {str: "text", int: 0, float: 0.0, bool: True}.get(tp)  # type: ignore[call-overload] # any type may be asked
 
 
 @final
@@ -163,148 +131,6 @@ class AgentReport:
     status: str
     fields: Mapping[str, str] = attrs.field(factory=dict, converter=freeze_mapping)
     data: Mapping[str, object] = attrs.field(factory=dict, converter=freeze_mapping)
-
-
-# -- strict JSON ---------------------------------------------------------------
-
-
-def _no_constants(name: str) -> object:
-    msg = f"{name} is not allowed in strict JSON"
-    raise ValueError(msg)
-
-
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    result: dict[str, object] = {}
-    for key, value in pairs:
-        if key in result:
-            msg = f"duplicate key {key!r}"
-            raise ValueError(msg)
-        result[key] = value
-    return result
-
-
-def _unfence(text: str) -> Result[str, str]:
-    """Unwrap exactly one surrounding fenced block; refuse anything else with fences."""
-    stripped = text.strip()
-    if not stripped.startswith("```"):
-        # Backticks inside JSON strings are data; text after the JSON fails to parse.
-        return Success(stripped)
-    match = _FENCED.fullmatch(stripped)
-    if match is None or _FENCE_LINE.search(match.group(1)):
-        return Failure("expected bare JSON or exactly one fenced block around it, nothing else")
-    return Success(match.group(1))
-
-
-def parse_strict_json(text: str) -> Result[object, str]:
-    r"""Parse strict JSON: no NaN/Infinity, no duplicate keys, one optional fence.
-
-    >>> parse_strict_json('```json\n{"a": 1}\n```')
-    <Success: {'a': 1}>
-    >>> parse_strict_json('{"a": NaN}')
-    <Failure: not valid JSON: NaN is not allowed in strict JSON>
-    """
-    unfenced = _unfence(text)
-    if isinstance(unfenced, Failure):
-        return unfenced
-    try:
-        return Success(
-            json.loads(
-                unfenced.unwrap(),
-                parse_constant=_no_constants,
-                object_pairs_hook=_unique_keys,
-            )
-        )
-    except json.JSONDecodeError as exc:
-        return Failure(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
-    except (ValueError, RecursionError) as exc:
-        return Failure(f"not valid JSON: {str(exc) or type(exc).__name__}")
-
-
-# -- strict structuring --------------------------------------------------------
-
-
-def _strict_primitive(tp: type) -> Callable[[object, type], object]:
-    def structure(value: object, _: type) -> object:
-        ok = type(value) is tp or (tp is float and type(value) is int)
-        if not ok:
-            msg = f"expected {_json_name(tp)}, got {_json_name(type(value))}"
-            raise TypeError(msg)
-        return float(value) if tp is float else value  # type: ignore[arg-type] # an int or float, checked above
-
-    return structure
-
-
-def _json_name(tp: type) -> str:
-    names: dict[type, str] = {
-        str: "string",
-        int: "integer",
-        float: "number",
-        bool: "boolean",
-        dict: "object",
-        list: "array",
-        NoneType: "null",
-    }
-    return names.get(tp, tp.__name__)
-
-
-def _structure_attrs(cls: type, converter: cattrs.Converter) -> Callable[[object, type], object]:
-    inner: Callable[[Any, Any], object] = make_dict_structure_fn(
-        cls, converter, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True
-    )
-
-    def structure(value: object, tp: type) -> object:
-        if not isinstance(value, dict):
-            msg = f"expected object, got {_json_name(type(value))}"
-            raise TypeError(msg)
-        return inner(value, tp)
-
-    return structure
-
-
-def _structure_sequence(tp: Any, converter: cattrs.Converter) -> Callable[[object, type], object]:  # noqa: ANN401 - any generic alias
-    origin = typing.get_origin(tp)
-    inner: Callable[[Any, Any], object]
-    if origin is tuple:
-        inner = homogenous_tuple_structure_factory(tp, converter)
-    else:
-        inner = list_structure_factory(tp, converter)
-
-    def structure(value: object, given: type) -> object:
-        if not isinstance(value, list):
-            msg = f"expected array, got {_json_name(type(value))}"
-            raise TypeError(msg)
-        return inner(value, given)
-
-    return structure
-
-
-def _strict_converter() -> cattrs.Converter:
-    converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
-    for tp in (str, int, float, bool):
-        converter.register_structure_hook(tp, _strict_primitive(tp))
-    converter.register_structure_hook_factory(attrs.has, _structure_attrs)
-    converter.register_structure_hook_factory(
-        lambda tp: is_sequence(tp) and typing.get_args(tp) != () and tp is not str,
-        _structure_sequence,
-    )
-    return converter
-
-
-_CONVERTER: Final = _strict_converter()
-
-
-def _format_exception(exc: BaseException, tp: type | None) -> str:
-    if isinstance(exc, TypeError) and str(exc).startswith("expected "):
-        return f"invalid type ({exc})"
-    return cattrs.v.format_exception(exc, tp)
-
-
-def _structure(key: str, value: object, schema: type) -> Result[object, list[str]]:
-    try:
-        return Success(_CONVERTER.structure(value, schema))
-    except Exception as exc:  # noqa: BLE001 - the validator reports, it never raises
-        messages = cattrs.transform_error(exc, path="$", format_exception=_format_exception)
-        return Failure([f"{key} does not match {schema.__name__}: {m}" for m in messages])
 
 
 # -- the report grammar --------------------------------------------------------
@@ -373,7 +199,7 @@ def _check_field(  # noqa: PLR0911 - one return per rule, in the order DESIGN.md
     schema = contract.schemas.get(key)
     if schema is None:
         return Success(parsed.unwrap())
-    return _structure(key, parsed.unwrap(), schema)
+    return structure(key, parsed.unwrap(), schema)
 
 
 def validate_agent_output(

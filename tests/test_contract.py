@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from returns.result import Failure, Result, Success
 
 from adws import PipelineError
-from adws.contract import AgentReport, OutputContract, parse_strict_json, validate_agent_output
+from adws._strict import parse_strict_json
+from adws.contract import AgentReport, OutputContract, validate_agent_output
 from tests.strategies import Claim, Packet, valid_reports
 
 RESEARCH = OutputContract(expects=("RESEARCH_PACKET_JSON",))

@@ -1,0 +1,233 @@
+"""Turn command-line arguments into values: the parser, inputs, the agent, the journal.
+
+Nothing here prints or exits; `adws.cli` does. Building the parser imports
+only argparse, so `adws --help` stays fast; the rest imports what it needs
+when called.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from adws.agents.base import AgentBackend
+    from adws.journal import Journal
+    from adws.step import Workflow
+
+__all__ = [
+    "UsageError",
+    "build_parser",
+    "journal_path",
+    "open_journal",
+    "parse_inputs",
+    "read_answer",
+    "require_journal",
+    "select_agent",
+]
+
+_INPUT: Final = re.compile(r"([a-z][a-z0-9_]*)=(.*)", re.DOTALL)
+
+
+class UsageError(Exception):
+    """A mistake on the command line; reported on stderr with exit code 2."""
+
+
+def journal_path(args: argparse.Namespace) -> Path:
+    from adws import journal as journal_module  # noqa: PLC0415 - see the note on imports
+
+    chosen = args.journal or os.environ.get(journal_module.ENV_VAR)
+    return Path(chosen) if chosen else journal_module.DEFAULT_PATH
+
+
+def open_journal(args: argparse.Namespace) -> Journal | None:
+    from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
+
+    if getattr(args, "no_journal", False):
+        return None
+    try:
+        return Journal(journal_path(args))
+    except JournalError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def require_journal(args: argparse.Namespace) -> Journal:
+    from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
+
+    path = journal_path(args)
+    if not path.exists():
+        msg = f"no run journal at {path}; `adws run` records runs there"
+        raise UsageError(msg)
+    try:
+        return Journal(path)
+    except JournalError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, object]:
+    """Merge `--inputs FILE.json` with `-i key=value` pairs (the pairs win)."""
+    inputs: dict[str, object] = {}
+    if inputs_file is not None:
+        path = Path(inputs_file)
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            msg = f"cannot read inputs file {path}: {exc.strerror}"
+            raise UsageError(msg) from exc
+        except ValueError as exc:
+            msg = f"inputs file {path} is not valid JSON: {exc}"
+            raise UsageError(msg) from exc
+        if not isinstance(loaded, dict):
+            msg = f"inputs file {path} must hold a JSON object, not {type(loaded).__name__}"
+            raise UsageError(msg)
+        inputs.update(loaded)
+    for pair in pairs:
+        match = _INPUT.fullmatch(pair)
+        if match is None:
+            msg = (
+                f"bad input {pair!r}: expected KEY=VALUE with KEY in lower_snake_case, "
+                "for example -i topic=rust"
+            )
+            raise UsageError(msg)
+        inputs[match.group(1)] = match.group(2)
+    return inputs
+
+
+# -- commands ------------------------------------------------------------------
+
+
+def select_agent(workflow: Workflow, agent: str | None, model: str | None) -> Workflow:
+    """Swap every agent step's backend for the one `--agent` names.
+
+    `claude-sdk` is `ClaudeAgent`; a preset name (`claude`, `codex`) is that
+    CLI's documented command line; anything else is a command to run.
+    """
+    if agent is None:
+        if model is not None:
+            msg = "--model needs --agent (claude-sdk or a preset such as claude)"
+            raise UsageError(msg)
+        return workflow
+    from adws.agent_step import use_agent  # noqa: PLC0415 - see the note on imports
+    from adws.agents.claude import ClaudeAgent  # noqa: PLC0415 - see the note on imports
+    from adws.agents.command import CommandAgent  # noqa: PLC0415 - see the note on imports
+    from adws.agents.presets import CLAUDE_SDK, PRESETS  # noqa: PLC0415 - see the note on imports
+
+    backend: AgentBackend
+    if agent == CLAUDE_SDK:
+        backend = ClaudeAgent(model=model)
+    elif agent in PRESETS:
+        backend = CommandAgent(PRESETS[agent].argv_for(model))
+    elif model is not None:
+        msg = f"--model works with --agent {CLAUDE_SDK} or a preset ({', '.join(PRESETS)})"
+        raise UsageError(msg)
+    else:
+        try:
+            backend = CommandAgent(agent)
+        except ValueError as exc:
+            msg = f"--agent: {exc}"
+            raise UsageError(msg) from exc
+    return use_agent(workflow, backend)
+
+
+def read_answer(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        return Path(source).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        msg = f"cannot read {source}: {exc.strerror}"
+        raise UsageError(msg) from exc
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Describe every command and option; `adws.cli` dispatches on `command`."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--workflows",
+        metavar="DIR",
+        help="folder of workflow modules (default: $ADWS_WORKFLOWS or ./workflows)",
+    )
+    journaled = argparse.ArgumentParser(add_help=False)
+    journaled.add_argument(
+        "--journal",
+        metavar="PATH",
+        help="the run journal (default: $ADWS_JOURNAL or .adws/runs.db)",
+    )
+    running = argparse.ArgumentParser(add_help=False)
+    running.add_argument(
+        "-i", "--input", action="append", default=[], metavar="KEY=VALUE", help="an input"
+    )
+    running.add_argument("--inputs", metavar="FILE.json", help="inputs from a JSON object")
+    running.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    running.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    running.add_argument(
+        "--agent",
+        metavar="AGENT",
+        help="run every agent step with this agent: claude-sdk (the Claude Agent SDK), "
+        "a preset (claude, codex), or any command that reads the prompt on stdin",
+    )
+    running.add_argument(
+        "--model", help="the model for --agent claude-sdk or a preset, e.g. sonnet"
+    )
+    running.add_argument(
+        "--no-journal", action="store_true", help="do not record the run in the journal"
+    )
+    parser = argparse.ArgumentParser(
+        prog="adws",
+        description="Run AI-developer workflows as pipelines that fail closed.",
+        epilog="Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, "
+        "3 blocked, 130 interrupted.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    commands.add_parser("list", parents=[common], help="list the workflows")
+
+    show = commands.add_parser("show", parents=[common], help="describe a workflow's steps")
+    show.add_argument("workflow", help="workflow name")
+    show.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart")
+
+    run = commands.add_parser("run", parents=[common, journaled, running], help="run a workflow")
+    run.add_argument("workflow", help="workflow name")
+
+    runs = commands.add_parser("runs", parents=[journaled], help="list recorded runs, newest first")
+    runs.add_argument("--workflow", help="only runs of this workflow")
+    runs.add_argument(
+        "--status",
+        choices=["running", "succeeded", "failed", "blocked", "interrupted"],
+        help="only runs with this status",
+    )
+    runs.add_argument("--limit", type=int, metavar="N", help="at most N runs")
+    runs.add_argument("--json", action="store_true", help="print a JSON list")
+
+    status = commands.add_parser(
+        "status", parents=[journaled], help="show one run's steps, attempts and errors"
+    )
+    status.add_argument("run", help="run id (or a unique prefix)")
+    status.add_argument("--json", action="store_true", help="print JSON")
+
+    resume = commands.add_parser(
+        "resume",
+        parents=[common, journaled, running],
+        help="continue a run from its first step that did not succeed",
+    )
+    resume.add_argument("run", help="run id (or a unique prefix)")
+    resume.add_argument(
+        "--force",
+        action="store_true",
+        help="resume even if the workflow changed or the run looks alive",
+    )
+
+    validate = commands.add_parser(
+        "validate", parents=[common], help="check an agent answer against a step's contract"
+    )
+    validate.add_argument("--workflow", required=True, help="workflow name")
+    validate.add_argument("--step", required=True, help="agent step name")
+    validate.add_argument("file", help="file holding the answer, or - for stdin")
+    return parser
