@@ -15,11 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
-import attrs
-
 from adws import io_ops
-from adws.codec import decode_context, decode_error, encode_context, encode_error
-from adws.errors import PipelineError
+from adws.codec import encode_context, encode_error
 from adws.events import (
     AttemptFailed,
     RunEvent,
@@ -28,11 +25,13 @@ from adws.events import (
     StepSkipped,
     StepSucceeded,
 )
+from adws.records import AttemptRecord, RunRecord, attempt_from_row, resume_point, run_from_row
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from adws.context import WorkflowContext
+    from adws.errors import PipelineError
 
 __all__ = [
     "DEFAULT_PATH",
@@ -89,106 +88,6 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
 
 class JournalError(Exception):
     """The journal cannot be opened or read; the message names the file."""
-
-
-@final
-@attrs.frozen
-class RunRecord:
-    """One run as the journal knows it."""
-
-    run_id: str
-    workflow: str
-    fingerprint: str
-    status: str
-    steps: tuple[str, ...]
-    inputs_json: str
-    started: str
-    finished: str | None
-    seconds: float | None
-    error: PipelineError | None
-    failed_step: str | None
-    pid: int | None
-    host: str | None
-    resumes: int
-
-    def inputs(self) -> WorkflowContext:
-        """Decode the inputs the run started with (load its workflow module first)."""
-        return decode_context(self.inputs_json)
-
-    @property
-    def stale(self) -> bool:
-        """Tell whether the run says `running` but its process on this host is gone."""
-        return (
-            self.status == "running"
-            and self.pid is not None
-            and self.host == socket.gethostname()
-            and not io_ops.process_alive(self.pid)
-        )
-
-    def to_dict(self) -> dict[str, object]:
-        """Return the JSON-safe summary `adws runs --json` prints."""
-        return {
-            "run_id": self.run_id,
-            "workflow": self.workflow,
-            "status": self.status,
-            "stale": self.stale,
-            "started": self.started,
-            "finished": self.finished,
-            "seconds": self.seconds,
-            "failed_step": self.failed_step,
-            "resumes": self.resumes,
-        }
-
-
-@final
-@attrs.frozen
-class AttemptRecord:
-    """One recorded attempt (or skip) of one step."""
-
-    step: str
-    step_index: int
-    attempt: int
-    status: str
-    recorded: str
-    seconds: float
-    error: PipelineError | None
-    context_json: str | None
-
-    def context(self) -> WorkflowContext | None:
-        """Decode the context a successful step left (load its workflow module first)."""
-        return None if self.context_json is None else decode_context(self.context_json)
-
-
-def _run(row: sqlite3.Row) -> RunRecord:
-    return RunRecord(
-        row["run_id"],
-        row["workflow"],
-        row["fingerprint"],
-        row["status"],
-        tuple(json.loads(row["steps"])),
-        row["inputs"],
-        row["started"],
-        row["finished"],
-        row["seconds"],
-        None if row["error"] is None else decode_error(row["error"]),
-        row["failed_step"],
-        row["pid"],
-        row["host"],
-        row["resumes"],
-    )
-
-
-def _attempt(row: sqlite3.Row) -> AttemptRecord:
-    return AttemptRecord(
-        row["step"],
-        row["step_index"],
-        row["attempt"],
-        row["status"],
-        row["recorded"],
-        row["seconds"],
-        None if row["error"] is None else decode_error(row["error"]),
-        row["context"],
-    )
 
 
 class Journal:
@@ -298,7 +197,7 @@ class Journal:
         sql = "SELECT * FROM runs WHERE (? IS NULL OR workflow = ?) AND (? IS NULL OR status = ?)"
         sql += " ORDER BY started DESC, rowid DESC LIMIT ?"
         rows = self._read(sql, (workflow, workflow, status, status, -1 if limit is None else limit))
-        return [_run(row) for row in rows]
+        return [run_from_row(row) for row in rows]
 
     def find(self, run_id: str) -> RunRecord | str:
         """Return the run with this id (or unique id prefix), or why there is none."""
@@ -310,12 +209,12 @@ class Journal:
             return f"no run {run_id!r} in {self.path}"
         if len(rows) > 1:
             return f"run id {run_id!r} is ambiguous in {self.path}; give more characters"
-        return _run(rows[0])
+        return run_from_row(rows[0])
 
     def attempts(self, run_id: str) -> list[AttemptRecord]:
         """List a run's recorded attempts and skips, in the order they happened."""
         rows = self._read("SELECT * FROM attempts WHERE run_id = ? ORDER BY id", (run_id,))
-        return [_attempt(row) for row in rows]
+        return [attempt_from_row(row) for row in rows]
 
 
 @final
@@ -403,24 +302,3 @@ class JournalObserver:
                 )
             case _:
                 pass
-
-
-def resume_point(
-    steps: Sequence[str], attempts: Sequence[AttemptRecord]
-) -> tuple[str | None, WorkflowContext | None]:
-    """Find the first step that did not succeed and the context the steps before it left.
-
-    A step counts as done when its latest record is a success or a skip by
-    its condition. Returns `(None, context)` when every step is done.
-    """
-    latest: dict[str, AttemptRecord] = {}
-    for record in attempts:
-        if record.status != "retried":
-            latest[record.step] = record
-    context: WorkflowContext | None = None
-    for name in steps:
-        last = latest.get(name)
-        if last is None or last.status not in {"succeeded", "skipped:condition"}:
-            return name, context
-        context = last.context() or context
-    return None, context
