@@ -140,7 +140,10 @@ def _scan(text: str, declared: frozenset[str]) -> list[tuple[str, str]]:
     """Split `text` into (KEY, value) fields per the grammar in DESIGN.md."""
     fields: list[tuple[str, list[str]]] = []
     current: list[str] | None = None
-    for line in text.splitlines():
+    # Only \n (or \r\n) ends a line: splitlines() would also break on U+2028 and
+    # friends, which may sit raw inside a JSON string and must survive.
+    for raw_line in text.split("\n"):
+        line = raw_line.removesuffix("\r")
         match = _FIELD_LINE.fullmatch(line.rstrip())
         if match is not None and match.group(1) in declared:
             key, rest = match.group(1), match.group(2)
