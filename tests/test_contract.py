@@ -364,7 +364,7 @@ def test_instructions_cope_with_recursive_and_unresolvable_schemas() -> None:
 
 
 def test_line_separators_inside_values_survive() -> None:
-    """Only \\n ends a line: U+2028 or U+0085 in a JSON string, or a vertical tab in text, is data."""
+    """Only a newline ends a line: U+2028 or U+0085 in JSON, or a vertical tab in text, is data."""
     packet = '{"note": "a\u2028b\x85c"}'
     text = f"STATUS: done\r\nRESEARCH_PACKET_JSON: {packet}\r\nFINAL_REPORT: x\x0by\x1cz\r\n"
     contract = OutputContract(("RESEARCH_PACKET_JSON", "FINAL_REPORT"))
