@@ -47,28 +47,29 @@ def journal_path(args: argparse.Namespace) -> Path:
     return Path(chosen) if chosen else journal_module.DEFAULT_PATH
 
 
-def open_journal(args: argparse.Namespace) -> Journal | None:
+def _journal_at(path: Path) -> Journal:
     from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
 
-    if getattr(args, "no_journal", False):
-        return None
-    try:
-        return Journal(journal_path(args))
-    except JournalError as exc:
-        raise UsageError(str(exc)) from exc
-
-
-def require_journal(args: argparse.Namespace) -> Journal:
-    from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
-
-    path = journal_path(args)
-    if not path.exists():
-        msg = f"no run journal at {path}; `adws run` records runs there"
-        raise UsageError(msg)
     try:
         return Journal(path)
     except JournalError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def open_journal(args: argparse.Namespace) -> Journal | None:
+    """Open the journal a run records into, unless `--no-journal`."""
+    if getattr(args, "no_journal", False):
+        return None
+    return _journal_at(journal_path(args))
+
+
+def require_journal(args: argparse.Namespace) -> Journal:
+    """Open an existing journal for `runs`, `status` and `resume`."""
+    path = journal_path(args)
+    if not path.exists():
+        msg = f"no run journal at {path}; `adws run` records runs there"
+        raise UsageError(msg)
+    return _journal_at(path)
 
 
 def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, object]:

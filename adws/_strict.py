@@ -140,35 +140,33 @@ def _json_name(tp: type) -> str:
     return names.get(tp, tp.__name__)
 
 
-def _structure_attrs(cls: type, converter: cattrs.Converter) -> Callable[[object, type], object]:
-    inner: Callable[[Any, Any], object] = make_dict_structure_fn(
-        cls, converter, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True
-    )
+def _require(
+    json_type: type, inner: Callable[[Any, Any], object]
+) -> Callable[[object, type], object]:
+    """Wrap a structuring hook so it refuses values of any other JSON type."""
 
     def structure(value: object, tp: type) -> object:
-        if not isinstance(value, dict):
-            msg = f"expected object, got {_json_name(type(value))}"
+        if not isinstance(value, json_type):
+            msg = f"expected {_json_name(json_type)}, got {_json_name(type(value))}"
             raise TypeError(msg)
         return inner(value, tp)
 
     return structure
 
 
+def _structure_attrs(cls: type, converter: cattrs.Converter) -> Callable[[object, type], object]:
+    return _require(
+        dict,
+        make_dict_structure_fn(
+            cls, converter, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True
+        ),
+    )
+
+
 def _structure_sequence(tp: Any, converter: cattrs.Converter) -> Callable[[object, type], object]:  # noqa: ANN401 - any generic alias
-    origin = typing.get_origin(tp)
-    inner: Callable[[Any, Any], object]
-    if origin is tuple:
-        inner = homogenous_tuple_structure_factory(tp, converter)
-    else:
-        inner = list_structure_factory(tp, converter)
-
-    def structure(value: object, given: type) -> object:
-        if not isinstance(value, list):
-            msg = f"expected array, got {_json_name(type(value))}"
-            raise TypeError(msg)
-        return inner(value, given)
-
-    return structure
+    if typing.get_origin(tp) is tuple:
+        return _require(list, homogenous_tuple_structure_factory(tp, converter))
+    return _require(list, list_structure_factory(tp, converter))
 
 
 def _strict_converter() -> cattrs.Converter:

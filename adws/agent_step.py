@@ -11,9 +11,9 @@ from returns.result import Failure
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.combinators import VerificationSpec, with_verification
 from adws.contract import OutputContract, validate_agent_output
-from adws.errors import ErrorType, PipelineError
+from adws.errors import PipelineError
 from adws.step import RetryPolicy, Step, Workflow
-from adws.template import render
+from adws.template import render_for_step
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,20 +33,6 @@ class AgentSpec:
     contract: OutputContract
     timeout: float | None
     cwd: str | None
-
-
-def missing_input_error(
-    step_name: str, what: str, missing: tuple[str, ...], ctx: WorkflowContext
-) -> PipelineError:
-    """Name the inputs a template needs but the run does not have."""
-    names = ", ".join(repr(key) for key in missing)
-    known = ", ".join(sorted(ctx.inputs)) or "none"
-    return PipelineError(
-        step_name,
-        ErrorType.MISSING_INPUT,
-        f"{what} of step {step_name!r} needs input {names}; inputs available: {known}",
-        {"missing": list(missing)},
-    )
 
 
 def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, ...]) -> str:
@@ -102,18 +88,18 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     """
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
-        rendered = render(prompt, ctx.inputs)
-        if isinstance(rendered, Failure):
-            return IOFailure(missing_input_error(name, "the prompt", rendered.failure(), ctx))
-        where = render(cwd, ctx.inputs) if cwd is not None else None
-        if isinstance(where, Failure):
-            return IOFailure(missing_input_error(name, "the cwd", where.failure(), ctx))
+        rendered = render_for_step(prompt, ctx.inputs, step_name=name, what="the prompt")
+        where = render_for_step(cwd, ctx.inputs, step_name=name, what="the cwd")
+        if isinstance(rendered, PipelineError):
+            return IOFailure(rendered)
+        if isinstance(where, PipelineError):
+            return IOFailure(where)
         request = AgentRequest(
-            compose_prompt(rendered.unwrap(), contract, ctx.feedback),
+            compose_prompt(rendered, contract, ctx.feedback),
             name,
             attempt=len(ctx.feedback) + 1,
             timeout=timeout,
-            cwd=None if where is None else where.unwrap(),
+            cwd=where,
         )
         return (
             agent(request)

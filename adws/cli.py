@@ -161,13 +161,14 @@ def _print_error_details(error: PipelineError) -> None:
         _err(f"also failed while cleaning up: {late}")
 
 
-def _execute(
+def _execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows already
     args: argparse.Namespace,
     workflow: Workflow,
     ctx: WorkflowContext,
     *,
     run_id: str | None = None,
     resume_from: str | None = None,
+    workflow_fingerprint: str | None = None,
 ) -> int:
     from adws.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
     from adws.fingerprint import fingerprint  # noqa: PLC0415 - see the note on imports
@@ -177,7 +178,7 @@ def _execute(
     summary = RunSummary()
     observers: list[RunObserver] = [summary]
     if journal is not None:
-        observers.insert(0, journal.observer(fingerprint(workflow)))
+        observers.insert(0, journal.observer(workflow_fingerprint or fingerprint(workflow)))
     if not args.quiet:
         observers.append(_progress)
     run_id = run_id or new_run_id()
@@ -285,7 +286,8 @@ def _cmd_resume(args: argparse.Namespace) -> int:
         raise UsageError(msg)
     args.workflow = record.workflow
     workflow = select_agent(_workflow(args), args.agent, args.model)
-    if fingerprint(workflow) != record.fingerprint and not args.force:
+    current = fingerprint(workflow)
+    if current != record.fingerprint and not args.force:
         msg = (
             f"workflow {workflow.name!r} changed since run {record.run_id} started "
             "(its fingerprint differs); pass --force to resume with the new definition"
@@ -299,7 +301,14 @@ def _cmd_resume(args: argparse.Namespace) -> int:
     start = ctx if ctx is not None else record.inputs()
     extra = parse_inputs(args.input, args.inputs)
     start = WorkflowContext(inputs={**start.inputs, **extra})
-    return _execute(args, workflow, start, run_id=record.run_id, resume_from=resume_from)
+    return _execute(
+        args,
+        workflow,
+        start,
+        run_id=record.run_id,
+        resume_from=resume_from,
+        workflow_fingerprint=current,
+    )
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:

@@ -7,7 +7,6 @@ from typing import final
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from adws import io_ops
 from adws.context import WorkflowContext, promote
 from adws.errors import ErrorType, PipelineError
 from adws.executor import retry_step
@@ -56,13 +55,13 @@ def with_verification(
         round_ctx = ctx
         error = PipelineError("", ErrorType.STEP_EXCEPTION, "no verification round ran")
         for round_number in range(1, max_attempts + 1):
-            made, _ = retry_step(main, round_ctx, sleep=io_ops.sleep)
+            made, _ = retry_step(main, round_ctx)
             if isinstance(made, PipelineError):
                 return IOFailure(made.with_step_name(main.name))
             promoted = promote(ctx.inputs, made.outputs)
             if isinstance(promoted, PipelineError):
                 return IOFailure(promoted.with_step_name(main.name))
-            checked, _ = retry_step(verify, promoted, sleep=io_ops.sleep)
+            checked, _ = retry_step(verify, promoted)
             if isinstance(checked, WorkflowContext):
                 clashes = sorted(set(made.outputs) & set(checked.outputs))
                 if clashes:

@@ -133,8 +133,9 @@ def retry_step(
     """
     attempt = 1
     attempt_ctx = ctx
+    timed = on_attempt_failed is not None  # durations only feed events
     while True:
-        started = io_ops.monotonic()
+        started = io_ops.monotonic() if timed else 0.0
         outcome = _call(step, attempt_ctx)
         if isinstance(outcome, WorkflowContext):
             return outcome, attempt
@@ -204,7 +205,7 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
             )
             emit(event)
 
-    started = io_ops.monotonic()
+    started = io_ops.monotonic() if emit.observers else 0.0
     outcome, attempts = retry_step(step, ctx, sleep=sleep, on_attempt_failed=report)
     if isinstance(outcome, PipelineError):
         return outcome

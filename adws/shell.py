@@ -7,13 +7,11 @@ from typing import TYPE_CHECKING, final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.result import Failure, Result, Success
 
 from adws import io_ops
-from adws.agent_step import missing_input_error
 from adws.errors import ErrorType, PipelineError
 from adws.step import RetryPolicy, Step
-from adws.template import render
+from adws.template import missing_input_error, placeholders, render, render_for_step
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -34,22 +32,18 @@ class ShellSpec:
 
 
 def _argv(
-    command: str | tuple[str, ...], ctx: WorkflowContext
-) -> Result[tuple[str, ...], tuple[str, ...]]:
+    name: str, command: str | tuple[str, ...], ctx: WorkflowContext
+) -> tuple[str, ...] | PipelineError:
     if isinstance(command, str):
-        script = render(command, ctx.inputs, quote=shlex.quote)
-        return script.map(lambda text: ("sh", "-c", text))
-    missing: list[str] = []
-    argv: list[str] = []
-    for part in command:
-        rendered = render(part, ctx.inputs)
-        if isinstance(rendered, Failure):
-            missing.extend(key for key in rendered.failure() if key not in missing)
-        else:
-            argv.append(rendered.unwrap())
+        script = render_for_step(
+            command, ctx.inputs, step_name=name, what="the command", quote=shlex.quote
+        )
+        return script if isinstance(script, PipelineError) else ("sh", "-c", script)
+    needed = dict.fromkeys(key for part in command for key in placeholders(part))
+    missing = tuple(key for key in needed if key not in ctx.inputs)
     if missing:
-        return Failure(tuple(missing))
-    return Success(tuple(argv))
+        return missing_input_error(name, "the command", missing, ctx.inputs)
+    return tuple(render(part, ctx.inputs).unwrap() for part in command)
 
 
 def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-only
@@ -74,16 +68,13 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     spec_command = command if isinstance(command, str) else tuple(command)
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
-        argv = _argv(spec_command, ctx)
-        if isinstance(argv, Failure):
-            return IOFailure(missing_input_error(name, "the command", argv.failure(), ctx))
-        where = render(cwd, ctx.inputs) if cwd is not None else None
-        if isinstance(where, Failure):
-            return IOFailure(missing_input_error(name, "the cwd", where.failure(), ctx))
-        rendered = argv.unwrap()
-        outcome = io_ops.run_process(
-            rendered, timeout=timeout, cwd=None if where is None else where.unwrap()
-        )
+        rendered = _argv(name, spec_command, ctx)
+        where = render_for_step(cwd, ctx.inputs, step_name=name, what="the cwd")
+        if isinstance(rendered, PipelineError):
+            return IOFailure(rendered)
+        if isinstance(where, PipelineError):
+            return IOFailure(where)
+        outcome = io_ops.run_process(rendered, timeout=timeout, cwd=where)
         shown = rendered[2] if isinstance(spec_command, str) else shlex.join(rendered)
         details: dict[str, object] = {
             "command": shown,

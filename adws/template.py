@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, overload
 
 from returns.result import Failure, Result, Success
 
-from adws.errors import json_safe
+from adws.errors import ErrorType, PipelineError, json_safe
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["placeholders", "render", "to_text"]
+__all__ = ["missing_input_error", "placeholders", "render", "render_for_step", "to_text"]
 
 _TOKEN: Final = re.compile(r"\{\{|\}\}|\{([a-z][a-z0-9_]*)\}")
 
@@ -67,3 +67,71 @@ def render(
         return quote(to_text(values[name]))
 
     return Success(_TOKEN.sub(replace, template))
+
+
+def missing_input_error(
+    step_name: str, what: str, missing: tuple[str, ...], inputs: Mapping[str, object]
+) -> PipelineError:
+    """Name the inputs a step's template needs but the run does not have."""
+    names = ", ".join(repr(key) for key in missing)
+    known = ", ".join(sorted(inputs)) or "none"
+    return PipelineError(
+        step_name,
+        ErrorType.MISSING_INPUT,
+        f"{what} of step {step_name!r} needs input {names}; inputs available: {known}",
+        {"missing": list(missing)},
+    )
+
+
+@overload
+def render_for_step(
+    template: str,
+    inputs: Mapping[str, object],
+    *,
+    step_name: str,
+    what: str,
+    quote: Callable[[str], str] = ...,
+) -> str | PipelineError: ...
+
+
+@overload
+def render_for_step(
+    template: None,
+    inputs: Mapping[str, object],
+    *,
+    step_name: str,
+    what: str,
+    quote: Callable[[str], str] = ...,
+) -> None: ...
+
+
+@overload
+def render_for_step(
+    template: str | None,
+    inputs: Mapping[str, object],
+    *,
+    step_name: str,
+    what: str,
+    quote: Callable[[str], str] = ...,
+) -> str | PipelineError | None: ...
+
+
+def render_for_step(
+    template: str | None,
+    inputs: Mapping[str, object],
+    *,
+    step_name: str,
+    what: str,
+    quote: Callable[[str], str] = str,
+) -> str | PipelineError | None:
+    """Render one of a step's templates (`None` stays `None`), or say what is missing.
+
+    >>> render_for_step("cd {dir}", {}, step_name="s", what="the cwd")
+    PipelineError(step_name='s', error_type=<ErrorType.MISSING_INPUT: 'MissingInput'>, message="the cwd of step 's' needs input 'dir'; inputs available: none", context=FrozenMap({'missing': ('dir',)}))
+    """  # noqa: E501
+    if template is None:
+        return None
+    rendered = render(template, inputs, quote=quote)
+    if isinstance(rendered, Failure):
+        return missing_input_error(step_name, what, rendered.failure(), inputs)
+    return rendered.unwrap()
