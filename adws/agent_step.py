@@ -100,6 +100,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             attempt=len(ctx.feedback) + 1,
             timeout=timeout,
             cwd=where,
+            max_output_bytes=contract.max_output_bytes,
         )
         return (
             agent(request)

@@ -23,6 +23,7 @@ from adws._cli_args import (
     require_journal,
     select_agent,
 )
+from adws._terminal import escape_controls, escape_json
 
 if TYPE_CHECKING:
     import argparse
@@ -87,11 +88,16 @@ class Interrupts:
 
 
 def _err(message: str) -> None:
-    print(message, file=sys.stderr)
+    print(escape_controls(message), file=sys.stderr)
 
 
 def _out(message: str) -> None:
-    print(message)
+    print(escape_controls(message))
+
+
+def _out_json(payload: object) -> None:
+    """Print JSON with the exact text of every value, nothing a terminal would obey."""
+    print(escape_json(json.dumps(payload, indent=2, ensure_ascii=False)))
 
 
 # -- workflows -----------------------------------------------------------------
@@ -194,6 +200,14 @@ def _execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alr
         return EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGINT, previous)
+    _report(args, summary, ctx)
+    return EXIT_CODES.get(summary.status, EXIT_FAILED)
+
+
+def _report(args: argparse.Namespace, summary: RunSummary, ctx: WorkflowContext) -> None:
+    """Print what a finished run left: why it failed, where its files went, its JSON."""
+    if args.quiet and summary.finished is not None and summary.status != "succeeded":
+        _progress(summary.finished)  # -q hides progress, never why a run did not succeed
     if summary.error is not None:
         _print_error_details(summary.error)
     if summary.finished is not None and not args.quiet:
@@ -202,8 +216,7 @@ def _execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alr
             if key.endswith("_path") and key not in ctx.inputs:
                 _err(f"{key}: {final[key]}")
     if args.json:
-        _out(json.dumps(summary.to_dict(), indent=2))
-    return EXIT_CODES.get(summary.status, EXIT_FAILED)
+        _out_json(summary.to_dict())
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -223,7 +236,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     journal = require_journal(args)
     records = journal.runs(workflow=args.workflow, status=args.status, limit=args.limit)
     if args.json:
-        _out(json.dumps([record.to_dict() for record in records], indent=2))
+        _out_json([record.to_dict() for record in records])
     elif records:
         from adws.render import runs_table  # noqa: PLC0415 - see the note on imports
 
@@ -260,7 +273,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
                 for a in attempts
             ],
         }
-        _out(json.dumps(payload, indent=2))
+        _out_json(payload)
     else:
         from adws.render import status_text  # noqa: PLC0415 - see the note on imports
 
@@ -338,7 +351,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     report = result.unwrap()
     payload = {"status": report.status, "fields": dict(report.fields), "data": report.data}
-    _out(json.dumps(json_safe(payload), indent=2, ensure_ascii=False))
+    _out_json(json_safe(payload))
     return EXIT_OK
 
 

@@ -6,11 +6,19 @@ verified packet, say) as `{"__adws_attrs__": "module:Class", "value": ...}`,
 sets as `{"__adws_set__": [...]}`, errors as `{"__adws_error__": {...}}`.
 Anything else is stored as `{"__adws_repr__": "..."}` and comes back as that
 text: recording a value never fails a run.
+
+Data cannot forge a marker: an object with any key starting `__adws_` (an
+agent's JSON, say) is stored as `{"__adws_dict__": [[key, value], ...]}` and
+comes back exactly as it was. Decoding never imports a module: an attrs
+class is looked up only among modules already loaded (resume loads the
+workflow module first), and comes back as plain data otherwise. Decoding
+never raises on a value it cannot rebuild; it keeps the plain data. Text is
+kept exactly, lone surrogates included (SQLite stores UTF-8, so text that
+holds one is written with JSON's ASCII escapes).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import sys
@@ -25,13 +33,21 @@ from adws.errors import PipelineError
 
 __all__ = ["decode_context", "decode_error", "encode_context", "encode_error", "to_json"]
 
+_PREFIX: Final = "__adws_"
 _ATTRS: Final = "__adws_attrs__"
 _SET: Final = "__adws_set__"
 _ERROR: Final = "__adws_error__"
 _REPR: Final = "__adws_repr__"
-_MARKERS: Final = frozenset({_ATTRS, _SET, _ERROR, _REPR})
+_DICT: Final = "__adws_dict__"
 
 _converter: Final = cattrs.Converter()
+
+
+def _encode_mapping(value: Mapping[Any, object]) -> object:
+    encoded = {str(key): _encode(item) for key, item in value.items()}
+    if any(key.startswith(_PREFIX) for key in encoded):
+        return {_DICT: [[key, item] for key, item in encoded.items()]}
+    return encoded
 
 
 def _encode(value: object) -> object:  # noqa: PLR0911 - one return per kind of value
@@ -42,7 +58,7 @@ def _encode(value: object) -> object:  # noqa: PLR0911 - one return per kind of 
     if isinstance(value, PipelineError):
         return {_ERROR: _error_dict(value)}
     if isinstance(value, Mapping):
-        return {str(key): _encode(item) for key, item in value.items()}
+        return _encode_mapping(value)
     if isinstance(value, list | tuple):
         return [_encode(item) for item in value]
     if isinstance(value, set | frozenset):
@@ -58,46 +74,63 @@ def _encode(value: object) -> object:  # noqa: PLR0911 - one return per kind of 
 
 
 def _find_class(path: str) -> type | None:
+    """Find an attrs class in an already loaded module; never import one."""
     module_name, _, qualname = path.partition(":")
-    module = sys.modules.get(module_name)
-    if module is None:
-        try:
-            module = importlib.import_module(module_name)
-        except Exception:  # noqa: BLE001 - a class that cannot be found is reported by the caller
-            return None
-    found: object = module
+    found: object = sys.modules.get(module_name)
     for part in qualname.split("."):
         found = getattr(found, part, None)
     return found if isinstance(found, type) and attrs.has(found) else None
 
 
-def _decode(value: object) -> object:  # noqa: PLR0911 - one return per marker
+def _decode_marker(marker: str, value: dict[str, object]) -> object:
+    if marker == _DICT:
+        pairs = value[_DICT]
+        return {str(key): _decode(item) for key, item in pairs}  # type: ignore[attr-defined] # a list of pairs; a bad one raises and is kept as data
+    if marker == _SET:
+        return frozenset(_decode(item) for item in value[_SET])  # type: ignore[attr-defined] # a list; a bad one raises and is kept as data
+    if marker == _ERROR:
+        return decode_error(value[_ERROR])  # type: ignore[arg-type] # a mapping; a bad one raises and is kept as data
+    if marker == _REPR:
+        return str(value[_REPR])
+    cls = _find_class(str(value[_ATTRS]))
+    data = _decode(value["value"])
+    try:
+        return data if cls is None else _converter.structure(data, cls)
+    except Exception:  # noqa: BLE001 - the class changed since the run: keep its data
+        return data
+
+
+def _decode(value: object) -> object:
     if isinstance(value, list):
         return [_decode(item) for item in value]
     if not isinstance(value, dict):
         return value
-    marker = next((key for key in value if key in _MARKERS), None)
-    if marker == _SET:
-        return frozenset(_decode(item) for item in value[_SET])
-    if marker == _ERROR:
-        return decode_error(value[_ERROR])
-    if marker == _REPR:
-        return value[_REPR]
-    if marker == _ATTRS:
-        cls = _find_class(str(value[_ATTRS]))
-        data = _decode(value.get("value"))
-        if cls is None:
-            return data
+    shape = tuple(value)
+    marker = shape[0] if shape in {(_DICT,), (_SET,), (_ERROR,), (_REPR,)} else None
+    if shape == (_ATTRS, "value"):
+        marker = _ATTRS
+    if marker is not None:
         try:
-            return _converter.structure(data, cls)
-        except Exception:  # noqa: BLE001 - fall back to the plain data rather than lose it
-            return data
+            return _decode_marker(marker, value)
+        except Exception:  # noqa: BLE001, S110 - a row written before markers were escaped: keep the data
+            pass
     return {key: _decode(item) for key, item in value.items()}
+
+
+def _dumps(value: object) -> str:
+    """Write compact JSON that is valid UTF-8: lone surrogates become escapes."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(value, separators=(",", ":"))
+    return text
 
 
 def to_json(value: object) -> str:
     """Encode any value as compact JSON with markers (see the module docstring)."""
-    return json.dumps(_encode(value), ensure_ascii=False, separators=(",", ":"))
+    return _dumps(_encode(value))
 
 
 def _error_dict(error: PipelineError) -> dict[str, object]:
@@ -111,7 +144,7 @@ def _error_dict(error: PipelineError) -> dict[str, object]:
 
 def encode_error(error: PipelineError | None) -> str | None:
     """Encode an error for the journal (None stays None)."""
-    return None if error is None else json.dumps(_error_dict(error), ensure_ascii=False)
+    return None if error is None else _dumps(_error_dict(error))
 
 
 def decode_error(data: str | Mapping[str, Any]) -> PipelineError:

@@ -61,13 +61,20 @@ def _check_schemas(
             raise TypeError(msg)
 
 
+def _check_limit(_instance: object, _attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(cast("object", value), int) or value < 1:
+        msg = f"OutputContract.max_output_bytes must be an int >= 1, got {value!r}"
+        raise ValueError(msg)
+
+
 @final
 @attrs.frozen
 class OutputContract:
     """Declare the report keys a step needs and the schemas of its JSON keys.
 
     A key in `schemas` is expected too, whether or not `expects` lists it.
-    Answers over `max_output_bytes` are refused unread.
+    Answers over `max_output_bytes` are refused unread; a `CommandAgent`
+    stops its process as soon as it prints more than that.
 
     >>> OutputContract(expects=("FINAL_REPORT",)).keys
     ('FINAL_REPORT',)
@@ -77,7 +84,9 @@ class OutputContract:
     schemas: Mapping[str, type] = attrs.field(
         factory=dict, converter=freeze_mapping, validator=_check_schemas
     )
-    max_output_bytes: int = attrs.field(default=MAX_OUTPUT_BYTES, kw_only=True)
+    max_output_bytes: int = attrs.field(
+        default=MAX_OUTPUT_BYTES, kw_only=True, validator=_check_limit
+    )
 
     @property
     def keys(self) -> tuple[str, ...]:

@@ -55,9 +55,9 @@ class Catalog:
 def _load(path: Path) -> object:
     name = f"{_MODULE_PREFIX}.{path.stem}"
     loader = importlib.machinery.SourceFileLoader(name, str(path))
-    module = importlib.util.module_from_spec(
-        importlib.machinery.ModuleSpec(name, loader, origin=str(path))
-    )
+    # A spec with a location sets __file__ (and __cached__), as an import would.
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type] # a path always has a spec
     sys.modules[name] = module
     try:
         loader.exec_module(module)
@@ -79,8 +79,10 @@ def discover_workflows(directory: Path) -> Catalog:
     A module that fails to import, or that defines a workflow name another
     module already used, is listed in `errors` by file name; the others still
     load. A missing folder yields an empty catalog with one error. The folder
-    is put on `sys.path` (as pytest does for its rootdir) so workflow modules
-    can import private helpers such as `_common.py` by plain name.
+    is put at the end of `sys.path`, so workflow modules can import private
+    helpers such as `_common.py` by plain name while a workflow file named
+    `uuid.py` or `socket.py` shadows nothing of the standard library or the
+    installed packages. Each module has `__file__` set, as an imported one.
     """
     workflows: dict[str, Workflow] = {}
     sources: dict[str, Path] = {}
@@ -90,7 +92,7 @@ def discover_workflows(directory: Path) -> Catalog:
         return Catalog(directory, workflows, sources, tuple(errors))
     folder = str(directory.resolve())
     if folder not in sys.path:
-        sys.path.insert(0, folder)
+        sys.path.append(folder)
     for path in sorted(directory.glob("*.py")):
         if path.name.startswith("_"):
             continue

@@ -60,7 +60,7 @@ def _step(step: Step) -> object:
             "cwd": spec.cwd,
         }
     elif isinstance(spec, ShellSpec):
-        described["shell"] = {"command": spec.command, "timeout": spec.timeout, "cwd": spec.cwd}
+        described["shell"] = attrs.asdict(spec)
     elif isinstance(spec, VerificationSpec):
         described["rounds"] = spec.max_attempts
     else:

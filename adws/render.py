@@ -126,8 +126,11 @@ def _step_details(step: Step) -> str:
         ]
         parts.append("expects " + ", ".join(keys))
     if isinstance(spec, ShellSpec):
-        command = spec.command if isinstance(spec.command, str) else json.dumps(list(spec.command))
-        parts.append(f"runs {command}")
+        if spec.command is None:
+            parts.append(f"runs the script in input {spec.script_from}")
+        else:
+            command = spec.command
+            parts.append(f"runs {command if isinstance(command, str) else json.dumps(command)}")
     if isinstance(spec, VerificationSpec):
         parts.append(f"{spec.main.name} then {spec.verify.name}, up to {spec.max_attempts} rounds")
     return " · ".join(parts)

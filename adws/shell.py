@@ -1,107 +1,213 @@
-"""`shell_step`: run a command; its output becomes the step's outputs."""
+"""`shell_step`: run a command; its output becomes the step's outputs.
+
+A value is data, never code: see `adws._shell_script` for how each
+placeholder of a shell script becomes a positional parameter.
+"""
 
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, final
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
+from adws._shell_script import ShellScript, compile_script
 from adws.errors import ErrorType, PipelineError
 from adws.step import RetryPolicy, Step
-from adws.template import missing_input_error, placeholders, render, render_for_step
+from adws.template import missing_input_error, placeholders, render, render_for_step, to_text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from adws.context import WorkflowContext
 
-__all__ = ["ShellSpec", "shell_step"]
+__all__ = ["SHELLS", "SHELL_MAX_OUTPUT_BYTES", "ShellSpec", "shell_step"]
+
+SHELL_MAX_OUTPUT_BYTES: Final = 16 << 20
+"""How much a shell step may print on stdout (and on stderr) before it is killed."""
+
+SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+"""Programs whose `-c` argument is a script: its placeholders are parameters too."""
+
+_OPTIONS_WITH_VALUE: Final = frozenset({"-o", "+o", "-O", "+O"})
 
 
 @final
 @attrs.frozen
 class ShellSpec:
-    """Describe a shell step, for `adws show` and the fingerprint."""
+    """Describe a shell step, for `adws show` and the fingerprint.
 
-    command: str | tuple[str, ...]
+    `command` is the template as written (None when `script_from` names
+    the input that holds the script).
+    """
+
+    command: str | tuple[str, ...] | None
     timeout: float | None
     cwd: str | None
+    script_from: str | None = None
+    max_output_bytes: int = SHELL_MAX_OUTPUT_BYTES
 
 
-def _argv(
-    name: str, command: str | tuple[str, ...], ctx: WorkflowContext
-) -> tuple[str, ...] | PipelineError:
+@final
+@attrs.frozen
+class _Plan:
+    """How to build a step's argv from a run's inputs.
+
+    `argv` holds the template's parts (rendered as plain text: no shell sees
+    them) with the script, if any, at `script_at` already compiled; the
+    compiled script's parameters are appended after `argv`.
+    """
+
+    argv: tuple[str, ...]
+    script: ShellScript | None = None
+    script_at: int = -1
+
+
+def _script_index(argv: tuple[str, ...]) -> int | None:
+    """Find the script of an argv that starts a shell with `-c`, or None.
+
+    >>> _script_index(("bash", "-o", "pipefail", "-ec", "echo {x}"))
+    4
+    >>> _script_index(("sh", "script.sh", "{x}")) is None
+    True
+    """
+    if not argv or PurePath(argv[0]).name not in SHELLS:
+        return None
+    index, takes_script = 1, False
+    while index < len(argv) and argv[index][:1] in {"-", "+"} and argv[index] != "--":
+        option = argv[index]
+        if option in _OPTIONS_WITH_VALUE:
+            index += 1
+        elif option[:1] == "-" and "c" in option[1:]:
+            takes_script = True
+        index += 1
+    return index if takes_script and index < len(argv) else None
+
+
+def _plan(name: str, command: str | tuple[str, ...]) -> _Plan:
     if isinstance(command, str):
-        script = render_for_step(
-            command, ctx.inputs, step_name=name, what="the command", quote=shlex.quote
-        )
-        return script if isinstance(script, PipelineError) else ("sh", "-c", script)
-    needed = dict.fromkeys(key for part in command for key in placeholders(part))
+        return _Plan(("sh", "-c", "", "sh"), compile_script(command, step_name=name), 2)
+    at = _script_index(command)
+    if at is None:
+        return _Plan(command)
+    # The user's own arguments after the script keep their positions ($0, $1, ...);
+    # the values of the script's placeholders follow them.
+    script = compile_script(command[at], step_name=name)
+    after = command[at + 1 :] or (PurePath(command[0]).name,)
+    offset = len(after) - 1
+    if offset:
+        renumbered = script.script
+        for number in range(len(script.keys), 0, -1):
+            renumbered = renumbered.replace(f"${{{number}}}", f"${{{number + offset}}}")
+        script = ShellScript(renumbered, script.keys)
+    return _Plan((*command[:at], "", *after), script, at)
+
+
+def _argv(name: str, plan: _Plan, ctx: WorkflowContext) -> tuple[str, ...] | PipelineError:
+    needed = dict.fromkeys(key for part in plan.argv for key in placeholders(part))
+    if plan.script is not None:
+        needed.update(dict.fromkeys(plan.script.keys))
     missing = tuple(key for key in needed if key not in ctx.inputs)
     if missing:
         return missing_input_error(name, "the command", missing, ctx.inputs)
-    return tuple(render(part, ctx.inputs).unwrap() for part in command)
+    script = "" if plan.script is None else plan.script.script
+    parts = tuple(
+        script if index == plan.script_at else render(part, ctx.inputs).unwrap()
+        for index, part in enumerate(plan.argv)
+    )
+    values = () if plan.script is None else tuple(to_text(ctx.inputs[k]) for k in plan.script.keys)
+    return (*parts, *values)
+
+
+def _script_argv(
+    name: str, key: str, inputs: Mapping[str, object]
+) -> tuple[str, ...] | PipelineError:
+    if key not in inputs:
+        return missing_input_error(name, "the script", (key,), inputs)
+    return ("sh", "-c", to_text(inputs[key]))
+
+
+def _checked_options(
+    name: str,
+    command: str | Sequence[str] | None,
+    script_from: str | None,
+    max_output_bytes: int,
+) -> str | tuple[str, ...] | None:
+    if (command is None) == (script_from is None):
+        msg = f"shell_step {name!r}: give either a command or script_from=INPUT, not both"
+        raise ValueError(msg)
+    if isinstance(max_output_bytes, bool) or not isinstance(max_output_bytes, int):
+        msg = f"shell_step {name!r}: max_output_bytes must be an int, got {max_output_bytes!r}"
+        raise TypeError(msg)
+    if max_output_bytes < 1:
+        msg = f"shell_step {name!r}: max_output_bytes must be >= 1, got {max_output_bytes!r}"
+        raise ValueError(msg)
+    if command is None or isinstance(command, str):
+        return command
+    parts = tuple(command)
+    if not parts or not all(isinstance(part, str) for part in parts):
+        msg = f"shell_step {name!r}: an argv command must be a non-empty list of strings"
+        raise ValueError(msg)
+    return parts
 
 
 def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-only
     name: str,
-    command: str | Sequence[str],
+    command: str | Sequence[str] | None = None,
     *,
+    script_from: str | None = None,
     timeout: float | None = None,
     cwd: str | None = None,
     always_run: bool = False,
     retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, safe to share
     when: Callable[[WorkflowContext], bool] | None = None,
+    max_output_bytes: int = SHELL_MAX_OUTPUT_BYTES,
 ) -> Step:
     """Build a step that runs `command` and records its output.
 
-    An argv list runs without a shell, each `{key}` filled in as-is. A string
-    runs under `sh -c` with every substituted value shell-quoted, so no input
-    can inject a command. `cwd` may hold placeholders too. Outputs are
-    `<name>_stdout`, `<name>_stderr` and `<name>_returncode`; a non-zero exit
-    is `ShellFailed` (with the tails of stdout and stderr), a timeout kills
-    the process group and is `Timeout`.
+    A value is data, never code, wherever its `{key}` stands. A string runs
+    under `sh -c` with each value passed as a positional parameter and its
+    placeholder written as the expansion its quoting context needs (bare,
+    inside double quotes, in an unquoted heredoc); a placeholder the shell
+    could not expand safely (inside single quotes, a quoted heredoc,
+    backticks) is a `ValueError` now, naming the step and the fix. An argv
+    list runs without a shell, each `{key}` filled in as plain text; when it
+    starts a shell with `-c` (`["bash", "-c", "..."]`) its script gets the
+    string treatment. `script_from="check_command"` instead runs that
+    input's value as a script the user chose on purpose; the key must be
+    one of `Workflow.inputs`, so no step can write it (that would be a
+    `ContextCollision`).
+
+    `cwd` may hold placeholders too. Outputs are `<name>_stdout`,
+    `<name>_stderr` and `<name>_returncode`; a non-zero exit is `ShellFailed`
+    (with the tails of stdout and stderr); printing more than
+    `max_output_bytes` on either stream kills the process group and is
+    `ShellFailed` naming the limit; a timeout kills the process group and is
+    `Timeout`.
     """
-    spec_command = command if isinstance(command, str) else tuple(command)
+    spec_command = _checked_options(name, command, script_from, max_output_bytes)
+    plan = None if spec_command is None else _plan(name, spec_command)
+    label = _label(spec_command)
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
-        rendered = _argv(name, spec_command, ctx)
+        if plan is None:
+            rendered = _script_argv(name, str(script_from), ctx.inputs)
+        else:
+            rendered = _argv(name, plan, ctx)
         where = render_for_step(cwd, ctx.inputs, step_name=name, what="the cwd")
         if isinstance(rendered, PipelineError):
             return IOFailure(rendered)
         if isinstance(where, PipelineError):
             return IOFailure(where)
-        outcome = io_ops.run_process(rendered, timeout=timeout, cwd=where)
-        shown = rendered[2] if isinstance(spec_command, str) else shlex.join(rendered)
-        details: dict[str, object] = {
-            "command": shown,
-            "returncode": outcome.returncode,
-            "stdout_tail": io_ops.tail(outcome.stdout),
-            "stderr_tail": io_ops.tail(outcome.stderr),
-        }
-        if outcome.error is not None:
-            message = f"could not run `{shown}`: {outcome.error}"
-            return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
-        if outcome.timed_out:
-            message = f"`{shown}` ran past its {timeout}s timeout and was killed"
-            return IOFailure(PipelineError(name, ErrorType.TIMEOUT, message, details))
-        if outcome.returncode != 0:
-            parts = (outcome.stdout.strip(), outcome.stderr.strip())
-            output = "\n".join(part for part in parts if part)
-            message = f"`{shown}` exited with {outcome.returncode}"
-            message += f":\n{io_ops.tail(output, 1500)}" if output else " and printed nothing"
-            return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
-        return IOSuccess(
-            ctx.merge_outputs(
-                {
-                    f"{name}_stdout": outcome.stdout,
-                    f"{name}_stderr": outcome.stderr,
-                    f"{name}_returncode": outcome.returncode,
-                }
-            )
+        outcome = io_ops.run_process(
+            rendered, timeout=timeout, cwd=where, max_output_bytes=max_output_bytes
+        )
+        shown = label or f"`{rendered[2]}`"
+        return _outcome(
+            name, shown, ctx, outcome, timeout=timeout, max_output_bytes=max_output_bytes
         )
 
     return Step(
@@ -111,5 +217,57 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         retry=retry,
         when=when,
         kind="shell",
-        spec=ShellSpec(spec_command, timeout, cwd),
+        spec=ShellSpec(spec_command, timeout, cwd, script_from, max_output_bytes),
+    )
+
+
+def _label(command: str | tuple[str, ...] | None) -> str | None:
+    """Name the command in messages: the template as written (None: the script, at run time)."""
+    if command is None:
+        return None
+    return f"`{command if isinstance(command, str) else shlex.join(command)}`"
+
+
+def _outcome(  # noqa: PLR0913 - the outcome and what it is judged against
+    name: str,
+    shown: str,
+    ctx: WorkflowContext,
+    outcome: io_ops.ProcessOutcome,
+    *,
+    timeout: float | None,
+    max_output_bytes: int,
+) -> IOResult[WorkflowContext, PipelineError]:
+    details: dict[str, object] = {
+        "command": shown.strip("`"),
+        "returncode": outcome.returncode,
+        "stdout_tail": io_ops.tail(outcome.stdout),
+        "stderr_tail": io_ops.tail(outcome.stderr),
+    }
+    if outcome.error is not None:
+        message = f"could not run {shown}: {outcome.error}"
+        return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
+    if outcome.overflowed is not None:
+        message = (
+            f"{shown} printed more than {max_output_bytes} bytes on {outcome.overflowed} "
+            "(max_output_bytes) and was killed"
+        )
+        details["limit"] = max_output_bytes
+        return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
+    if outcome.timed_out:
+        message = f"{shown} ran past its {timeout}s timeout and was killed"
+        return IOFailure(PipelineError(name, ErrorType.TIMEOUT, message, details))
+    if outcome.returncode != 0:
+        parts = (outcome.stdout.strip(), outcome.stderr.strip())
+        output = "\n".join(part for part in parts if part)
+        message = f"{shown} exited with {outcome.returncode}"
+        message += f":\n{io_ops.tail(output, 1500)}" if output else " and printed nothing"
+        return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
+    return IOSuccess(
+        ctx.merge_outputs(
+            {
+                f"{name}_stdout": outcome.stdout,
+                f"{name}_stderr": outcome.stderr,
+                f"{name}_returncode": outcome.returncode,
+            }
+        )
     )

@@ -166,6 +166,19 @@ def _check_steps(
         seen.add(step.name)
 
 
+def _check_scripts(instance: Workflow) -> None:
+    """Refuse a `shell_step(script_from=KEY)` whose KEY the user does not give."""
+    for step in iter_steps(instance.steps):
+        key = getattr(step.spec, "script_from", None)
+        if key is not None and key not in instance.inputs:
+            msg = (
+                f"workflow {instance.name!r}: step {step.name!r} runs the script in input "
+                f"{key!r}, which must be one of the workflow's inputs (add inputs=({key!r}, ...)) "
+                "so that only the user, never a step, chooses it"
+            )
+            raise ValueError(msg)
+
+
 def _check_inputs(
     instance: Workflow, _attribute: attrs.Attribute[tuple[str, ...]], inputs: tuple[str, ...]
 ) -> None:
@@ -197,6 +210,10 @@ class Workflow:
     inputs: tuple[str, ...] = attrs.field(
         default=(), kw_only=True, converter=_to_names, validator=_check_inputs
     )
+
+    def __attrs_post_init__(self) -> None:
+        """Check what needs the steps and the inputs together."""
+        _check_scripts(self)
 
     def missing_inputs(self, provided: Mapping[str, object]) -> tuple[str, ...]:
         """Return the declared inputs that `provided` lacks, in declared order."""

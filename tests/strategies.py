@@ -81,3 +81,36 @@ class Packet:
 
     verdict: str
     claims: tuple[Claim, ...]
+
+
+MARKER_KEYS = st.sampled_from(
+    [
+        "__adws_attrs__",
+        "__adws_set__",
+        "__adws_error__",
+        "__adws_repr__",
+        "__adws_dict__",
+        "__adws_other",
+        "value",
+    ]
+)
+"""Keys an agent's JSON might use to forge the journal codec's markers."""
+
+any_text = st.text(alphabet=st.characters(blacklist_categories=()), max_size=12)
+"""Any text at all, lone surrogates included (what `-i name=$'\\xff'` decodes to)."""
+
+hostile_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | any_text
+    | st.floats(allow_nan=False, allow_infinity=False),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(MARKER_KEYS | any_text, children, max_size=3)
+        | st.builds(lambda k, v: {k: v}, MARKER_KEYS, children)
+        | st.builds(lambda m, v: {"__adws_attrs__": m, "value": v}, any_text, children)
+    ),
+    max_leaves=10,
+)
+"""Arbitrary JSON values, biased towards objects shaped like the codec's markers."""

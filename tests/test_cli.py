@@ -371,3 +371,46 @@ def test_python_m_adws_runs_main(
         runpy.run_module("adws", run_name="__main__")
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.startswith("usage: adws")
+
+
+def test_text_from_a_step_is_printed_with_control_characters_escaped(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "noisy.py").write_text(
+        "from returns.io import IOFailure\n"
+        "from adws import PipelineError, Step, Workflow\n"
+        "def loud(ctx):\n"
+        "    return IOFailure(PipelineError('', 'ShellFailed', 'bad\\x1b[2J\\x9b31m\\u202e\\udce9 end'))\n"
+        "workflow = Workflow('noisy', (Step('loud', loud),))\n",
+        encoding="utf-8",
+    )
+    assert main(["run", "noisy", "--no-journal"]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
+    assert "bad\\x1b[2J\\x9b31m\\u202e\\udce9 end" in err
+    assert main(["run", "noisy", "--no-journal", "--json", "-q"]) == 1
+    captured = capsys.readouterr()
+    assert "\x1b" not in captured.out
+    assert "\x9b" not in captured.out
+    assert json.loads(captured.out)["error"]["message"] == "bad\x1b[2J\x9b31m\u202e\udce9 end"
+    assert captured.err.startswith("noisy failed in ")
+
+
+def test_show_names_the_input_a_script_comes_from(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "checks.py").write_text(
+        "from adws import Workflow, shell_step\n"
+        "workflow = Workflow('checks', (shell_step('check', script_from='cmd'),"
+        " shell_step('argv', ['make', 'test'])), inputs=('cmd',))\n",
+        encoding="utf-8",
+    )
+    assert main(["show", "checks"]) == 0
+    assert capsys.readouterr().out == (
+        "checks\n"
+        "inputs: cmd\n"
+        "  1. check: shell · 1 attempt · runs the script in input cmd\n"
+        '  2. argv: shell · 1 attempt · runs ["make", "test"]\n'
+    )

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
 
 from adws import PipelineError, WorkflowContext
 from adws.codec import decode_context, decode_error, encode_context, encode_error, to_json
-from tests.strategies import Claim, Packet
+from tests.strategies import Claim, Packet, hostile_json
 from tests.test_contract import _Unresolvable
 
 
@@ -69,3 +74,64 @@ def test_a_context_with_odd_shapes_decodes_to_an_empty_one() -> None:
 def test_an_attrs_value_cattrs_cannot_unstructure_is_stored_as_its_repr() -> None:
     value = _Unresolvable(1)
     assert json.loads(to_json(value)) == {"__adws_repr__": "_Unresolvable(thing=1)"}
+
+
+def test_agent_json_shaped_like_a_marker_comes_back_as_the_same_data() -> None:
+    forged = {
+        "set": {"__adws_set__": [[1]]},
+        "error": {"__adws_error__": {"step_name": "x"}},
+        "repr": {"__adws_repr__": 42},
+        "class": {
+            "__adws_attrs__": "tests.strategies:Claim",
+            "value": {"text": "a", "source": "b"},
+        },
+        "dict": {"__adws_dict__": [["a", 1]]},
+    }
+    back = decode_context(encode_context(WorkflowContext(inputs=forged)))
+    assert back == WorkflowContext(inputs=forged)
+
+
+def test_decoding_never_imports_a_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "adws_evil_module.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_name('imported').touch()\n"
+        "import attrs\n@attrs.define\nclass Thing:\n    a: int\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    row = '{"inputs": {"p": {"__adws_attrs__": "adws_evil_module:Thing", "value": {"a": 1}}}}'
+    assert decode_context(row).inputs["p"] == {"a": 1}
+    assert not (tmp_path / "imported").exists()
+    assert "adws_evil_module" not in sys.modules
+
+
+def test_a_row_written_before_markers_were_escaped_decodes_as_plain_data() -> None:
+    old = '{"inputs": {"a": {"__adws_set__": [[1]]}, "b": {"__adws_error__": 3}}}'
+    assert decode_context(old).inputs == {
+        "a": {"__adws_set__": ((1,),)},
+        "b": {"__adws_error__": 3},
+    }
+
+
+def test_lone_surrogates_round_trip_as_valid_utf8() -> None:
+    ctx = WorkflowContext(inputs={"name": "caf\udce9", "\udcff": ["\ud800"]})
+    encoded = encode_context(ctx)
+    encoded.encode("utf-8")
+    assert decode_context(encoded) == ctx
+    error = PipelineError("s", "X", "bad \udce9", {"raw": "\udce9"})
+    text = encode_error(error)
+    assert text is not None
+    text.encode("utf-8")
+    assert decode_error(text) == error
+
+
+def test_plain_non_ascii_text_is_stored_as_it_is() -> None:
+    assert to_json({"topic": "café ✓"}) == '{"topic":"café ✓"}'
+
+
+@given(value=hostile_json)
+def test_every_json_value_round_trips_exactly(value: object) -> None:
+    """Whatever an agent answers, resume sees exactly that, and the row is valid UTF-8."""
+    ctx = WorkflowContext(inputs={"v": value})
+    encoded = encode_context(ctx)
+    encoded.encode("utf-8")
+    assert decode_context(encoded) == ctx

@@ -371,3 +371,9 @@ def test_line_separators_inside_values_survive() -> None:
     report = check(text, contract).unwrap()
     assert report.data == {"RESEARCH_PACKET_JSON": {"note": "a\u2028b\x85c"}}
     assert report.fields["FINAL_REPORT"] == "x\x0by\x1cz"
+
+
+@pytest.mark.parametrize("limit", [0, -1, True, 1.5])
+def test_an_impossible_output_limit_is_refused(limit: object) -> None:
+    with pytest.raises(ValueError, match="max_output_bytes must be an int >= 1"):
+        OutputContract(max_output_bytes=limit)  # type: ignore[arg-type] # wrong on purpose

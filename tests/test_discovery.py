@@ -73,3 +73,29 @@ def test_a_workflow_imported_from_another_module_is_listed_once(tmp_path: Path) 
     catalog = discover_workflows(tmp_path)
     assert (list(catalog.workflows), catalog.errors) == (["good"], ())
     assert catalog.sources["good"].name == "a.py"
+
+
+def test_a_workflow_file_named_like_a_standard_module_shadows_nothing(tmp_path: Path) -> None:
+    """`uuid.py` in the workflows folder must not replace the `uuid` run ids are made with."""
+    import sys  # noqa: PLC0415 - the test looks at the interpreter's module table
+
+    (tmp_path / "uuid.py").write_text(GOOD.replace('"good"', '"shadow"'))
+    (tmp_path / "socket.py").write_text(
+        "raise SystemExit('a workflow file was imported as socket')\n"
+    )
+    catalog = discover_workflows(tmp_path)
+    assert list(catalog.workflows) == ["shadow"]
+    import importlib  # noqa: PLC0415 - as above
+
+    assert importlib.import_module("uuid").__file__ != str(tmp_path / "uuid.py")
+    assert str(tmp_path.resolve()) == sys.path[-1]
+
+
+def test_a_discovered_module_has_its_file_set(tmp_path: Path) -> None:
+    (tmp_path / "where.py").write_text(
+        GOOD + "from pathlib import Path\nHERE = Path(__file__).parent\n"
+    )
+    catalog = discover_workflows(tmp_path)
+    assert not catalog.errors
+    module = __import__("sys").modules["adws_workflows.where"]
+    assert tmp_path == module.HERE

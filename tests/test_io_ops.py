@@ -45,8 +45,36 @@ def test_utc_now_is_iso_with_seconds() -> None:
 
 
 def test_a_finished_group_is_not_an_error_to_stop() -> None:
-    process = subprocess.Popen(
-        ["true"], start_new_session=True, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
+    process = subprocess.Popen(["true"], start_new_session=True)
     process.wait()
-    assert io_ops._stop_group(process, 0.1) == ("", "")
+    io_ops._stop_group(process, 0.1)
+    assert process.returncode == 0
+
+
+@pytest.mark.slow
+def test_every_live_group_is_known_and_a_second_ctrl_c_can_kill_them_all() -> None:
+    seen: list[tuple[int, ...]] = []
+    io_ops.GROUPS.on_change = seen.append
+    outcome: list[io_ops.ProcessOutcome] = []
+    try:
+        worker = threading.Thread(
+            target=lambda: outcome.append(io_ops.run_process(["sleep", "30"], grace=0.2))
+        )
+        worker.start()
+        deadline = time.monotonic() + 5
+        while not io_ops.GROUPS.current() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (pgid,) = io_ops.GROUPS.current()
+        assert io_ops.group_alive(pgid)
+        assert io_ops.kill_all_groups() == (pgid,)
+        worker.join(10)
+    finally:
+        io_ops.GROUPS.on_change = None
+    assert outcome[0].returncode == -signal.SIGKILL
+    assert seen == [(pgid,), ()]
+    assert not io_ops.group_alive(pgid)
+    assert io_ops.GROUPS.current() == ()
+
+
+def test_the_group_of_init_counts_as_alive() -> None:
+    assert io_ops.group_alive(1)

@@ -3,7 +3,8 @@
     implement ─► checks ─(fail: output fed back)─► implement … ─► finalize (always)
 
 The agent works in `target_dir`; `check_command` (for example `make check`)
-runs there after each attempt, and its failing output becomes the agent's
+runs there after each attempt, as the script the user chose (`script_from`:
+no agent can write that input), and its failing output becomes the agent's
 feedback for the next round, up to three rounds. `finalize` always writes a
 markdown report of the run, including the failure if there was one.
 
@@ -72,7 +73,7 @@ workflow = Workflow(
                 cwd="{target_dir}",
                 timeout=1800,
             ),
-            shell_step("checks", ["sh", "-c", "{check_command}"], cwd="{target_dir}", timeout=1800),
+            shell_step("checks", script_from="check_command", cwd="{target_dir}", timeout=1800),
             max_attempts=3,
         ),
         Step("finalize", finalize, always_run=True),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 import attrs
 
@@ -14,7 +14,10 @@ if TYPE_CHECKING:
 
     from adws.errors import PipelineError
 
-__all__ = ["AgentBackend", "AgentRequest", "AgentResponse"]
+__all__ = ["AGENT_MAX_OUTPUT_BYTES", "AgentBackend", "AgentRequest", "AgentResponse"]
+
+AGENT_MAX_OUTPUT_BYTES: Final = 1 << 20
+"""How much an agent may print (on stdout, and on stderr) by default: 1 MiB."""
 
 
 @final
@@ -23,7 +26,9 @@ class AgentRequest:
     """Ask an agent one thing: the full prompt, for which step and attempt.
 
     `attempt` is 1 for a step's first call and grows with each feedback line
-    the step has been given. `timeout` (seconds) and `cwd` come from the step.
+    the step has been given. `timeout` (seconds) and `cwd` come from the step;
+    `max_output_bytes` from its contract: a backend that runs a process stops
+    it once its answer grows past that.
     """
 
     prompt: str
@@ -31,6 +36,7 @@ class AgentRequest:
     attempt: int = 1
     timeout: float | None = None
     cwd: str | None = None
+    max_output_bytes: int = AGENT_MAX_OUTPUT_BYTES
 
 
 @final

@@ -24,8 +24,11 @@ class CommandAgent:
     `argv` may be a list or one string split like a shell would (no shell
     runs it). The request's timeout and cwd, when set, take precedence over
     the ones given here. Non-zero exit or a missing executable is
-    `AgentFailed` (with the exit code and stderr's tail); running past the
-    timeout kills the process group and is `Timeout`.
+    `AgentFailed` (with the exit code and stderr's tail); printing more than
+    the request's `max_output_bytes` (the step contract's, 1 MiB by default)
+    on stdout or stderr kills the process group as soon as it happens and is
+    `AgentFailed` naming the limit; running past the timeout kills the process
+    group and is `Timeout`.
     """
 
     def __init__(
@@ -58,6 +61,7 @@ class CommandAgent:
             timeout=timeout,
             cwd=request.cwd or self.cwd,
             env=self.env,
+            max_output_bytes=request.max_output_bytes,
         )
         command = shlex.join(self.argv)
         details: dict[str, object] = {
@@ -73,6 +77,17 @@ class CommandAgent:
                     ErrorType.AGENT_FAILED,
                     f"could not start agent command: {outcome.error}",
                     details,
+                )
+            )
+        if outcome.overflowed is not None:
+            limit = request.max_output_bytes
+            return IOFailure(
+                PipelineError(
+                    request.step_name,
+                    ErrorType.AGENT_FAILED,
+                    f"agent command `{command}` printed more than {limit} bytes on "
+                    f"{outcome.overflowed} (max_output_bytes) and was killed",
+                    {**details, "limit": limit},
                 )
             )
         if outcome.timed_out:

@@ -44,8 +44,8 @@ def test_failing_checks_are_fed_back_until_they_pass(
     assert [r.cwd for r in agent.requests] == [str(project), str(project)]
     assert "Task: Create DONE" in agent.prompts[0]
     assert (
-        "- verification round 1/3 failed: ShellFailed: `sh -c 'test -f DONE || "
-        "{ echo '\"'\"'DONE is missing'\"'\"'; exit 1; }'` exited with 1:\nDONE is missing"
+        "- verification round 1/3 failed: ShellFailed: "
+        "`test -f DONE || { echo 'DONE is missing'; exit 1; }` exited with 1:\nDONE is missing"
     ) in agent.prompts[1]
     final = unsafe_perform_io(result.unwrap())
     assert (final.inputs["summary"], final.inputs["checks_returncode"]) == ("created DONE", 0)
