@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.installed-runtime
+DEV := $(VENV)/.installed-dev
 
 .DEFAULT_GOAL := help
 .PHONY: help install demo lint typecheck test check bench clean
@@ -10,32 +11,38 @@ STAMP := $(VENV)/.installed
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+# The demo needs adws and its three dependencies only; the checks add the dev tools.
+$(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUNTIME)
+
+$(DEV): $(RUNTIME)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(DEV)
 
-install: $(STAMP) ## Create .venv with adws and the dev tools
+install: $(DEV) ## Create .venv with adws and the dev tools
 
-demo: install ## Run the deep_research workflow with the offline demo agent
+demo: $(RUNTIME) ## Run deep_research with the offline demo agent (installs only adws)
 	$(BIN)/adws run deep_research -i topic="railway-oriented programming"
+	@echo "Put adws on your PATH with: . $(VENV)/bin/activate"
 
-lint: install ## ruff check and ruff format --check
+lint: $(DEV) ## ruff check and ruff format --check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: install ## mypy --strict with the returns plugin
+typecheck: $(DEV) ## mypy --strict with the returns plugin
 	$(BIN)/mypy
 
-test: install ## pytest with 100% line and branch coverage
+test: $(DEV) ## pytest with 100% line and branch coverage (real processes included)
 	$(BIN)/pytest --cov --cov-report=term-missing
 
 check: lint typecheck test ## Everything CI runs
 
-bench: install ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
+bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal
-	rm -rf $(VENV) .adws .mypy_cache .pytest_cache .ruff_cache .coverage reports
+	rm -rf $(VENV) .adws .mypy_cache .pytest_cache .ruff_cache .coverage .coverage.* reports

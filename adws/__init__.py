@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from adws.agent_step import agent_step, use_agent
+    from adws.agent_steps import agent_step, use_agent
     from adws.agents import (
         AgentBackend,
         AgentRequest,
@@ -72,10 +72,10 @@ _HOMES = {
     "StepFunction": "adws.step",
     "Workflow": "adws.step",
     "WorkflowContext": "adws.context",
-    "agent_step": "adws.agent_step",
+    "agent_step": "adws.agent_steps",
     "run_workflow": "adws.executor",
     "shell_step": "adws.shell",
-    "use_agent": "adws.agent_step",
+    "use_agent": "adws.agent_steps",
     "validate_agent_output": "adws.contract",
     "with_verification": "adws.combinators",
 }

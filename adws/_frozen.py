@@ -11,12 +11,35 @@ branching from an earlier context).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping
 from itertools import islice
 from types import MappingProxyType
-from typing import Any, final
+from typing import Any, Final, final
 
-__all__ = ["FrozenMap", "freeze", "freeze_mapping"]
+__all__ = ["RECURSION_LIMIT", "FrozenMap", "ensure_recursion_limit", "freeze", "freeze_mapping"]
+
+RECURSION_LIMIT: Final = 4000
+"""The Python recursion limit adws makes sure of when it is imported.
+
+The validator lets JSON nest up to 512 levels; freezing it, encoding it for
+the journal and printing it walk it recursively, at up to four frames a
+level, which is past Python's default limit of 1000. adws only ever raises
+the limit, to this value, and never lowers one a program has set higher.
+"""
+
+
+def ensure_recursion_limit(limit: int = RECURSION_LIMIT) -> int:
+    """Raise Python's recursion limit to at least `limit`; return the limit in force.
+
+    >>> ensure_recursion_limit(10) >= 10
+    True
+    """
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), limit))
+    return sys.getrecursionlimit()
+
+
+ensure_recursion_limit()
 
 _EMPTY_STORE: dict[str, tuple[int, Any]] = {}
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -1,7 +1,8 @@
 """Strict JSON and strict structuring into attrs schemas, for the validator.
 
-`parse_strict_json` refuses NaN/Infinity, duplicate keys and anything but
-one surrounding fenced block. `structure` builds a schema instance with a
+`parse_strict_json` refuses NaN/Infinity (however spelled: `1e999` too),
+nesting deeper than 512, duplicate keys and anything but one surrounding
+fenced block. `structure` builds a schema instance with a
 cattrs converter of its own that coerces nothing (no `"1"` -> 1, no bool ->
 int) and forbids extra keys, reporting each problem with its JSON path.
 `example_of` draws a JSON example of a schema for the agent's instructions.
@@ -10,6 +11,7 @@ int) and forbids extra keys, reporting each problem with its JSON path.
 from __future__ import annotations
 
 import json
+import math
 import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -66,6 +68,39 @@ def _no_constants(name: str) -> object:
     raise ValueError(msg)
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        msg = f"number {text} is not finite (it overflows to {value})"
+        raise ValueError(msg)
+    return value
+
+
+MAX_DEPTH: Final = 512
+"""How deeply JSON may nest; deeper answers are refused before anything recurses into them."""
+
+
+def _depth(value: object) -> int:
+    """Measure how deeply `value` nests, without recursion.
+
+    >>> _depth([1, {"a": [2]}]), _depth(3)
+    (3, 0)
+    """
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level + 1)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     result: dict[str, object] = {}
     for key, value in pairs:
@@ -91,6 +126,10 @@ def _unfence(text: str) -> Result[str, str]:
 def parse_strict_json(text: str) -> Result[object, str]:
     r"""Parse strict JSON: no NaN/Infinity, no duplicate keys, one optional fence.
 
+    Numbers must be finite however they are spelled (`1e999` overflows to
+    infinity and is refused), and nesting is limited to `MAX_DEPTH` levels, so
+    nothing downstream (structuring, freezing, the journal) recurses too deep.
+
     >>> parse_strict_json('```json\n{"a": 1}\n```')
     <Success: {'a': 1}>
     >>> parse_strict_json('{"a": NaN}')
@@ -100,17 +139,22 @@ def parse_strict_json(text: str) -> Result[object, str]:
     if isinstance(unfenced, Failure):
         return unfenced
     try:
-        return Success(
-            json.loads(
-                unfenced.unwrap(),
-                parse_constant=_no_constants,
-                object_pairs_hook=_unique_keys,
-            )
+        parsed = json.loads(
+            unfenced.unwrap(),
+            parse_constant=_no_constants,
+            parse_float=_finite,
+            object_pairs_hook=_unique_keys,
         )
     except json.JSONDecodeError as exc:
         return Failure(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
     except (ValueError, RecursionError) as exc:
-        return Failure(f"not valid JSON: {str(exc) or type(exc).__name__}")
+        if isinstance(exc, RecursionError):
+            return Failure(f"JSON nests deeper than {MAX_DEPTH} levels")
+        return Failure(f"not valid JSON: {exc}")
+    depth = _depth(parsed)
+    if depth > MAX_DEPTH:
+        return Failure(f"JSON nests {depth} levels deep; at most {MAX_DEPTH} are allowed")
+    return Success(parsed)
 
 
 # -- strict structuring --------------------------------------------------------

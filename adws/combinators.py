@@ -7,6 +7,7 @@ from typing import final
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from adws._checks import require_count, require_type
 from adws.context import WorkflowContext, promote
 from adws.errors import ErrorType, PipelineError
 from adws.executor import retry_step
@@ -46,10 +47,11 @@ def with_verification(
     `<main>_verified` unless `name` is given. A `main` failure, or a verify
     error its policy will not retry (`Blocked`), ends the step at once; after
     `max_attempts` rounds the last verify error is returned with `rounds`.
+    Retries inside a round wait through the run's injected `sleep`.
     """
-    if max_attempts < 1:
-        msg = f"with_verification max_attempts must be >= 1, got {max_attempts!r}"
-        raise ValueError(msg)
+    require_type("with_verification", "main", main, Step, "a Step")
+    require_type("with_verification", "verify", verify, Step, "a Step")
+    require_count("with_verification", "max_attempts", max_attempts)
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
         round_ctx = ctx

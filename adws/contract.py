@@ -15,6 +15,7 @@ from typing import Final, cast, final
 import attrs
 from returns.result import Failure, Result, Success
 
+from adws._checks import require_count
 from adws._frozen import freeze_mapping
 from adws._strict import example_of, parse_strict_json, structure
 from adws.errors import ErrorType, PipelineError
@@ -62,9 +63,7 @@ def _check_schemas(
 
 
 def _check_limit(_instance: object, _attribute: attrs.Attribute[int], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(cast("object", value), int) or value < 1:
-        msg = f"OutputContract.max_output_bytes must be an int >= 1, got {value!r}"
-        raise ValueError(msg)
+    require_count("OutputContract", "max_output_bytes", value)
 
 
 @final

@@ -50,6 +50,8 @@ class Catalog:
     workflows: Mapping[str, Workflow] = attrs.field(converter=freeze_mapping)
     sources: Mapping[str, Path] = attrs.field(converter=freeze_mapping)
     errors: tuple[LoadError, ...] = ()
+    conflicts: Mapping[str, tuple[Path, ...]] = attrs.field(factory=dict, converter=freeze_mapping)
+    """Workflow names that more than one module defines, with every such module."""
 
 
 def _load(path: Path) -> object:
@@ -67,8 +69,15 @@ def _load(path: Path) -> object:
     return module
 
 
-def _describe(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
+def _describe(exc: BaseException, path: Path) -> str:
+    """Name the error and the line of `path` it came from.
+
+    A syntax error carries its own line; for anything raised while the
+    module ran, the line is the deepest frame in the module's own file.
+    """
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
     line = f" (line {frames[-1].lineno})" if frames else ""
     return f"{type(exc).__name__}: {exc}{line}"
 
@@ -87,9 +96,10 @@ def discover_workflows(directory: Path) -> Catalog:
     workflows: dict[str, Workflow] = {}
     sources: dict[str, Path] = {}
     errors: list[LoadError] = []
+    conflicts: dict[str, tuple[Path, ...]] = {}
     if not directory.is_dir():
         errors.append(LoadError(directory, "no such folder of workflow modules"))
-        return Catalog(directory, workflows, sources, tuple(errors))
+        return Catalog(directory, workflows, sources, tuple(errors), conflicts)
     folder = str(directory.resolve())
     if folder not in sys.path:
         sys.path.append(folder)
@@ -99,7 +109,7 @@ def discover_workflows(directory: Path) -> Catalog:
         try:
             module = _load(path)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken module is reported, the rest still load
-            errors.append(LoadError(path, _describe(exc)))
+            errors.append(LoadError(path, _describe(exc, path)))
             continue
         found = {id(v): v for v in vars(module).values() if isinstance(v, Workflow)}
         for value in found.values():
@@ -109,7 +119,8 @@ def discover_workflows(directory: Path) -> Catalog:
                 other = sources[value.name].name
                 message = f"workflow {value.name!r} is already defined in {other}"
                 errors.append(LoadError(path, message))
+                conflicts[value.name] = (*conflicts.get(value.name, (sources[value.name],)), path)
                 continue
             workflows[value.name] = value
             sources[value.name] = path
-    return Catalog(directory, workflows, sources, tuple(errors))
+    return Catalog(directory, workflows, sources, tuple(errors), conflicts)

@@ -10,6 +10,7 @@ import random
 import traceback
 import uuid
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Final
 
 from returns.io import IOFailure, IOResult, IOSuccess
@@ -34,10 +35,19 @@ from adws.events import (
 if TYPE_CHECKING:
     from adws.step import Step, Workflow
 
-__all__ = ["new_run_id", "retry_step", "run_workflow"]
+__all__ = ["current_sleep", "new_run_id", "retry_step", "run_workflow"]
 
 Sleep = Callable[[float], None]
 OnAttemptFailed = Callable[[int, PipelineError, bool, float, float], None]
+
+_RUN_SLEEP: Final[ContextVar[Sleep]] = ContextVar("adws_run_sleep", default=io_ops.sleep)
+"""The `sleep` of the run in progress, so retries inside combinators wait through it too."""
+
+
+def current_sleep() -> Sleep:
+    """Return the `sleep` the run in progress was given (`time.sleep` outside a run)."""
+    return _RUN_SLEEP.get()
+
 
 _INTERRUPTED_MESSAGE: Final = "interrupted by Ctrl-C"
 
@@ -48,23 +58,31 @@ def new_run_id() -> str:
 
 
 def _exception_error(step_name: str, exc: BaseException, what: str) -> PipelineError:
+    details: dict[str, object] = {
+        "exception_type": type(exc).__name__,
+        "exception_message": str(exc),
+        "traceback": "".join(traceback.format_exception(exc)),
+    }
+    if isinstance(exc, SystemExit):
+        # argparse and sys.exit end up here: the code says what the step meant.
+        details["exit_code"] = exc.code
     return PipelineError(
-        step_name,
-        ErrorType.STEP_EXCEPTION,
-        f"{what} raised {type(exc).__name__}: {exc}",
-        {
-            "exception_type": type(exc).__name__,
-            "exception_message": str(exc),
-            "traceback": "".join(traceback.format_exception(exc)),
-        },
+        step_name, ErrorType.STEP_EXCEPTION, f"{what} raised {type(exc).__name__}: {exc}", details
     )
+
+
+def _reraise_interrupt(exc: BaseException) -> None:
+    """Let Ctrl-C through (the loop handles it); every other exception is a value."""
+    if isinstance(exc, KeyboardInterrupt):
+        raise exc
 
 
 def _call(step: Step, ctx: WorkflowContext) -> WorkflowContext | PipelineError:
     """Run one attempt, turning exceptions and wrong return values into errors (rule 6)."""
     try:
         result = step.run(ctx)
-    except Exception as exc:  # noqa: BLE001 - rule 6: no exception escapes a step
+    except BaseException as exc:  # noqa: BLE001 - rule 6: no exception escapes a step
+        _reraise_interrupt(exc)
         return _exception_error(step.name, exc, f"step {step.name!r}")
     if isinstance(result, IOSuccess):
         value = unsafe_perform_io(result.unwrap())
@@ -87,14 +105,18 @@ def _call(step: Step, ctx: WorkflowContext) -> WorkflowContext | PipelineError:
     )
 
 
-def _should_retry(step: Step, error: PipelineError, attempt: int) -> bool:
+def _should_retry(step: Step, error: PipelineError, attempt: int) -> bool | PipelineError:
+    """Tell whether to try again, or return the error a raising `retry_on` becomes."""
     policy = step.retry
     if attempt >= policy.max_attempts or error.error_type == ErrorType.INTERRUPTED:
         return False
     try:
         return bool(policy.retry_on(error))
-    except Exception:  # noqa: BLE001 - a broken retry_on must not crash the run; it ends retrying
-        return False
+    except BaseException as exc:  # noqa: BLE001 - a broken retry_on ends the retries as a value
+        _reraise_interrupt(exc)
+        name = getattr(policy.retry_on, "__qualname__", type(policy.retry_on).__qualname__)
+        broken = _exception_error(step.name, exc, f"the retry_on {name} of step {step.name!r}")
+        return broken.with_context(error=error.to_dict())
 
 
 def _delay(step: Step, attempt: int) -> float:
@@ -118,7 +140,7 @@ def retry_step(
     step: Step,
     ctx: WorkflowContext,
     *,
-    sleep: Sleep = io_ops.sleep,
+    sleep: Sleep | None = None,
     on_attempt_failed: OnAttemptFailed | None = None,
 ) -> tuple[WorkflowContext | PipelineError, int]:
     """Run `step` under its retry policy (rule 7); return the outcome and attempts made.
@@ -129,8 +151,11 @@ def retry_step(
     error carries `attempts` and the `feedback` history in its context,
     unless an inner step (inside a combinator) already recorded its own.
     `on_attempt_failed(attempt, error, will_retry, delay, seconds)` hears
-    about every failed attempt.
+    about every failed attempt. `sleep` defaults to the one the run in
+    progress was given (see `current_sleep`), so a combinator's retries wait
+    through the run's fake clock in tests.
     """
+    sleep = sleep if sleep is not None else current_sleep()
     attempt = 1
     attempt_ctx = ctx
     timed = on_attempt_failed is not None  # durations only feed events
@@ -140,6 +165,8 @@ def retry_step(
         if isinstance(outcome, WorkflowContext):
             return outcome, attempt
         will_retry = _should_retry(step, outcome, attempt)
+        if isinstance(will_retry, PipelineError):
+            outcome, will_retry = will_retry, False
         delay = _delay(step, attempt + 1) if will_retry else 0.0
         if on_attempt_failed is not None:
             on_attempt_failed(attempt, outcome, will_retry, delay, io_ops.monotonic() - started)
@@ -167,7 +194,8 @@ class _Emitter:
         for observer in tuple(self.observers):
             try:
                 observer(event)
-            except Exception as exc:  # noqa: BLE001 - rule 9: an observer cannot break the run
+            except BaseException as exc:  # noqa: BLE001 - rule 9: an observer cannot break the run
+                _reraise_interrupt(exc)
                 self.observers.remove(observer)
                 name = getattr(observer, "__qualname__", type(observer).__qualname__)
                 self(ObserverFailed(self.run_id, name, f"{type(exc).__name__}: {exc}"))
@@ -190,7 +218,8 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
         if step.when is not None and not step.when(ctx):  # rule 3
             emit(StepSkipped(run_id, step.name, index, total, "condition"))
             return None
-    except Exception as exc:  # noqa: BLE001 - rule 6 covers a condition that raises
+    except BaseException as exc:  # noqa: BLE001 - rule 6 covers a condition that raises
+        _reraise_interrupt(exc)
         error = _exception_error(step.name, exc, f"the condition of step {step.name!r}")
         emit(AttemptFailed(run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0))
         return error.with_context(attempts=0, feedback=[])
@@ -224,8 +253,9 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
     return promoted
 
 
-def _interrupted(step: Step) -> PipelineError:
-    return PipelineError(step.name, ErrorType.INTERRUPTED, _INTERRUPTED_MESSAGE)
+def _interrupted(step: Step, exc: KeyboardInterrupt) -> PipelineError:
+    """Describe the interruption; the CLI says which signal it was (`interrupted by SIGTERM`)."""
+    return PipelineError(step.name, ErrorType.INTERRUPTED, str(exc) or _INTERRUPTED_MESSAGE)
 
 
 def _starting_point(
@@ -260,11 +290,33 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's two keywor
     `run_id` names the run in its events (a fresh one by default).
     `resume_from` starts at that step, skipping the earlier ones without a
     trace, for `adws resume`: `ctx` must then be the context they left.
-    The workflow's declared `inputs` are checked before any step runs.
+    The workflow's declared `inputs` are checked before any step runs. A
+    workflow with no steps is the identity: it returns `ctx` as it was given.
+    `sleep` reaches every wait of the run, the retries inside combinators
+    included.
     """
-    run_id = run_id or new_run_id()
-    ctx = ctx if ctx is not None else WorkflowContext()
-    emit = _Emitter(observers, run_id)
+    token = _RUN_SLEEP.set(sleep)
+    try:
+        return _run_steps(
+            workflow,
+            ctx if ctx is not None else WorkflowContext(),
+            _Emitter(observers, run_id or new_run_id()),
+            sleep,
+            resume_from,
+        )
+    finally:
+        _RUN_SLEEP.reset(token)
+
+
+def _run_steps(
+    workflow: Workflow,
+    ctx: WorkflowContext,
+    emit: _Emitter,
+    sleep: Sleep,
+    resume_from: str | None,
+) -> IOResult[WorkflowContext, PipelineError]:
+    """Run the loop of `run_workflow` (rules 1 to 9)."""
+    run_id = emit.run_id
     steps = workflow.steps
     total = len(steps)
     names = tuple(step.name for step in steps)
@@ -280,8 +332,8 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's two keywor
         step_ctx = ctx.with_failure(first_error)  # rule 5
         try:
             outcome = _run_one(step, step_ctx, index, total, emit, sleep)
-        except KeyboardInterrupt:  # rule 6: Ctrl-C stops this step only
-            error = _interrupted(step)
+        except KeyboardInterrupt as exc:  # rule 6: Ctrl-C stops this step only
+            error = _interrupted(step, exc)
             emit(AttemptFailed(run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0))
             outcome = error
         if outcome is None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from adws.agent_step import AgentSpec
+from adws.agent_steps import AgentSpec
 from adws.combinators import VerificationSpec
 from adws.shell import ShellSpec
 

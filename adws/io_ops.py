@@ -34,6 +34,7 @@ __all__ = [
     "process_alive",
     "run_process",
     "sleep",
+    "stop_group",
     "tail",
     "utc_now",
 ]
@@ -149,6 +150,18 @@ def kill_all_groups() -> tuple[int, ...]:
     for pgid in groups:
         kill_group(pgid)
     return groups
+
+
+def stop_group(pgid: int, grace: float = GRACE_SECONDS) -> None:
+    """Stop a process group adws did not start in this process: SIGTERM, then SIGKILL.
+
+    `adws resume --force` uses it on a child a crashed run left behind.
+    """
+    kill_group(pgid, signal.SIGTERM)
+    deadline = monotonic() + grace
+    while group_alive(pgid) and monotonic() < deadline:
+        sleep(0.05)
+    kill_group(pgid)
 
 
 def group_alive(pgid: int) -> bool:

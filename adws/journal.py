@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import sqlite3
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
@@ -82,6 +83,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "CREATE INDEX attempts_by_run ON attempts(run_id, id)",
         "CREATE INDEX runs_by_start ON runs(started)",
     ),
+    ("ALTER TABLE runs ADD COLUMN children TEXT",),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""
 
@@ -106,6 +108,8 @@ class Journal:
         """
         self.path = path
         self._sleep = sleep
+        # One connection, shared by the threads of a run: one lock serialises its use.
+        self._lock = threading.RLock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
@@ -140,13 +144,14 @@ class Journal:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def _migrate(self) -> None:
         with self._transaction() as db:
@@ -165,7 +170,8 @@ class Journal:
 
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
         try:
-            return self._db.execute(sql, params).fetchall()
+            with self._lock:
+                return self._db.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             msg = f"cannot read the run journal {self.path}: {exc}"
             raise JournalError(msg) from exc
@@ -180,6 +186,37 @@ class Journal:
         """Run one statement in its own transaction."""
         with self._transaction() as db:
             db.execute(sql, params)
+
+    def claim(self, run_id: str, *, force: bool = False) -> str | None:
+        """Take a run for this process to resume, atomically; say who holds it otherwise.
+
+        The check and the update happen in one write transaction, so of
+        several `adws resume RUN` started at once exactly one gets the run.
+        A run another live process on this host is running is refused
+        unless `force`. The run's recorded child process groups are
+        cleared: the caller has dealt with them (see `RunRecord.children`).
+        """
+        with self._transaction() as db:
+            row = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            record = run_from_row(row)
+            holder = record.pid
+            mine = holder == os.getpid() and record.host == socket.gethostname()
+            if record.status == "running" and not record.stale and not mine and not force:
+                return (
+                    f"run {run_id} is being run by process {holder} on {record.host}; "
+                    "pass --force if it is not"
+                )
+            db.execute(
+                "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
+                " WHERE run_id = ?",
+                (os.getpid(), socket.gethostname(), run_id),
+            )
+        return None
+
+    def record_children(self, run_id: str, groups: Sequence[int]) -> None:
+        """Remember the process groups a run's current step has started (empty: none)."""
+        children = json.dumps(list(groups)) if groups else None
+        self.write("UPDATE runs SET children = ? WHERE run_id = ?", (children, run_id))
 
     def mark(self, run_id: str, status: str) -> None:
         """Set a run's status (a second Ctrl-C marks the run interrupted on its way out)."""
@@ -225,6 +262,8 @@ class JournalObserver:
         """Record runs of a workflow whose definition hashes to `fingerprint`."""
         self.journal = journal
         self.fingerprint = fingerprint
+        self.failure: str | None = None
+        """What could not be recorded, first failure only; None while all is recorded."""
 
     def _attempt(  # noqa: PLR0913 - one row's columns
         self,
@@ -253,7 +292,19 @@ class JournalObserver:
         )
 
     def __call__(self, event: RunEvent, /) -> None:
-        """Record one event in its own transaction."""
+        """Record one event in its own transaction; remember, then raise, a failure.
+
+        Raising detaches this observer from the run (the executor reports it);
+        `failure` lets the CLI say what was not recorded and exit non-zero.
+        """
+        try:
+            self._record(event)
+        except Exception as exc:
+            # Raising detaches this observer, so this is its first and only failure.
+            self.failure = f"{type(event).__name__} of step {_step_of(event)}: {exc}"
+            raise
+
+    def _record(self, event: RunEvent) -> None:
         match event:
             case RunStarted(resumed=False):
                 self.journal.write(
@@ -302,3 +353,7 @@ class JournalObserver:
                 )
             case _:
                 pass
+
+
+def _step_of(event: RunEvent) -> str:
+    return repr(getattr(event, "step", "(none)"))

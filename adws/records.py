@@ -40,6 +40,8 @@ class RunRecord:
     pid: int | None
     host: str | None
     resumes: int
+    children: tuple[int, ...] = ()
+    """Process groups the run's step in flight had started when it was last recorded."""
 
     def inputs(self) -> WorkflowContext:
         """Decode the inputs the run started with (load its workflow module first)."""
@@ -54,6 +56,12 @@ class RunRecord:
             and self.host == socket.gethostname()
             and not io_ops.process_alive(self.pid)
         )
+
+    def live_children(self) -> tuple[int, ...]:
+        """Return the recorded child process groups that are still alive on this host."""
+        if self.host != socket.gethostname():
+            return ()
+        return tuple(pgid for pgid in self.children if io_ops.group_alive(pgid))
 
     def to_dict(self) -> dict[str, object]:
         """Return the JSON-safe summary `adws runs --json` prints."""
@@ -106,6 +114,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         row["pid"],
         row["host"],
         row["resumes"],
+        tuple(json.loads(row["children"] or "[]")),
     )
 
 

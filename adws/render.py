@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Final
 
-from adws.agent_step import AgentSpec
+from adws.agent_steps import AgentSpec
 from adws.combinators import VerificationSpec
 from adws.events import (
     AttemptFailed,

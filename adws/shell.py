@@ -14,6 +14,7 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
+from adws._checks import require_count, require_seconds, require_type
 from adws._shell_script import ShellScript, compile_script
 from adws.errors import ErrorType, PipelineError
 from adws.step import RetryPolicy, Step
@@ -130,21 +131,22 @@ def _script_argv(
     return ("sh", "-c", to_text(inputs[key]))
 
 
-def _checked_options(
+def _checked_options(  # noqa: PLR0913 - every option of shell_step, checked in one place
     name: str,
+    *,
     command: str | Sequence[str] | None,
     script_from: str | None,
     max_output_bytes: int,
+    timeout: float | None,
+    cwd: str | None,
 ) -> str | tuple[str, ...] | None:
     if (command is None) == (script_from is None):
         msg = f"shell_step {name!r}: give either a command or script_from=INPUT, not both"
         raise ValueError(msg)
-    if isinstance(max_output_bytes, bool) or not isinstance(max_output_bytes, int):
-        msg = f"shell_step {name!r}: max_output_bytes must be an int, got {max_output_bytes!r}"
-        raise TypeError(msg)
-    if max_output_bytes < 1:
-        msg = f"shell_step {name!r}: max_output_bytes must be >= 1, got {max_output_bytes!r}"
-        raise ValueError(msg)
+    owner = f"shell_step {name!r}"
+    require_count(owner, "max_output_bytes", max_output_bytes)
+    require_seconds(owner, "timeout", timeout, minimum=0.0, optional=True)
+    require_type(owner, "cwd", cwd, (str, type(None)), "a str or None")
     if command is None or isinstance(command, str):
         return command
     parts = tuple(command)
@@ -188,7 +190,14 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     `ShellFailed` naming the limit; a timeout kills the process group and is
     `Timeout`.
     """
-    spec_command = _checked_options(name, command, script_from, max_output_bytes)
+    spec_command = _checked_options(
+        name,
+        command=command,
+        script_from=script_from,
+        max_output_bytes=max_output_bytes,
+        timeout=timeout,
+        cwd=cwd,
+    )
     plan = None if spec_command is None else _plan(name, spec_command)
     label = _label(spec_command)
 

@@ -14,6 +14,7 @@ from typing import Any, Final, TypeAlias, final
 import attrs
 from returns.io import IOResult
 
+from adws._checks import require_callable, require_count, require_seconds, require_type
 from adws.context import WorkflowContext
 from adws.errors import ErrorType, PipelineError
 
@@ -64,16 +65,19 @@ def _check_name(kind: str) -> Callable[[object, attrs.Attribute[str], str], None
     return check
 
 
-def _non_negative(_instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
-    if value < 0:
-        msg = f"RetryPolicy.{attribute.name} must be >= 0, got {value!r}"
-        raise ValueError(msg)
+def _seconds(minimum: float) -> Callable[[object, attrs.Attribute[Any], object], None]:
+    def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        require_seconds("RetryPolicy", attribute.name, value, minimum=minimum)
+
+    return check
 
 
-def _at_least_one(_instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
-    if value < 1:
-        msg = f"RetryPolicy.{attribute.name} must be >= 1, got {value!r}"
-        raise ValueError(msg)
+def _attempts(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    require_count("RetryPolicy", attribute.name, value)
+
+
+def _retry_on(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    require_callable("RetryPolicy", attribute.name, value)
 
 
 def _to_steps(steps: Iterable[object]) -> tuple[Step, ...]:
@@ -101,21 +105,35 @@ class RetryPolicy:
 
     >>> policy = RetryPolicy(max_attempts=4, delay=1, backoff=2)
     >>> [policy.delay_before(n) for n in (2, 3, 4)]
-    [1, 2, 4]
+    [1.0, 2.0, 4.0]
     """
 
-    max_attempts: int = attrs.field(default=1, validator=_at_least_one)
-    delay: float = attrs.field(default=0.0, validator=_non_negative)
-    backoff: float = attrs.field(default=2.0, validator=_at_least_one)
-    max_delay: float = attrs.field(default=60.0, validator=_non_negative)
-    jitter: float = attrs.field(default=0.0, validator=_non_negative)
-    retry_on: Callable[[PipelineError], bool] = default_retry_on
+    max_attempts: int = attrs.field(default=1, validator=_attempts)
+    delay: float = attrs.field(default=0.0, validator=_seconds(0.0))
+    backoff: float = attrs.field(default=2.0, validator=_seconds(1.0))
+    max_delay: float = attrs.field(default=60.0, validator=_seconds(0.0))
+    jitter: float = attrs.field(default=0.0, validator=_seconds(0.0))
+    retry_on: Callable[[PipelineError], bool] = attrs.field(
+        default=default_retry_on, validator=_retry_on
+    )
 
     def delay_before(self, attempt: int) -> float:
-        """Return the wait before `attempt` without jitter (0 for the first)."""
+        """Return the wait before `attempt` without jitter (0 for the first).
+
+        Computed so that no policy can overflow: once `delay * backoff**k`
+        would pass `max_delay`, the wait is `max_delay`.
+
+        >>> RetryPolicy(max_attempts=10**6, delay=1, backoff=1e200).delay_before(10**6)
+        60.0
+        """
         if attempt < 2:  # noqa: PLR2004 - the first attempt never waits
             return 0.0
-        return min(self.max_delay, self.delay * self.backoff ** (attempt - 2))
+        try:
+            # float: an int backoff would make Python compute an exact, endless power.
+            wait = self.delay * float(self.backoff) ** (attempt - 2)
+        except OverflowError:  # past any float, so past max_delay
+            return float(self.max_delay)
+        return min(self.max_delay, wait)
 
 
 @final
@@ -144,6 +162,15 @@ class Step:
     spec: object = attrs.field(default=None, kw_only=True)
     children: tuple[Step, ...] = attrs.field(default=(), kw_only=True, converter=_to_steps)
 
+    def __attrs_post_init__(self) -> None:
+        """Refuse what could only fail later, inside a run."""
+        owner = f"Step {self.name!r}"
+        require_callable(owner, "run", self.run)
+        require_type(owner, "always_run", self.always_run, bool, "a bool")
+        require_type(owner, "retry", self.retry, RetryPolicy, "a RetryPolicy")
+        require_callable(owner, "when", self.when, optional=True)
+        require_type(owner, "kind", self.kind, str, "a str")
+
 
 def iter_steps(steps: tuple[Step, ...]) -> Iterator[Step]:
     """Yield every step, and the steps each combinator wraps, depth first."""
@@ -155,9 +182,6 @@ def iter_steps(steps: tuple[Step, ...]) -> Iterator[Step]:
 def _check_steps(
     instance: Workflow, _attribute: attrs.Attribute[tuple[Step, ...]], steps: tuple[Step, ...]
 ) -> None:
-    if not steps:
-        msg = f"workflow {instance.name!r} has no steps"
-        raise ValueError(msg)
     seen: set[str] = set()
     for step in steps:
         if step.name in seen:
@@ -196,6 +220,8 @@ class Workflow:
     `inputs` names the inputs a run must be given; the CLI and the executor
     refuse to start without them, naming what is missing. Workflow names
     follow the same rule as step names, so they are safe on a command line.
+    A workflow with no steps is valid: it is the identity, returning the
+    context it is given.
 
     >>> noop = Step("noop", lambda ctx: None)  # type: ignore[arg-type,return-value]
     >>> Workflow("demo", (noop, noop))
@@ -213,6 +239,7 @@ class Workflow:
 
     def __attrs_post_init__(self) -> None:
         """Check what needs the steps and the inputs together."""
+        require_type(f"workflow {self.name!r}", "description", self.description, str, "a str")
         _check_scripts(self)
 
     def missing_inputs(self, provided: Mapping[str, object]) -> tuple[str, ...]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
 from returns.io import IOFailure, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
@@ -12,8 +15,8 @@ from adws import (
     run_workflow,
     with_verification,
 )
-from adws.agent_step import AgentSpec, agent_step, compose_prompt, use_agent
-from adws.agents import AgentRequest, ScriptedAgent
+from adws.agent_steps import AgentSpec, agent_step, compose_prompt, use_agent
+from adws.agents import AgentRequest, CommandAgent, ScriptedAgent
 from adws.contract import OutputContract
 from adws.shell import shell_step
 from tests.strategies import Claim, Packet
@@ -182,3 +185,41 @@ def test_outputs_are_the_declared_keys_in_lower_case() -> None:
     )
     final = unsafe_perform_io(run_workflow(Workflow("w", (step,))).unwrap())
     assert dict(final.inputs) == {"summary": "s", "data_json": (1,)}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"agent": "claude -p"},
+            TypeError,
+            "agent_step 'a': agent must be an AgentBackend such as CommandAgent('claude -p'), got 'claude -p'",
+        ),
+        ({"agent": 3}, TypeError, "agent_step 'a': agent must be callable, got 3"),
+        ({"prompt": None}, TypeError, "agent_step 'a': prompt must be a str, got None"),
+        (
+            {"contract": ("X",)},
+            TypeError,
+            "agent_step 'a': contract must be an OutputContract, got ('X',)",
+        ),
+        (
+            {"timeout": math.inf},
+            ValueError,
+            "agent_step 'a': timeout must be a finite number >= 0.0 or None, got inf",
+        ),
+        ({"cwd": 1}, TypeError, "agent_step 'a': cwd must be a str or None, got 1"),
+        ({"retry": 3}, TypeError, "Step 'a': retry must be a RetryPolicy, got 3"),
+    ],
+)
+def test_impossible_agent_steps_are_refused_at_definition(
+    kwargs: dict[str, object], error: type[Exception], message: str
+) -> None:
+    arguments: dict[str, object] = {"prompt": "p", "agent": ScriptedAgent([]), **kwargs}
+    with pytest.raises(error) as raised:
+        agent_step("a", **arguments)  # type: ignore[arg-type] # each case is one bad argument
+    assert str(raised.value) == message
+
+
+def test_a_command_agent_with_an_impossible_timeout_is_refused() -> None:
+    with pytest.raises(TypeError, match="CommandAgent: timeout must be a finite number"):
+        CommandAgent("claude -p", timeout="5")  # type: ignore[arg-type] # wrong on purpose

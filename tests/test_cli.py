@@ -195,7 +195,7 @@ def test_python_m_adws_help_runs_in_a_fresh_process() -> None:
 SHOWN = """
 from returns.io import IOSuccess
 from adws import RetryPolicy, Step, Workflow, with_verification
-from adws.agent_step import agent_step
+from adws.agent_steps import agent_step
 from adws.agents import ScriptedAgent
 from adws.contract import OutputContract
 from adws.shell import shell_step
@@ -413,4 +413,58 @@ def test_show_names_the_input_a_script_comes_from(
         "inputs: cmd\n"
         "  1. check: shell · 1 attempt · runs the script in input cmd\n"
         '  2. argv: shell · 1 attempt · runs ["make", "test"]\n'
+    )
+
+
+def test_an_inputs_file_with_a_key_that_is_not_an_input_name_is_refused(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "in.json").write_text('{"topic": "x", "Bad Key": 1}', encoding="utf-8")
+    assert main(["run", "anything", "--inputs", "in.json"]) == 2
+    assert capsys.readouterr().err == (
+        "adws: error: inputs file in.json: key 'Bad Key' is not an input name; "
+        "use lower_snake_case, as with -i\n"
+    )
+
+
+def test_two_modules_defining_one_workflow_name_make_run_refuse(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "workflows").mkdir()
+    for name in ("a_first", "b_second"):
+        (in_tmp / "workflows" / f"{name}.py").write_text(
+            "from adws import Workflow\nworkflow = Workflow('same', ())\n", encoding="utf-8"
+        )
+    assert main(["run", "same"]) == 2
+    assert capsys.readouterr().err == (
+        "adws: error: workflow 'same' is defined in both a_first.py and b_second.py; "
+        "rename one of them\n"
+    )
+
+
+def test_a_syntax_error_names_its_real_line(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "broken.py").write_text(
+        "x = 1\n\ndef f(:\n    pass\n", encoding="utf-8"
+    )
+    assert main(["list"]) == 2
+    assert capsys.readouterr().err == (
+        "warning: could not load broken.py: SyntaxError: invalid syntax (line 3)\n"
+        f"no workflows found in {in_tmp / 'workflows'}\n"
+    )
+
+
+def test_an_error_raised_while_a_module_loads_names_the_line_in_that_module(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "raises.py").write_text(
+        "import json\n\njson.loads('{')\n", encoding="utf-8"
+    )
+    assert main(["list"]) == 2
+    assert (
+        "raises.py: JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1) (line 3)"
+        in capsys.readouterr().err
     )

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
+import socket
 from pathlib import Path
 
 import pytest
 
-from adws.cli import Interrupts, main
+from adws import PipelineError, WorkflowContext
+from adws.cli import main
+from adws.cli._interrupts import Interrupts
+from adws.events import AttemptFailed, StepStarted, StepSucceeded
 from adws.journal import Journal
-from adws.summary import RunSummary
 
 RESUMABLE = """
 import os
@@ -240,9 +242,16 @@ def test_resume_edge_cases(project: Path, capsys: pytest.CaptureFixture[str]) ->
         capsys.readouterr().err
         == f"every step of run {run_id} already succeeded; nothing to resume\n"
     )
-    journal.write("UPDATE runs SET status = 'running', pid = ?", (os.getpid(),))
-    assert main(["resume", run_id]) == 2
-    assert f"run {run_id} is still running (process {os.getpid()})" in capsys.readouterr().err
+    (project / "fixed").unlink()
+    _, failed = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    journal.write(
+        "UPDATE runs SET status = 'running', pid = 1 WHERE run_id = ?", (failed["run_id"],)
+    )
+    assert main(["resume", str(failed["run_id"])]) == 2
+    assert capsys.readouterr().err == (
+        f"adws: error: run {failed['run_id']} is being run by process 1 on "
+        f"{socket.gethostname()}; pass --force if it is not\n"
+    )
     assert main(["resume", "nope"]) == 2
     assert capsys.readouterr().err == "adws: error: no run 'nope' in .adws/runs.db\n"
 
@@ -265,43 +274,68 @@ def test_a_resume_with_nothing_succeeded_starts_from_the_recorded_inputs(
     assert (run.status, run.resumes) == ("succeeded", 1)
 
 
-def test_the_first_ctrl_c_raises_and_the_second_marks_and_exits(project: Path) -> None:
-    journal = Journal(project / "runs.db")
-    journal.write(
-        "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started)"
-        " VALUES ('r', 'w', 'f', 'running', '[]', '{}', 'now')",
-        (),
+def started(step: str, *, always_run: bool = False) -> StepStarted:
+    return StepStarted("r", step, 0, 2, 1, always_run)
+
+
+def test_a_first_signal_during_a_step_stops_it_naming_the_signal() -> None:
+    handler = Interrupts()
+    handler.observe(started("build"))
+    with pytest.raises(KeyboardInterrupt, match=r"^interrupted by SIGTERM$"):
+        handler(signal.SIGTERM, None)
+    assert handler.exit_code == 143
+
+
+def test_a_first_signal_during_cleanup_is_held_until_a_step_that_is_not_cleanup() -> None:
+    handler = Interrupts()
+    handler.observe(started("cleanup", always_run=True))
+    handler(signal.SIGHUP, None)
+    handler.observe(StepSucceeded("r", "cleanup", 0, 3, 1, 0.0, WorkflowContext()))
+    handler.observe(started("more_cleanup", always_run=True))
+    with pytest.raises(KeyboardInterrupt, match=r"^interrupted by SIGHUP$"):
+        handler.observe(started("ship"))
+    handler.observe(started("final_cleanup", always_run=True))
+    assert (handler.exit_code, handler.pending) == (129, False)
+
+
+def test_a_signal_between_steps_is_held_for_the_next_step() -> None:
+    handler = Interrupts()
+    handler.observe(started("build"))
+    handler.observe(
+        AttemptFailed("r", "build", 0, 2, 1, 1, PipelineError("build", "X", "m"), False, 0.0, 0.0)
     )
-    summary = RunSummary()
-    summary.run_id = "r"
+    handler(signal.SIGINT, None)
+    with pytest.raises(KeyboardInterrupt, match=r"^interrupted by Ctrl-C$"):
+        handler.observe(started("ship"))
+
+
+def test_a_second_signal_kills_every_child_marks_and_exits_with_the_first_signals_code() -> None:
     exits: list[int] = []
-    handler = Interrupts(journal, summary, exit_now=exits.append)
-    with pytest.raises(KeyboardInterrupt):
-        handler(signal.SIGINT, None)
+    marked: list[str] = []
+    handler = Interrupts(lambda: marked.append("interrupted"), exit_now=exits.append)
+    handler(signal.SIGTERM, None)
+    handler(signal.SIGINT, None)
+    assert (exits, marked) == ([143], ["interrupted"])
+
+
+def test_a_journal_that_cannot_be_marked_does_not_stop_the_exit() -> None:
+    def broken() -> None:
+        raise RuntimeError
+
+    exits: list[int] = []
+    handler = Interrupts(broken, exit_now=exits.append)
+    handler(signal.SIGINT, None)
     handler(signal.SIGINT, None)
     assert exits == [130]
-    assert journal.runs()[0].status == "interrupted"
 
 
-def test_a_second_ctrl_c_without_a_journal_still_exits() -> None:
-    exits: list[int] = []
-    handler = Interrupts(None, RunSummary(), exit_now=exits.append)
-    handler.count = 1
-    handler(signal.SIGINT, None)
-    assert exits == [130]
-
-
-def test_ctrl_c_outside_any_step_marks_the_run_interrupted(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A KeyboardInterrupt while the run's start is recorded still ends as 130."""
-
-    def interrupted(*_args: object, **kwargs: object) -> None:
-        observers = kwargs["observers"]
-        assert isinstance(observers, list)
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr("adws.executor.run_workflow", interrupted)
-    assert main(["run", "pipeline", "-i", "seed=s", "-q"]) == 130
-    assert capsys.readouterr().err == "adws: interrupted\n"
-    assert main(["run", "pipeline", "-i", "seed=s", "-q", "--no-journal"]) == 130
+def test_the_handlers_are_installed_for_the_run_only() -> None:
+    handler = Interrupts()
+    before = signal.getsignal(signal.SIGTERM)
+    with handler.installed():
+        assert [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)] == [
+            handler,
+            handler,
+            handler,
+        ]
+    assert signal.getsignal(signal.SIGTERM) == before

@@ -122,5 +122,7 @@ def test_the_combined_step_is_named_and_describes_itself(recorder: Recorder) -> 
 
 
 def test_zero_rounds_is_refused_at_definition_time(recorder: Recorder) -> None:
-    with pytest.raises(ValueError, match="max_attempts must be >= 1, got 0"):
+    with pytest.raises(
+        ValueError, match="with_verification: max_attempts must be an int >= 1, got 0"
+    ):
         with_verification(Step("a", recorder.ok("a")), Step("b", recorder.ok("b")), max_attempts=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 
 import attrs
 import pytest
@@ -11,9 +12,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from returns.result import Failure, Result, Success
 
-from adws import PipelineError
+from adws import PipelineError, ScriptedAgent, Workflow, agent_step, run_workflow
 from adws._strict import parse_strict_json
 from adws.contract import AgentReport, OutputContract, validate_agent_output
+from adws.journal import Journal
+from tests.conftest import success
 from tests.strategies import Claim, Packet, valid_reports
 
 RESEARCH = OutputContract(expects=("RESEARCH_PACKET_JSON",))
@@ -223,9 +226,46 @@ def test_text_that_is_not_a_string_is_a_violation() -> None:
 
 
 def test_deeply_nested_json_is_a_violation_not_a_crash() -> None:
-    text = "STATUS: done\nRESEARCH_PACKET_JSON: " + "[" * 5000 + "]" * 5000
-    [problem] = problems(text, RESEARCH)
-    assert problem.startswith("RESEARCH_PACKET_JSON: not valid JSON: ")
+    text = "STATUS: done\nRESEARCH_PACKET_JSON: " + "[" * 20_000 + "]" * 20_000
+    assert problems(text, RESEARCH) == ["RESEARCH_PACKET_JSON: JSON nests deeper than 512 levels"]
+
+
+@pytest.mark.parametrize(("depth", "opening", "closing"), [(513, "[", "]"), (990, '{"a":', "}")])
+def test_json_nested_past_512_is_a_violation_naming_the_depth(
+    depth: int, opening: str, closing: str
+) -> None:
+    text = f"STATUS: done\nRESEARCH_PACKET_JSON: {opening * depth}1{closing * depth}"
+    assert problems(text, RESEARCH) == [
+        f"RESEARCH_PACKET_JSON: JSON nests {depth} levels deep; at most 512 are allowed"
+    ]
+
+
+def test_json_nested_512_deep_passes_and_survives_the_journal(tmp_path: Path) -> None:
+    """The limit is usable: the value reaches the next step and is recorded and read back."""
+    deep = "[" * 256 + '{"a":' * 256 + "1" + "}" * 256 + "]" * 256
+    agent = ScriptedAgent([f"STATUS: done\nRESEARCH_PACKET_JSON: {deep}"])
+    journal = Journal(tmp_path / "runs.db")
+    step = agent_step(
+        "research", prompt="p", agent=agent, contract=OutputContract(("RESEARCH_PACKET_JSON",))
+    )
+    result = run_workflow(Workflow("w", (step,)), observers=[journal.observer("f")])
+    final = success(result)
+    [record] = journal.attempts(journal.runs()[0].run_id)
+    stored = record.context()
+    assert stored is not None
+    assert stored.inputs == final.inputs
+    assert journal.runs()[0].status == "succeeded"
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1E400", "123456789e999"])
+def test_a_number_that_overflows_to_infinity_is_a_violation(number: str) -> None:
+    text = f'STATUS: done\nVERIFIED_PACKET_JSON: {{"score": {number}}}'
+    assert problems(text, OutputContract(("VERIFIED_PACKET_JSON",))) == [
+        (
+            f"VERIFIED_PACKET_JSON: not valid JSON: number {number} is not finite "
+            f"(it overflows to {float(number)})"
+        )
+    ]
 
 
 def test_contracts_refuse_bad_keys_and_schemas() -> None:
@@ -375,5 +415,8 @@ def test_line_separators_inside_values_survive() -> None:
 
 @pytest.mark.parametrize("limit", [0, -1, True, 1.5])
 def test_an_impossible_output_limit_is_refused(limit: object) -> None:
-    with pytest.raises(ValueError, match="max_output_bytes must be an int >= 1"):
+    with pytest.raises((ValueError, TypeError)) as raised:
         OutputContract(max_output_bytes=limit)  # type: ignore[arg-type] # wrong on purpose
+    assert (
+        str(raised.value) == f"OutputContract: max_output_bytes must be an int >= 1, got {limit!r}"
+    )

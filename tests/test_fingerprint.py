@@ -7,7 +7,7 @@ import functools
 from returns.io import IOResult, IOSuccess
 
 from adws import PipelineError, RetryPolicy, Step, Workflow, WorkflowContext, with_verification
-from adws.agent_step import agent_step, use_agent
+from adws.agent_steps import agent_step, use_agent
 from adws.agents import ScriptedAgent
 from adws.contract import OutputContract
 from adws.fingerprint import describe_workflow, fingerprint

@@ -17,7 +17,7 @@ from adws import (
     WorkflowContext,
     run_workflow,
 )
-from adws.journal import Journal, JournalError, resume_point
+from adws.journal import MIGRATIONS, Journal, JournalError, resume_point
 from tests.conftest import FakeSleep, Recorder
 from tests.strategies import Claim, Packet
 
@@ -225,7 +225,7 @@ def test_a_journal_from_a_newer_adws_is_refused(tmp_path: Path) -> None:
     db.commit()
     db.close()
     with pytest.raises(
-        JournalError, match=r"written by a newer adws \(schema 99, this one knows 1\)"
+        JournalError, match=r"written by a newer adws \(schema 99, this one knows 2\)"
     ):
         Journal(path)
 
@@ -235,8 +235,29 @@ def test_reopening_does_not_migrate_twice(tmp_path: Path) -> None:
     Journal(path).close()
     journal = Journal(path)
     assert [tuple(row) for row in journal._db.execute("SELECT version FROM schema_version")] == [
-        (1,)
+        (1,),
+        (2,),
     ]
+
+
+def test_a_journal_written_by_schema_1_is_migrated_forward_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    for statement in MIGRATIONS[0]:
+        db.execute(statement)
+    db.execute("INSERT INTO schema_version (version) VALUES (1)")
+    db.execute(
+        "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started)"
+        " VALUES ('old', 'w', 'f', 'failed', '[\"a\"]', '{}', 'then')"
+    )
+    db.commit()
+    db.close()
+    journal = Journal(path)
+    [run] = journal.runs()
+    assert (run.run_id, run.status, run.children) == ("old", "failed", ())
+    journal.record_children("old", [12345])
+    assert journal.runs()[0].children == (12345,)
 
 
 def test_a_read_failure_names_the_file(tmp_path: Path) -> None:
@@ -280,3 +301,14 @@ def test_a_journal_that_stays_locked_is_a_clear_error(tmp_path: Path) -> None:
         Journal(path, busy_timeout=0, sleep=waits.append)
     other.close()
     assert waits == [0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2]
+
+
+def test_children_on_another_host_are_not_checked(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "runs.db")
+    journal.write(
+        "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started, host,"
+        " children) VALUES ('r', 'w', 'f', 'running', '[]', '{}', 'now', 'elsewhere', '[1]')",
+        (),
+    )
+    [run] = journal.runs()
+    assert (run.children, run.live_children()) == ((1,), ())

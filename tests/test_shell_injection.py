@@ -275,13 +275,19 @@ def test_script_from_without_the_input_is_a_missing_input() -> None:
         (
             {"command": "x", "max_output_bytes": 0},
             ValueError,
-            "shell_step 's': max_output_bytes must be >= 1, got 0",
+            "shell_step 's': max_output_bytes must be an int >= 1, got 0",
         ),
         (
             {"command": "x", "max_output_bytes": True},
             TypeError,
-            "shell_step 's': max_output_bytes must be an int, got True",
+            "shell_step 's': max_output_bytes must be an int >= 1, got True",
         ),
+        (
+            {"command": "x", "timeout": "5"},
+            TypeError,
+            "shell_step 's': timeout must be a finite number >= 0.0 or None, got '5'",
+        ),
+        ({"command": "x", "cwd": 3}, TypeError, "shell_step 's': cwd must be a str or None, got 3"),
     ],
 )
 def test_impossible_shell_steps_are_refused_at_definition(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from returns.io import IOResult, IOSuccess
 
@@ -24,11 +26,13 @@ def test_duplicate_step_names_are_refused() -> None:
         Workflow("w", (Step("a", noop), Step("a", noop)))
 
 
-def test_an_empty_workflow_and_a_non_step_are_refused() -> None:
-    with pytest.raises(ValueError, match="workflow 'w' has no steps"):
-        Workflow("w", ())
+def test_a_non_step_is_refused() -> None:
     with pytest.raises(TypeError, match="is not a Step"):
         Workflow("w", ("a",))
+
+
+def test_an_empty_workflow_is_valid() -> None:
+    assert Workflow("w", ()).steps == ()
 
 
 def test_workflow_names_and_inputs_are_checked() -> None:
@@ -39,18 +43,61 @@ def test_workflow_names_and_inputs_are_checked() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("kwargs", "error", "message"),
     [
-        ({"max_attempts": 0}, "max_attempts must be >= 1, got 0"),
-        ({"delay": -1}, "delay must be >= 0, got -1"),
-        ({"max_delay": -1}, "max_delay must be >= 0"),
-        ({"jitter": -0.1}, "jitter must be >= 0"),
-        ({"backoff": 0.5}, "backoff must be >= 1"),
+        ({"max_attempts": 0}, ValueError, "max_attempts must be an int >= 1, got 0"),
+        ({"max_attempts": math.nan}, TypeError, "max_attempts must be an int >= 1, got nan"),
+        ({"max_attempts": 2.0}, TypeError, "max_attempts must be an int >= 1, got 2.0"),
+        ({"max_attempts": True}, TypeError, "max_attempts must be an int >= 1, got True"),
+        ({"delay": -1}, ValueError, "delay must be a finite number >= 0.0, got -1"),
+        ({"delay": math.inf}, ValueError, "delay must be a finite number >= 0.0, got inf"),
+        ({"delay": "1"}, TypeError, "delay must be a finite number >= 0.0, got '1'"),
+        ({"max_delay": -1}, ValueError, "max_delay must be a finite number >= 0.0, got -1"),
+        ({"jitter": -0.1}, ValueError, "jitter must be a finite number >= 0.0, got -0.1"),
+        ({"jitter": math.inf}, ValueError, "jitter must be a finite number >= 0.0, got inf"),
+        ({"backoff": 0.5}, ValueError, "backoff must be a finite number >= 1.0, got 0.5"),
+        ({"backoff": math.nan}, ValueError, "backoff must be a finite number >= 1.0, got nan"),
+        ({"retry_on": "always"}, TypeError, "retry_on must be callable, got 'always'"),
     ],
 )
-def test_impossible_retry_policies_are_refused(kwargs: dict[str, float], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+def test_impossible_retry_policies_are_refused(
+    kwargs: dict[str, object], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as raised:
         RetryPolicy(**kwargs)  # type: ignore[arg-type] # each case is one bad field
+    assert str(raised.value) == f"RetryPolicy: {message}"
+
+
+def test_no_retry_policy_computes_a_wait_that_overflows() -> None:
+    policy = RetryPolicy(max_attempts=10**6, delay=1e300, backoff=1e200, max_delay=1e300)
+    assert [policy.delay_before(n) for n in (2, 3, 10**6)] == [1e300, 1e300, 1e300]
+    huge = RetryPolicy(max_attempts=10**400, delay=1, backoff=2)
+    assert huge.delay_before(10**400) == 60
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"run": None}, TypeError, "Step 's': run must be callable, got None"),
+        ({"retry": 3}, TypeError, "Step 's': retry must be a RetryPolicy, got 3"),
+        ({"when": "yes"}, TypeError, "Step 's': when must be callable or None, got 'yes'"),
+        ({"always_run": 1}, TypeError, "Step 's': always_run must be a bool, got 1"),
+        ({"kind": None}, TypeError, "Step 's': kind must be a str, got None"),
+    ],
+)
+def test_impossible_steps_are_refused(
+    kwargs: dict[str, object], error: type[Exception], message: str
+) -> None:
+    arguments: dict[str, object] = {"run": noop, **kwargs}
+    run = arguments.pop("run")
+    with pytest.raises(error) as raised:
+        Step("s", run, **arguments)  # type: ignore[arg-type] # each case is one bad field
+    assert str(raised.value) == message
+
+
+def test_a_workflow_description_must_be_text() -> None:
+    with pytest.raises(TypeError, match="workflow 'w': description must be a str, got 3"):
+        Workflow("w", (), description=3)  # type: ignore[arg-type] # wrong on purpose
 
 
 def test_delay_before_the_first_attempt_is_zero() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from pathlib import Path
@@ -15,9 +16,17 @@ DEMO_AGENT = CommandAgent(
 
 
 def slug(text: str) -> str:
-    """Make a short file-name-safe slug.
+    """Make a short file-name-safe slug, unique per text.
+
+    The readable part alone would collide (`C++` and `C#` both give `c`; every
+    topic in another script gives nothing), so a short hash of the exact
+    text follows it.
 
     >>> slug("Railway-oriented programming!")
-    'railway-oriented-programming'
+    'railway-oriented-programming-b469b5e3'
+    >>> slug("Программирование")
+    '43881bae'
     """
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "run"
+    readable = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-")
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{readable}-{digest}" if readable else digest

@@ -21,9 +21,15 @@ import attrs
 from _common import DEMO_AGENT, slug
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from adws import PipelineError, RetryPolicy, Step, Workflow, WorkflowContext
-from adws.agent_step import agent_step
-from adws.contract import OutputContract
+from adws import (
+    OutputContract,
+    PipelineError,
+    RetryPolicy,
+    Step,
+    Workflow,
+    WorkflowContext,
+    agent_step,
+)
 
 UNVERIFIED = "Unverified"
 """The error kind of a packet the verifier did not pass."""

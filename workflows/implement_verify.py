@@ -18,10 +18,17 @@ from pathlib import Path
 from _common import DEMO_AGENT, slug
 from returns.io import IOResult, IOSuccess
 
-from adws import PipelineError, RetryPolicy, Step, Workflow, WorkflowContext, with_verification
-from adws.agent_step import agent_step
-from adws.contract import OutputContract
-from adws.shell import shell_step
+from adws import (
+    OutputContract,
+    PipelineError,
+    RetryPolicy,
+    Step,
+    Workflow,
+    WorkflowContext,
+    agent_step,
+    shell_step,
+    with_verification,
+)
 
 IMPLEMENT_PROMPT = """You are working in the repository at {target_dir}.
 Task: {task}

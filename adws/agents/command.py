@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, final
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
+from adws._checks import require_seconds
 from adws.agents.base import AgentRequest, AgentResponse
 from adws.errors import ErrorType, PipelineError
 
@@ -44,6 +45,7 @@ class CommandAgent:
         if not self.argv:
             msg = "CommandAgent needs a command to run"
             raise ValueError(msg)
+        require_seconds("CommandAgent", "timeout", timeout, optional=True)
         self.timeout = timeout
         self.cwd = cwd
         self.env = dict(env) if env is not None else None

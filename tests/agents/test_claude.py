@@ -22,7 +22,7 @@ from returns.io import IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws import Workflow, WorkflowContext, run_workflow
-from adws.agent_step import agent_step
+from adws.agent_steps import agent_step
 from adws.agents import AgentRequest, AgentResponse, ClaudeAgent
 from adws.agents.claude import INSTALL_HINT, SdkApi, load_sdk
 from adws.contract import OutputContract

@@ -14,7 +14,7 @@ from adws.cli import main
 
 FLOW = """
 from adws import Workflow
-from adws.agent_step import agent_step
+from adws.agent_steps import agent_step
 from adws.agents import ScriptedAgent
 from adws.contract import OutputContract
 

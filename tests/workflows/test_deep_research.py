@@ -10,7 +10,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws import PipelineError, Workflow, WorkflowContext, run_workflow
-from adws.agent_step import use_agent
+from adws.agent_steps import use_agent
 from adws.agents import ScriptedAgent
 from adws.cli import main
 from tests.workflows.conftest import SHIPPED
@@ -43,7 +43,7 @@ def run(
 
 
 def report(tmp_path: Path) -> str:
-    return (tmp_path / "deep_research-railway-programming.md").read_text()
+    return (tmp_path / "deep_research-railway-programming-48a9b264.md").read_text()
 
 
 def test_success_each_step_sees_what_the_previous_one_proved(
@@ -59,7 +59,9 @@ def test_success_each_step_sees_what_the_previous_one_proved(
     assert "Write a short markdown report on: railway programming" in write_prompt
     final = unsafe_perform_io(result.unwrap())
     assert final.inputs["verified_claims"] == 1
-    assert final.inputs["report_path"] == str(tmp_path / "deep_research-railway-programming.md")
+    assert final.inputs["report_path"] == str(
+        tmp_path / "deep_research-railway-programming-48a9b264.md"
+    )
     assert report(tmp_path) == "# ROP\n\n- ROP chains results (https://rop.test)\n"
 
 
@@ -148,8 +150,8 @@ def test_the_demo_agent_shows_the_rejected_then_fixed_verifier_answer(
         "[2/5] verify … attempt 1/3 failed: ContractViolation: VERIFIED_PACKET_JSON does not match "
         "VerifiedPacket: required field missing @ $.claims[0].source; retrying"
     ) in captured.err
-    assert "report_path: reports/deep_research-railway-programming.md" in captured.err
-    written = (in_tmp / "reports" / "deep_research-railway-programming.md").read_text()
+    assert "report_path: reports/deep_research-railway-programming-48a9b264.md" in captured.err
+    written = (in_tmp / "reports" / "deep_research-railway-programming-48a9b264.md").read_text()
     assert written.startswith("# railway programming\n\nVerified findings:\n")
     assert "([source](https://fsharpforfunandprofit.com/rop/))" in written
 

@@ -10,7 +10,7 @@ from returns.io import IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws import Workflow, WorkflowContext, run_workflow
-from adws.agent_step import use_agent
+from adws.agent_steps import use_agent
 from adws.agents import AgentRequest, ScriptedAgent
 from adws.cli import main
 from tests.workflows.conftest import SHIPPED
@@ -49,7 +49,7 @@ def test_failing_checks_are_fed_back_until_they_pass(
     ) in agent.prompts[1]
     final = unsafe_perform_io(result.unwrap())
     assert (final.inputs["summary"], final.inputs["checks_returncode"]) == ("created DONE", 0)
-    written = (reports / "implement_verify-create-done.md").read_text()
+    written = (reports / "implement_verify-create-done-5d6fd0cc.md").read_text()
     assert (
         written
         == "# implement_verify: Create DONE\n\n**Result:** checks pass.\n\n## Summary\ncreated DONE\n"
@@ -70,7 +70,7 @@ def test_checks_that_never_pass_fail_after_three_rounds_and_the_report_says_why(
         3,
     )
     assert len(agent.requests) == 3
-    written = (reports / "implement_verify-create-done.md").read_text()
+    written = (reports / "implement_verify-create-done-5d6fd0cc.md").read_text()
     assert "**Result:** ShellFailed at `checks`." in written
     assert "DONE is missing" in written
 
@@ -85,7 +85,7 @@ def test_a_malformed_implement_answer_is_retried_then_blocked_runs_finalize(
     error = unsafe_perform_io(result.failure())
     assert (error.step_name, error.error_type) == ("implement", "Blocked")
     assert "- attempt 1/2 failed: ContractViolation: STATUS missing" in agent.prompts[1]
-    written = (reports / "implement_verify-create-done.md").read_text()
+    written = (reports / "implement_verify-create-done-5d6fd0cc.md").read_text()
     assert "**Result:** Blocked at `implement`." in written
     assert (
         "## Feedback given to the agent\n- attempt 1/2 failed: ContractViolation: STATUS missing"

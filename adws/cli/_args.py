@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 _INPUT: Final = re.compile(r"([a-z][a-z0-9_]*)=(.*)", re.DOTALL)
+_KEY: Final = re.compile(r"[a-z][a-z0-9_]*")
 
 
 class UsageError(Exception):
@@ -82,12 +83,19 @@ def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, obj
         except OSError as exc:
             msg = f"cannot read inputs file {path}: {exc.strerror}"
             raise UsageError(msg) from exc
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             msg = f"inputs file {path} is not valid JSON: {exc}"
             raise UsageError(msg) from exc
         if not isinstance(loaded, dict):
             msg = f"inputs file {path} must hold a JSON object, not {type(loaded).__name__}"
             raise UsageError(msg)
+        for key in loaded:
+            if _KEY.fullmatch(key) is None:
+                msg = (
+                    f"inputs file {path}: key {key!r} is not an input name; use "
+                    "lower_snake_case, as with -i"
+                )
+                raise UsageError(msg)
         inputs.update(loaded)
     for pair in pairs:
         match = _INPUT.fullmatch(pair)
@@ -115,7 +123,7 @@ def select_agent(workflow: Workflow, agent: str | None, model: str | None) -> Wo
             msg = "--model needs --agent (claude-sdk or a preset such as claude)"
             raise UsageError(msg)
         return workflow
-    from adws.agent_step import use_agent  # noqa: PLC0415 - see the note on imports
+    from adws.agent_steps import use_agent  # noqa: PLC0415 - see the note on imports
     from adws.agents.claude import ClaudeAgent  # noqa: PLC0415 - see the note on imports
     from adws.agents.command import CommandAgent  # noqa: PLC0415 - see the note on imports
     from adws.agents.presets import CLAUDE_SDK, PRESETS  # noqa: PLC0415 - see the note on imports

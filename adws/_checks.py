@@ -1,0 +1,78 @@
+"""Definition-time checks shared by every public constructor.
+
+A workflow module that declares something impossible (a retry count of
+`nan`, a timeout of `"5"`, an agent given as a string) fails when it is
+imported, with a message naming the owner, the field and the value, never
+later as an exception out of a run. The checks take `object` on purpose:
+they exist for callers the type checker did not see.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["require_callable", "require_count", "require_seconds", "require_type"]
+
+
+def require_type(
+    owner: str, field: str, value: object, kind: type | tuple[type, ...], what: str
+) -> None:
+    """Raise `TypeError` unless `value` is an instance of `kind` (bools are not numbers).
+
+    >>> require_type("Step 's'", "always_run", "yes", bool, "a bool")
+    Traceback (most recent call last):
+    ...
+    TypeError: Step 's': always_run must be a bool, got 'yes'
+    """
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        msg = f"{owner}: {field} must be {what}, got {value!r}"
+        raise TypeError(msg)
+
+
+def require_callable(owner: str, field: str, value: object, *, optional: bool = False) -> None:
+    """Raise `TypeError` unless `value` is callable (or None, when `optional`).
+
+    >>> require_callable("agent_step 'a'", "agent", "claude -p")
+    Traceback (most recent call last):
+    ...
+    TypeError: agent_step 'a': agent must be callable, got 'claude -p'
+    """
+    if optional and value is None:
+        return
+    if not callable(value):
+        what = "callable or None" if optional else "callable"
+        msg = f"{owner}: {field} must be {what}, got {value!r}"
+        raise TypeError(msg)
+
+
+def require_count(owner: str, field: str, value: object, minimum: int = 1) -> None:
+    """Raise unless `value` is an int (not a bool) of at least `minimum`.
+
+    >>> require_count("RetryPolicy", "max_attempts", float("nan"))
+    Traceback (most recent call last):
+    ...
+    TypeError: RetryPolicy: max_attempts must be an int >= 1, got nan
+    """
+    require_type(owner, field, value, int, f"an int >= {minimum}")
+    if value < minimum:  # type: ignore[operator] # an int, checked above
+        msg = f"{owner}: {field} must be an int >= {minimum}, got {value!r}"
+        raise ValueError(msg)
+
+
+def require_seconds(
+    owner: str, field: str, value: object, *, minimum: float = 0.0, optional: bool = False
+) -> None:
+    """Raise unless `value` is a finite number of at least `minimum` (or None, when `optional`).
+
+    >>> require_seconds("RetryPolicy", "jitter", float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: RetryPolicy: jitter must be a finite number >= 0.0, got inf
+    """
+    if optional and value is None:
+        return
+    what = f"a finite number >= {minimum}" + (" or None" if optional else "")
+    require_type(owner, field, value, (int, float), what)
+    if not math.isfinite(value) or value < minimum:  # type: ignore[arg-type,operator] # a number, checked above
+        msg = f"{owner}: {field} must be {what}, got {value!r}"
+        raise ValueError(msg)

@@ -1,0 +1,166 @@
+"""`agent_step`: render a prompt, ask an agent, prove the answer, merge its fields."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, final
+
+import attrs
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.result import Failure
+
+from adws._checks import require_callable, require_seconds, require_type
+from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
+from adws.combinators import VerificationSpec, with_verification
+from adws.contract import OutputContract, validate_agent_output
+from adws.errors import PipelineError
+from adws.step import RetryPolicy, Step, Workflow
+from adws.template import render_for_step
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from adws.context import WorkflowContext
+
+__all__ = ["AgentSpec", "agent_step", "compose_prompt", "use_agent"]
+
+
+@final
+@attrs.frozen
+class AgentSpec:
+    """Describe an agent step, for `adws show`, `adws validate` and `use_agent`."""
+
+    prompt: str
+    agent: AgentBackend
+    contract: OutputContract
+    timeout: float | None
+    cwd: str | None
+
+
+def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, ...]) -> str:
+    """Join the rendered prompt, the contract's instructions and the feedback so far."""
+    parts = [prompt.rstrip(), contract.instructions()]
+    if feedback:
+        lines = "\n".join(f"- {line}" for line in feedback)
+        parts.append(
+            "## Feedback from earlier attempts\n"
+            "Your previous answers were rejected. Fix every point below:\n" + lines
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def _outputs(
+    response: AgentResponse, contract: OutputContract, step_name: str
+) -> IOResult[dict[str, object], PipelineError]:
+    checked = validate_agent_output(response.text, contract, step_name=step_name)
+    if isinstance(checked, Failure):
+        return IOFailure(checked.failure())
+    report = checked.unwrap()
+    outputs: dict[str, object] = {
+        key.lower(): report.data.get(key, report.fields[key]) for key in contract.keys
+    }
+    if response.metadata:
+        outputs[f"{step_name}_agent"] = response.metadata
+    return IOSuccess(outputs)
+
+
+def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-only
+    name: str,
+    *,
+    prompt: str,
+    agent: AgentBackend,
+    contract: OutputContract = OutputContract(),  # noqa: B008 - frozen, safe to share
+    retry: RetryPolicy = RetryPolicy(max_attempts=3),  # noqa: B008 - frozen, safe to share
+    always_run: bool = False,
+    timeout: float | None = None,
+    cwd: str | None = None,
+    when: Callable[[WorkflowContext], bool] | None = None,
+) -> Step:
+    """Build a step that asks `agent` and lets only a proven answer through.
+
+    `prompt` and `cwd` may hold `{key}` placeholders filled from the inputs
+    (a missing key is `MissingInput` before the agent is called). The agent
+    sees the prompt, the contract's instructions and every feedback line so
+    far. The contract's keys become outputs under lower-case names, `*_JSON`
+    keys holding the parsed JSON or the schema instance; what the backend
+    measured (cost, turns, session id, seconds) becomes `<name>_agent` when
+    it reported anything, so it reaches the run's events and journal. A
+    `ContractViolation` is retried (with its problems as feedback) within
+    `retry`; `Blocked` never is. Impossible arguments (an agent given as
+    a string, a timeout of `"5"`) are refused here, at definition time.
+    """
+    owner = f"agent_step {name!r}"
+    require_type(owner, "prompt", prompt, str, "a str")
+    if isinstance(agent, str):
+        msg = (
+            f"{owner}: agent must be an AgentBackend such as CommandAgent({agent!r}), got {agent!r}"
+        )
+        raise TypeError(msg)
+    require_callable(owner, "agent", agent)
+    require_type(owner, "contract", contract, OutputContract, "an OutputContract")
+    require_seconds(owner, "timeout", timeout, optional=True)
+    require_type(owner, "cwd", cwd, (str, type(None)), "a str or None")
+
+    def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        rendered = render_for_step(prompt, ctx.inputs, step_name=name, what="the prompt")
+        where = render_for_step(cwd, ctx.inputs, step_name=name, what="the cwd")
+        if isinstance(rendered, PipelineError):
+            return IOFailure(rendered)
+        if isinstance(where, PipelineError):
+            return IOFailure(where)
+        request = AgentRequest(
+            compose_prompt(rendered, contract, ctx.feedback),
+            name,
+            attempt=len(ctx.feedback) + 1,
+            timeout=timeout,
+            cwd=where,
+            max_output_bytes=contract.max_output_bytes,
+        )
+        return (
+            agent(request)
+            .bind(lambda response: _outputs(response, contract, name))
+            .map(ctx.merge_outputs)
+        )
+
+    return Step(
+        name,
+        run,
+        always_run=always_run,
+        retry=retry,
+        when=when,
+        kind="agent",
+        spec=AgentSpec(prompt, agent, contract, timeout, cwd),
+    )
+
+
+def _replace_agent(step: Step, agent: AgentBackend) -> Step:
+    spec = step.spec
+    if isinstance(spec, AgentSpec):
+        return agent_step(
+            step.name,
+            prompt=spec.prompt,
+            agent=agent,
+            contract=spec.contract,
+            retry=step.retry,
+            always_run=step.always_run,
+            timeout=spec.timeout,
+            cwd=spec.cwd,
+            when=step.when,
+        )
+    if isinstance(spec, VerificationSpec):
+        combined = with_verification(
+            _replace_agent(spec.main, agent),
+            _replace_agent(spec.verify, agent),
+            max_attempts=spec.max_attempts,
+            name=step.name,
+        )
+        return attrs.evolve(combined, always_run=step.always_run, retry=step.retry, when=step.when)
+    return step
+
+
+def use_agent(workflow: Workflow, agent: AgentBackend) -> Workflow:
+    """Return `workflow` with every agent step (nested ones too) asking `agent`.
+
+    This is what `adws run --agent CMD` does; tests use it to run a shipped
+    workflow against a `ScriptedAgent`.
+    """
+    return attrs.evolve(workflow, steps=tuple(_replace_agent(s, agent) for s in workflow.steps))

@@ -1,0 +1,284 @@
+"""`adws run`, `adws runs`, `adws status` and `adws resume`: running and recorded runs."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import TYPE_CHECKING, Final
+
+from adws import io_ops
+from adws.cli._args import UsageError, open_journal, parse_inputs, require_journal, select_agent
+from adws.cli._interrupts import Interrupts
+from adws.cli._output import err, out, out_json
+from adws.cli.workflows import load_workflow
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterator
+
+    from adws.context import WorkflowContext
+    from adws.errors import PipelineError
+    from adws.events import RunEvent, RunObserver
+    from adws.journal import Journal, JournalObserver, RunRecord
+    from adws.step import Workflow
+    from adws.summary import RunSummary
+
+# Each command imports what it needs when it runs; see adws.cli.workflows.
+
+__all__ = ["EXIT_CODES", "cmd_resume", "cmd_run", "cmd_runs", "cmd_status", "execute"]
+
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_BLOCKED: Final = 3
+EXIT_CODES: Final = {
+    "succeeded": EXIT_OK,
+    "failed": EXIT_FAILED,
+    "blocked": EXIT_BLOCKED,
+    "interrupted": 130,
+}
+
+
+def _progress(event: RunEvent) -> None:
+    from adws.render import format_event  # noqa: PLC0415 - see the note on imports
+
+    err(format_event(event))
+
+
+def _print_error_details(error: PipelineError) -> None:
+    from adws.errors import ErrorType  # noqa: PLC0415 - see the note on imports
+
+    problems = error.context.get("problems")
+    if error.error_type == ErrorType.CONTRACT_VIOLATION and problems:
+        err("problems with the agent's answer:")
+        for problem in problems:
+            err(f"  - {problem}")
+    for late in error.context.get("always_run_failures", ()):
+        err(f"also failed while cleaning up: {late}")
+
+
+@contextlib.contextmanager
+def _children_recorded(
+    journal: Journal | None, run_id: str, unrecorded: list[str]
+) -> Iterator[None]:
+    """Record in the journal which process groups the step in flight has started.
+
+    `adws resume` reads them to refuse resuming a run whose child still runs.
+    A write that fails is kept in `unrecorded`, never raised into the step.
+    """
+    if journal is None:
+        yield
+        return
+
+    def record(groups: tuple[int, ...]) -> None:
+        try:
+            journal.record_children(run_id, groups)
+        except Exception as exc:  # noqa: BLE001 - never break a step over bookkeeping; reported
+            unrecorded.append(f"child process groups {list(groups)}: {exc}")
+
+    io_ops.GROUPS.on_change = record
+    try:
+        yield
+    finally:
+        io_ops.GROUPS.on_change = None
+
+
+def _journal_problems(
+    journal: Journal | None,
+    recorder: JournalObserver | None,
+    summary: RunSummary,
+    problems: list[str],
+) -> list[str]:
+    """Say what the journal did not record; try once more to record how the run ended."""
+    if journal is None or recorder is None:
+        return problems
+    if recorder.failure is not None:
+        problems = [recorder.failure, *problems]
+    if problems and summary.run_id:
+        with contextlib.suppress(Exception):  # best effort: the message below says what is missing
+            journal.mark(summary.run_id, summary.status)
+    return problems
+
+
+def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows already
+    args: argparse.Namespace,
+    workflow: Workflow,
+    ctx: WorkflowContext,
+    *,
+    run_id: str | None = None,
+    resume_from: str | None = None,
+    workflow_fingerprint: str | None = None,
+) -> int:
+    """Run `workflow` from `ctx` with journal, progress and signals; return the exit code."""
+    from adws.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
+    from adws.fingerprint import fingerprint  # noqa: PLC0415 - see the note on imports
+    from adws.summary import RunSummary  # noqa: PLC0415 - see the note on imports
+
+    journal = open_journal(args)
+    run_id = run_id or new_run_id()
+    summary = RunSummary()
+
+    mark = functools.partial(journal.mark, run_id, "interrupted") if journal else None
+    interrupts = Interrupts(mark or (lambda: None))
+    observers: list[RunObserver] = [interrupts.observe, summary]
+    recorder = None
+    if journal is not None:
+        recorder = journal.observer(workflow_fingerprint or fingerprint(workflow))
+        observers.insert(1, recorder)
+    if not args.quiet:
+        observers.append(_progress)
+    unrecorded: list[str] = []
+    with interrupts.installed(), _children_recorded(journal, run_id, unrecorded):
+        run_workflow(workflow, ctx, observers=observers, run_id=run_id, resume_from=resume_from)
+    _report(args, summary, ctx)
+    code = EXIT_CODES.get(summary.status, EXIT_FAILED)
+    if summary.status == "interrupted":
+        code = interrupts.exit_code
+    problems = _journal_problems(journal, recorder, summary, unrecorded)
+    if problems and journal is not None:
+        err(
+            f"adws: the journal {journal.path} did not record this run completely "
+            f"({'; '.join(problems)}); `adws resume {run_id}` may run finished steps again"
+        )
+        code = code or EXIT_FAILED
+    return code
+
+
+def _report(args: argparse.Namespace, summary: RunSummary, ctx: WorkflowContext) -> None:
+    """Print what a finished run left: why it failed, where its files went, its JSON."""
+    if args.quiet and summary.finished is not None and summary.status != "succeeded":
+        _progress(summary.finished)  # -q hides progress, never why a run did not succeed
+    if summary.error is not None:
+        _print_error_details(summary.error)
+    if summary.finished is not None and not args.quiet:
+        final = summary.finished.context.inputs
+        for key in final:
+            if key.endswith("_path") and key not in ctx.inputs:
+                err(f"{key}: {final[key]}")
+    if args.json:
+        out_json(summary.to_dict())
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a workflow with the inputs given."""
+    from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
+
+    inputs = parse_inputs(args.input, args.inputs)
+    workflow = select_agent(load_workflow(args), args.agent, args.model)
+    missing = workflow.missing_inputs(inputs)
+    if missing:
+        flags = " ".join(f"-i {key}=..." for key in missing)
+        msg = f"workflow {workflow.name!r} needs input {', '.join(missing)}: add {flags}"
+        raise UsageError(msg)
+    return execute(args, workflow, WorkflowContext(inputs=inputs))
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    """List recorded runs, newest first."""
+    journal = require_journal(args)
+    records = journal.runs(workflow=args.workflow, status=args.status, limit=args.limit)
+    if args.json:
+        out_json([record.to_dict() for record in records])
+    elif records:
+        from adws.render import runs_table  # noqa: PLC0415 - see the note on imports
+
+        out(runs_table(records))
+    else:
+        err(f"no runs recorded in {journal.path}")
+    return EXIT_OK
+
+
+def _find_run(journal: Journal, run_id: str) -> RunRecord:
+    found = journal.find(run_id)
+    if isinstance(found, str):
+        raise UsageError(found)
+    return found
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Show one run's steps, attempts and errors."""
+    journal = require_journal(args)
+    record = _find_run(journal, args.run)
+    attempts = journal.attempts(record.run_id)
+    if args.json:
+        payload = {
+            **record.to_dict(),
+            "error": None if record.error is None else record.error.to_dict(),
+            "attempts": [
+                {
+                    "step": a.step,
+                    "attempt": a.attempt,
+                    "status": a.status,
+                    "recorded": a.recorded,
+                    "seconds": a.seconds,
+                    "error": None if a.error is None else a.error.to_dict(),
+                }
+                for a in attempts
+            ],
+        }
+        out_json(payload)
+    else:
+        from adws.render import status_text  # noqa: PLC0415 - see the note on imports
+
+        out(status_text(record, attempts))
+    return EXIT_OK
+
+
+def _stop_children(record: RunRecord, *, force: bool) -> None:
+    """Refuse to resume over a child the run left running, or (`--force`) stop it first."""
+    alive = record.live_children()
+    if not alive:
+        return
+    groups = ", ".join(str(pgid) for pgid in alive)
+    if not force:
+        msg = (
+            f"run {record.run_id} left child process group {groups} running; "
+            "pass --force to stop it and resume"
+        )
+        raise UsageError(msg)
+    for pgid in alive:
+        io_ops.stop_group(pgid)
+    err(f"adws: stopped process group {groups} left by run {record.run_id}")
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Continue a run from its first step that did not succeed."""
+    from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
+    from adws.fingerprint import fingerprint  # noqa: PLC0415 - see the note on imports
+    from adws.journal import resume_point  # noqa: PLC0415 - see the note on imports
+
+    journal = require_journal(args)
+    record = _find_run(journal, args.run)
+    if record.status == "succeeded":
+        err(f"run {record.run_id} already succeeded; nothing to resume")
+        return EXIT_OK
+    args.workflow = record.workflow
+    workflow = select_agent(load_workflow(args), args.agent, args.model)
+    current = fingerprint(workflow)
+    if current != record.fingerprint and not args.force:
+        msg = (
+            f"workflow {workflow.name!r} changed since run {record.run_id} started "
+            "(its fingerprint differs); pass --force to resume with the new definition"
+        )
+        raise UsageError(msg)
+    names = [step.name for step in workflow.steps]
+    resume_from, ctx = resume_point(names, journal.attempts(record.run_id))
+    if resume_from is None:
+        err(f"every step of run {record.run_id} already succeeded; nothing to resume")
+        return EXIT_OK
+    if record.status != "running" or record.stale:
+        _stop_children(record, force=args.force)  # what a crashed run may have left behind
+    # The claim is the check: atomic, so of several resumes started at once one runs.
+    refused = journal.claim(record.run_id, force=args.force)
+    if refused is not None:
+        raise UsageError(refused)
+    start = ctx if ctx is not None else record.inputs()
+    extra = parse_inputs(args.input, args.inputs)
+    start = WorkflowContext(inputs={**start.inputs, **extra})
+    return execute(
+        args,
+        workflow,
+        start,
+        run_id=record.run_id,
+        resume_from=resume_from,
+        workflow_fingerprint=current,
+    )
