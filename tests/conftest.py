@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -132,3 +136,35 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("ADWS_WORKFLOWS", "ADWS_JOURNAL"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
+
+
+def start_adws(
+    project: Path, *argv: str, env: dict[str, str] | None = None, **popen: object
+) -> subprocess.Popen[str]:
+    """Start a real `python -m adws` in `project`, journaling to `project/runs.db`."""
+    full_env = {
+        **os.environ,
+        "ADWS_JOURNAL": str(project / "runs.db"),
+        "PYTHONPATH": str(REPO),
+        **(env or {}),
+    }
+    full_env.pop("ADWS_WORKFLOWS", None)
+    return subprocess.Popen(  # type: ignore[call-overload, no-any-return] # popen options passed through
+        [sys.executable, "-m", "adws", *argv],
+        cwd=project,
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
+
+
+def wait_for(condition: Callable[[], object], seconds: float = 30.0) -> None:
+    """Poll `condition` until it holds, failing the test after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    pytest.fail("timed out waiting for the process")

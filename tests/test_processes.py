@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import start_adws, wait_for
 from tests.test_cli_runs import RESUMABLE
 
 pytestmark = pytest.mark.slow
@@ -30,26 +28,7 @@ many = Workflow("many", tuple(Step(f"s{i}", make(i)) for i in range(40)))
 """
 
 
-def adws(project: Path, *argv: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    full_env = {**os.environ, "ADWS_JOURNAL": str(project / "runs.db"), **(env or {})}
-    full_env.pop("ADWS_WORKFLOWS", None)
-    return subprocess.Popen(
-        [sys.executable, "-m", "adws", *argv],
-        cwd=project,
-        env=full_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def wait_for(condition: object, seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if callable(condition) and condition():
-            return
-        time.sleep(0.05)
-    pytest.fail("timed out waiting for the process")
+adws = start_adws
 
 
 def succeeded_steps(project: Path) -> list[str]:

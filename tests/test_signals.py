@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from adws import io_ops
-from tests.conftest import REPO
+from tests.conftest import REPO, start_adws, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -101,34 +101,7 @@ loses = Workflow("loses", (Step("drop", drop_attempts), Step("greet", greet)), i
 """
 
 
-def adws(
-    project: Path, *argv: str, env: dict[str, str] | None = None, **popen: object
-) -> subprocess.Popen[str]:
-    full_env = {
-        **os.environ,
-        "ADWS_JOURNAL": str(project / "runs.db"),
-        "PYTHONPATH": str(REPO),
-        **(env or {}),
-    }
-    full_env.pop("ADWS_WORKFLOWS", None)
-    return subprocess.Popen(  # type: ignore[call-overload, no-any-return] # popen options passed through
-        [sys.executable, "-m", "adws", *argv],
-        cwd=project,
-        env=full_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        **popen,
-    )
-
-
-def wait_for(condition: object, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if callable(condition) and condition():
-            return
-        time.sleep(0.05)
-    pytest.fail("timed out waiting for the process")
+adws = start_adws
 
 
 def runs(project: Path) -> list[dict[str, object]]:
