@@ -8,7 +8,8 @@ describe a run.
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, TypeAlias, final
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol, TypeAlias, final
 
 import attrs
 
@@ -93,7 +94,11 @@ class AttemptFailed:
 @final
 @attrs.frozen
 class StepSucceeded:
-    """A step succeeded; `context` is the promoted context the next step sees."""
+    """A step succeeded; `context` is the promoted context the next step sees.
+
+    `outputs` holds only what this step added: the journal stores that, so
+    recording step 10,000 costs what recording step 10 does.
+    """
 
     run_id: str
     step: str
@@ -102,6 +107,7 @@ class StepSucceeded:
     attempts: int
     seconds: float
     context: WorkflowContext
+    outputs: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 @final

@@ -249,7 +249,11 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
         return error.with_context(attempts=attempts, feedback=[])
     if emit.observers:
         seconds = io_ops.monotonic() - started
-        emit(StepSucceeded(run_id, step.name, index, total, attempts, seconds, promoted))
+        emit(
+            StepSucceeded(
+                run_id, step.name, index, total, attempts, seconds, promoted, outcome.outputs
+            )
+        )
     return promoted
 
 

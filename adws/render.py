@@ -19,18 +19,20 @@ from adws.events import (
 from adws.shell import ShellSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from adws.errors import PipelineError
-    from adws.journal import AttemptRecord, RunRecord
+    from adws.journal import AttemptRecord, RunRecord, StepPlan
     from adws.step import RetryPolicy, Step, Workflow
 
 __all__ = [
     "describe_retry",
     "format_event",
+    "plan_text",
     "runs_table",
     "show_text",
     "status_text",
+    "step_outcomes",
     "to_mermaid",
 ]
 
@@ -162,12 +164,35 @@ def _node(step: Step) -> str:
     return f'{step.name}["{label}"]'
 
 
-def to_mermaid(workflow: Workflow) -> str:
+_STATUS_STYLES: Final = {
+    "succeeded": "fill:#d4f7d4,stroke:#2e7d32",
+    "failed": "fill:#fbd5d5,stroke:#c62828",
+    "skipped": "fill:#eeeeee,stroke:#9e9e9e",
+    "not_run": "fill:#ffffff,stroke:#9e9e9e,stroke-dasharray: 2 2",
+}
+
+
+def step_outcomes(attempts: Sequence[AttemptRecord]) -> dict[str, str]:
+    """Name what last happened to each step of a run: succeeded, failed or skipped.
+
+    Steps with no record are absent (not run).
+    """
+    outcomes: dict[str, str] = {}
+    for record in attempts:
+        if record.status == "retried":
+            continue
+        outcomes[record.step] = "skipped" if record.status.startswith("skipped") else record.status
+    return outcomes
+
+
+def to_mermaid(workflow: Workflow, outcomes: Mapping[str, str] | None = None) -> str:
     """Draw a workflow as a Mermaid flowchart from its definition alone.
 
     Steps run top to bottom; a retry is a loop on the step; a verification
     step is a subgraph whose verify feeds back into main; dashed edges show
-    where a failure jumps to the next `always_run` step.
+    where a failure jumps to the next `always_run` step. With `outcomes`
+    (what happened in one run, see `step_outcomes`) each top-level step is
+    coloured: succeeded, failed, skipped or not run.
     """
     lines = ["flowchart TD", f"    start(({workflow.name}))"]
     previous = "start"
@@ -202,6 +227,43 @@ def to_mermaid(workflow: Workflow) -> str:
         if target is not None:
             lines.append(f"    {step.name} -. failure .-> {target.name}")
     lines.append("    classDef always stroke-dasharray: 5 3")
+    if outcomes is not None:
+        lines.extend(f"    classDef {name} {style}" for name, style in _STATUS_STYLES.items())
+        lines.extend(
+            f"    class {step.name} {outcomes.get(step.name, 'not_run')}" for step in steps
+        )
+    return "\n".join(lines)
+
+
+def plan_text(record: RunRecord, plan: Sequence[StepPlan]) -> str:
+    """Describe what `adws resume RUN` would do, step by step.
+
+    >>> from types import SimpleNamespace
+    >>> from adws.journal import StepPlan
+    >>> record = SimpleNamespace(run_id="r1", workflow="w", status="failed")
+    >>> print(plan_text(record, [StepPlan("a", "kept"), StepPlan("b", "to run")]))
+    run r1 · w · failed
+      1. a: kept
+      2. b: to run
+    a resume starts at b
+    """
+    lines = [f"run {record.run_id} · {record.workflow} · {record.status}"]
+    for number, item in enumerate(plan, 1):
+        detail = ""
+        if item.action == "changed":
+            detail = f" (recorded {item.recorded}, now {item.current})"
+        lines.append(f"  {number}. {item.step}: {item.action}{detail}")
+    first = next((item.step for item in plan if item.action != "kept"), None)
+    changed = any(item.action == "changed" for item in plan)
+    if changed:
+        lines.append(
+            "changed finished steps are refused; --rerun-changed runs again from the first, "
+            "--force keeps their outputs"
+        )
+    elif first is None:
+        lines.append("every step is done; nothing to resume")
+    else:
+        lines.append(f"a resume starts at {first}")
     return "\n".join(lines)
 
 

@@ -115,20 +115,71 @@ def test_a_failed_run_resumes_after_the_fix_without_rerunning_finished_steps(
     )
 
 
-def test_resume_refuses_a_changed_workflow_unless_forced(
+def test_editing_the_step_that_failed_resumes_without_a_word(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The normal loop: a step that did not finish may change; so may the steps after it."""
     _, first = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
     module = project / "workflows" / "resumable.py"
     module.write_text(module.read_text().replace('"-shipped"', '"-SHIPPED"'))
     (project / "fixed").touch()
-    assert main(["resume", str(first["run_id"])]) == 2
+    code, resumed = run_json(["resume", str(first["run_id"])], capsys)
+    assert (code, resumed["inputs"]["shipped"]) == (0, "s-fetched-built-SHIPPED")  # type: ignore[index]
+
+
+def test_a_changed_finished_step_is_refused_then_rerun_or_kept(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, first = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    run_id = str(first["run_id"])
+    module = project / "workflows" / "resumable.py"
+    module.write_text(module.read_text().replace('"-fetched"', '"-FETCHED"'))
+    (project / "fixed").touch()
+    assert main(["resume", run_id]) == 2
     assert capsys.readouterr().err == (
-        f"adws: error: workflow 'pipeline' changed since run {first['run_id']} started "
-        "(its fingerprint differs); pass --force to resume with the new definition\n"
+        f"adws: error: step 'fetch' of run {run_id} changed since it finished; pass "
+        "--rerun-changed to run again from the first of them, or --force to keep the outputs "
+        f"it made (see `adws resume {run_id} --plan`)\n"
     )
-    code, forced = run_json(["resume", str(first["run_id"]), "--force"], capsys)
-    assert (code, forced["inputs"]["shipped"]) == (0, "s-fetched-built-SHIPPED")  # type: ignore[index]
+    assert main(["resume", run_id, "--plan"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"run {run_id} · pipeline · failed"
+    assert lines[1].startswith("  1. fetch: changed (recorded ")
+    assert lines[2:] == [
+        "  2. build: to run",
+        "  3. ship: to run",
+        (
+            "changed finished steps are refused; --rerun-changed runs again from the first, "
+            "--force keeps their outputs"
+        ),
+    ]
+    code, kept = run_json(["resume", run_id, "--force"], capsys)
+    assert (code, kept["inputs"]["shipped"]) == (0, "s-fetched-built-shipped")  # type: ignore[index]
+    (project / "fixed").unlink()
+    _, second = run_json(["run", "pipeline", "-i", "seed=t"], capsys)
+    module.write_text(module.read_text().replace('"-FETCHED"', '"-F2"'))
+    (project / "fixed").touch()
+    code, rerun = run_json(["resume", str(second["run_id"]), "--rerun-changed"], capsys)
+    assert (code, rerun["inputs"]["shipped"]) == (0, "t-F2-built-shipped")  # type: ignore[index]
+    steps = rerun["steps"]
+    assert isinstance(steps, list)
+    assert [step["status"] for step in steps] == ["succeeded"] * 3
+
+
+def test_the_plan_of_a_run_that_needs_nothing(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "fixed").touch()
+    _, done = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    assert main(["resume", str(done["run_id"]), "--plan"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "every step is done; nothing to resume"
+    _, stuck = run_json(["run", "blocker", "-i", "seed=s"], capsys)
+    assert main(["resume", str(stuck["run_id"]), "--plan"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "  1. fetch: kept",
+        "  2. ask: to run",
+        "a resume starts at ask",
+    ]
 
 
 def test_a_blocked_run_resumes_once_the_missing_input_is_given(
@@ -223,7 +274,7 @@ def test_a_corrupt_journal_is_named_not_a_traceback(
     assert main(["runs"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(
-        "adws: error: cannot use the run journal .adws/runs.db: file is not a database;"
+        "adws: error: cannot read the run journal .adws/runs.db: file is not a database;"
     )
     assert main(["run", "pipeline", "-i", "seed=s"]) == 2
     assert "--no-journal" in capsys.readouterr().err

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 
 from adws import PipelineError, WorkflowContext
-from adws.codec import decode_context, decode_error, encode_context, encode_error, to_json
+from adws.journal.codec import decode_context, decode_error, encode_context, encode_error, to_json
 from tests.strategies import Claim, Packet, hostile_json
 from tests.test_contract import _Unresolvable
 

@@ -12,7 +12,14 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from returns.result import Failure, Result, Success
 
-from adws import PipelineError, ScriptedAgent, Workflow, agent_step, run_workflow
+from adws import (
+    PipelineError,
+    ScriptedAgent,
+    Workflow,
+    WorkflowContext,
+    agent_step,
+    run_workflow,
+)
 from adws._strict import parse_strict_json
 from adws.contract import AgentReport, OutputContract, validate_agent_output
 from adws.journal import Journal
@@ -251,9 +258,7 @@ def test_json_nested_512_deep_passes_and_survives_the_journal(tmp_path: Path) ->
     result = run_workflow(Workflow("w", (step,)), observers=[journal.observer("f")])
     final = success(result)
     [record] = journal.attempts(journal.runs()[0].run_id)
-    stored = record.context()
-    assert stored is not None
-    assert stored.inputs == final.inputs
+    assert WorkflowContext(inputs=record.outputs() or {}) == final
     assert journal.runs()[0].status == "succeeded"
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import types
+from pathlib import Path
 
 from returns.io import IOResult, IOSuccess
 
@@ -10,7 +12,13 @@ from adws import PipelineError, RetryPolicy, Step, Workflow, WorkflowContext, wi
 from adws.agent_steps import agent_step, use_agent
 from adws.agents import ScriptedAgent
 from adws.contract import OutputContract
-from adws.fingerprint import describe_workflow, fingerprint
+from adws.discovery import discover_workflows
+from adws.journal.fingerprint import (
+    describe_workflow,
+    fingerprint,
+    helper_sources,
+    step_fingerprints,
+)
 from adws.shell import shell_step
 from tests.strategies import Packet
 
@@ -69,8 +77,111 @@ def test_agent_contracts_shell_commands_and_rounds_count_but_the_backend_does_no
     assert [name for name, _ in fields] == ["verdict", "claims"]
 
 
-def test_callables_without_source_are_named() -> None:
-    partial = functools.partial(one)
-    described = describe_workflow(flow(Step("a", partial)))["steps"]
-    assert isinstance(described, list)
-    assert described[0]["run"] == "partial"
+def test_a_partials_arguments_are_part_of_its_fingerprint() -> None:
+    def first(value: int) -> Step:
+        return Step("a", functools.partial(with_value, value))
+
+    assert fingerprint(flow(first(1))) == fingerprint(flow(first(1)))
+    assert fingerprint(flow(first(1))) != fingerprint(flow(first(2)))
+
+
+def with_value(value: int, ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+    return IOSuccess(ctx.merge_outputs({"v": value}))
+
+
+MODULE = """
+from returns.io import IOSuccess
+from adws import Step, Workflow
+
+
+def helper(ctx):
+    return ctx.merge_outputs({"h": 1})
+
+
+def first(ctx):
+    return IOSuccess(helper(ctx))
+
+
+def second(ctx):
+    if ctx.inputs.get("kind") in {"a", "b"}:
+        return IOSuccess(ctx)
+    return IOSuccess(ctx.merge_outputs({"s": 2}))
+
+
+workflow = Workflow("edited", (Step("first", first), Step("second", second)))
+"""
+
+
+def fingerprints_of(folder: Path, source: str, name: str = "edited") -> dict[str, str]:
+    (folder / "edited.py").write_text(source, encoding="utf-8")
+    catalog = discover_workflows(folder)
+    assert not catalog.errors, catalog.errors
+    return step_fingerprints(catalog.workflows[name])
+
+
+def test_editing_one_step_leaves_the_others_fingerprints_unchanged(tmp_path: Path) -> None:
+    base = fingerprints_of(tmp_path, MODULE)
+    assert base == fingerprints_of(tmp_path, MODULE)
+    moved = fingerprints_of(tmp_path, "\n\n# a comment that shifts every line\n" + MODULE)
+    assert moved == base
+    edited = fingerprints_of(tmp_path, MODULE.replace('{"s": 2}', '{"s": 3}'))
+    assert (edited["first"], edited["second"] != base["second"]) == (base["first"], True)
+
+
+def test_a_same_module_helper_the_step_calls_is_part_of_its_fingerprint(tmp_path: Path) -> None:
+    base = fingerprints_of(tmp_path, MODULE)
+    edited = fingerprints_of(tmp_path, MODULE.replace('{"h": 1}', '{"h": 9}'))
+    assert (edited["first"] != base["first"], edited["second"]) == (True, base["second"])
+
+
+def test_a_helper_module_the_workflow_imports_changes_every_step(tmp_path: Path) -> None:
+    (tmp_path / "_shared.py").write_text("LIMIT = 1\n", encoding="utf-8")
+    source = "import _shared\n" + MODULE
+    base = fingerprints_of(tmp_path, source)
+    (tmp_path / "_shared.py").write_text("LIMIT = 2\n", encoding="utf-8")
+    edited = fingerprints_of(tmp_path, source)
+    assert all(edited[name] != base[name] for name in ("first", "second"))
+    assert helper_sources(Workflow("bare", ())) == ""
+
+
+def make(value: object) -> Step:
+    def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        return IOSuccess(ctx.merge_outputs({"v": value}))
+
+    return Step("a", run)
+
+
+def test_closure_values_count_and_addresses_do_not() -> None:
+    assert fingerprint(flow(make(1))) != fingerprint(flow(make(2)))
+    assert fingerprint(flow(make({"a": [1, {2}]}))) == fingerprint(flow(make({"a": [1, {2}]})))
+    assert fingerprint(flow(make(object()))) == fingerprint(flow(make(object())))
+    assert fingerprint(flow(make(Packet("pass", ())))) != fingerprint(
+        flow(make(Packet("fail", ())))
+    )
+    assert fingerprint(flow(make(Packet))) == fingerprint(flow(make(Packet)))
+    assert fingerprint(flow(make((Packet, Packet)))) == fingerprint(flow(make((Packet, Packet))))
+
+
+def unbound_closure() -> Step:
+    """A step whose closure cell was never filled (its variable is bound later, or never)."""
+    late = 1
+
+    def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        return IOSuccess(ctx.merge_outputs({"late": late}))
+
+    empty = types.FunctionType(run.__code__, run.__globals__, "run", None, (types.CellType(),))
+    return Step("a", empty)
+
+
+def recursive(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+    return recursive(ctx) if "again" in ctx.inputs else IOSuccess(ctx)
+
+
+def test_recursion_and_late_bound_closures_are_described() -> None:
+    assert fingerprint(flow(Step("a", recursive))) == fingerprint(flow(Step("a", recursive)))
+    assert len(fingerprint(flow(unbound_closure()))) == 16
+
+
+def test_a_thousand_steps_are_fingerprinted_quickly_enough_to_be_measured_not_asserted() -> None:
+    workflow = Workflow("big", tuple(make(i).__class__("s" + str(i), one) for i in range(1000)))
+    assert len(step_fingerprints(workflow)) == 1000

@@ -75,17 +75,13 @@ def test_a_runs_events_read_back_as_what_happened(
         ("after", 0, "skipped:halted"),
         ("cleanup", 1, "succeeded"),
     ]
-    first = attempts[0].context()
-    assert first is not None
-    assert first.inputs["packet"] == Packet("pass", (Claim("a", "b"),))
+    assert attempts[0].outputs() == {"packet": Packet("pass", (Claim("a", "b"),))}
     flaky_error = attempts[1].error
     assert flaky_error is not None
     assert flaky_error.message == "flaky broke"
     assert attempts[4].error == PipelineError("broken", "ShellFailed", "broken broke")
-    cleanup = attempts[6].context()
-    assert cleanup is not None
-    assert cleanup.inputs["cleaned"] is True
-    assert attempts[1].context() is None
+    assert attempts[6].outputs() == {"cleaned": True}
+    assert (attempts[1].outputs(), attempts[0].context()) == (None, None)
 
 
 def test_resume_point_is_the_first_step_that_did_not_succeed(
@@ -105,7 +101,7 @@ def test_resume_point_is_the_first_step_that_did_not_succeed(
     assert name == "b"
     assert ctx is not None
     assert dict(ctx.inputs) == {"x": 1}
-    assert resume_point(("b", "c"), []) == ("b", None)
+    assert resume_point(("b", "c"), []) == ("b", WorkflowContext())
 
 
 def test_resume_point_is_none_when_every_step_succeeded(tmp_path: Path, recorder: Recorder) -> None:
@@ -225,7 +221,7 @@ def test_a_journal_from_a_newer_adws_is_refused(tmp_path: Path) -> None:
     db.commit()
     db.close()
     with pytest.raises(
-        JournalError, match=r"written by a newer adws \(schema 99, this one knows 2\)"
+        JournalError, match=r"written by a newer adws \(schema 99, this one knows 3\)"
     ):
         Journal(path)
 
@@ -237,6 +233,7 @@ def test_reopening_does_not_migrate_twice(tmp_path: Path) -> None:
     assert [tuple(row) for row in journal._db.execute("SELECT version FROM schema_version")] == [
         (1,),
         (2,),
+        (3,),
     ]
 
 

@@ -48,11 +48,11 @@ def journal_path(args: argparse.Namespace) -> Path:
     return Path(chosen) if chosen else journal_module.DEFAULT_PATH
 
 
-def _journal_at(path: Path) -> Journal:
+def _journal_at(path: Path, *, readonly: bool = False) -> Journal:
     from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
 
     try:
-        return Journal(path)
+        return Journal(path, readonly=readonly)
     except JournalError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -64,13 +64,13 @@ def open_journal(args: argparse.Namespace) -> Journal | None:
     return _journal_at(journal_path(args))
 
 
-def require_journal(args: argparse.Namespace) -> Journal:
-    """Open an existing journal for `runs`, `status` and `resume`."""
+def require_journal(args: argparse.Namespace, *, readonly: bool = False) -> Journal:
+    """Open an existing journal for `runs`, `status` and `resume` (read-only: no writes at all)."""
     path = journal_path(args)
     if not path.exists():
         msg = f"no run journal at {path}; `adws run` records runs there"
         raise UsageError(msg)
-    return _journal_at(path)
+    return _journal_at(path, readonly=readonly)
 
 
 def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, object]:
@@ -214,12 +214,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     runs.add_argument("--limit", type=int, metavar="N", help="at most N runs")
     runs.add_argument("--json", action="store_true", help="print a JSON list")
+    runs.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete finished runs (with --older-than or --keep) and reclaim the space",
+    )
+    runs.add_argument(
+        "--older-than", type=float, metavar="DAYS", help="with --prune: runs started before"
+    )
+    runs.add_argument("--keep", type=int, metavar="N", help="with --prune: keep the newest N")
 
     status = commands.add_parser(
         "status", parents=[journaled], help="show one run's steps, attempts and errors"
     )
     status.add_argument("run", help="run id (or a unique prefix)")
     status.add_argument("--json", action="store_true", help="print JSON")
+    status.add_argument(
+        "--mermaid",
+        action="store_true",
+        help="print the workflow's flowchart coloured by what happened in this run",
+    )
+    status.add_argument(
+        "--workflows",
+        metavar="DIR",
+        help="folder of workflow modules, for --mermaid (default: $ADWS_WORKFLOWS or ./workflows)",
+    )
 
     resume = commands.add_parser(
         "resume",
@@ -228,9 +247,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     resume.add_argument("run", help="run id (or a unique prefix)")
     resume.add_argument(
+        "--plan",
+        action="store_true",
+        help="print what a resume would do with each step (kept, changed, to run); run nothing",
+    )
+    resume.add_argument(
+        "--rerun-changed",
+        action="store_true",
+        help="run again from the first finished step whose definition changed",
+    )
+    resume.add_argument(
         "--force",
         action="store_true",
-        help="resume even if the workflow changed or the run looks alive",
+        help="keep the outputs of changed finished steps; resume a run that looks alive; "
+        "stop a child process group a crashed run left running",
     )
 
     validate = commands.add_parser(

@@ -14,12 +14,12 @@ from adws.cli.workflows import load_workflow
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping, Sequence
 
     from adws.context import WorkflowContext
     from adws.errors import PipelineError
     from adws.events import RunEvent, RunObserver
-    from adws.journal import Journal, JournalObserver, RunRecord
+    from adws.journal import Journal, JournalObserver, RunRecord, StepPlan
     from adws.step import Workflow
     from adws.summary import RunSummary
 
@@ -106,11 +106,14 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     *,
     run_id: str | None = None,
     resume_from: str | None = None,
-    workflow_fingerprint: str | None = None,
+    steps: Mapping[str, str] | None = None,
 ) -> int:
     """Run `workflow` from `ctx` with journal, progress and signals; return the exit code."""
     from adws.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
-    from adws.fingerprint import fingerprint  # noqa: PLC0415 - see the note on imports
+    from adws.journal.fingerprint import (  # noqa: PLC0415 - see the note on imports
+        fingerprint,
+        step_fingerprints,
+    )
     from adws.summary import RunSummary  # noqa: PLC0415 - see the note on imports
 
     journal = open_journal(args)
@@ -122,7 +125,8 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     observers: list[RunObserver] = [interrupts.observe, summary]
     recorder = None
     if journal is not None:
-        recorder = journal.observer(workflow_fingerprint or fingerprint(workflow))
+        steps = steps if steps is not None else step_fingerprints(workflow)
+        recorder = journal.observer(fingerprint(workflow, steps), steps)
         observers.insert(1, recorder)
     if not args.quiet:
         observers.append(_progress)
@@ -172,9 +176,25 @@ def cmd_run(args: argparse.Namespace) -> int:
     return execute(args, workflow, WorkflowContext(inputs=inputs))
 
 
+def _prune(journal: Journal, args: argparse.Namespace) -> int:
+    if args.older_than is None and args.keep is None:
+        msg = "--prune needs --older-than DAYS or --keep N"
+        raise UsageError(msg)
+    if (args.older_than is not None and args.older_than < 0) or (
+        args.keep is not None and args.keep < 0
+    ):
+        msg = "--older-than and --keep must not be negative"
+        raise UsageError(msg)
+    deleted = journal.prune(older_than_days=args.older_than, keep=args.keep)
+    err(f"deleted {deleted} run{'' if deleted == 1 else 's'} from {journal.path}")
+    return EXIT_OK
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
-    """List recorded runs, newest first."""
-    journal = require_journal(args)
+    """List recorded runs, newest first (or prune old ones)."""
+    journal = require_journal(args, readonly=not args.prune)
+    if args.prune:
+        return _prune(journal, args)
     records = journal.runs(workflow=args.workflow, status=args.status, limit=args.limit)
     if args.json:
         out_json([record.to_dict() for record in records])
@@ -196,9 +216,15 @@ def _find_run(journal: Journal, run_id: str) -> RunRecord:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """Show one run's steps, attempts and errors."""
-    journal = require_journal(args)
+    journal = require_journal(args, readonly=True)
     record = _find_run(journal, args.run)
     attempts = journal.attempts(record.run_id)
+    if args.mermaid:
+        from adws.render import step_outcomes, to_mermaid  # noqa: PLC0415 - see the note on imports
+
+        args.workflow = record.workflow
+        out(to_mermaid(load_workflow(args), step_outcomes(attempts)))
+        return EXIT_OK
     if args.json:
         payload = {
             **record.to_dict(),
@@ -240,28 +266,45 @@ def _stop_children(record: RunRecord, *, force: bool) -> None:
     err(f"adws: stopped process group {groups} left by run {record.run_id}")
 
 
-def cmd_resume(args: argparse.Namespace) -> int:
-    """Continue a run from its first step that did not succeed."""
-    from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
-    from adws.fingerprint import fingerprint  # noqa: PLC0415 - see the note on imports
-    from adws.journal import resume_point  # noqa: PLC0415 - see the note on imports
+def _refuse_changed(record: RunRecord, plan: Sequence[StepPlan]) -> None:
+    changed = [item.step for item in plan if item.action == "changed"]
+    names = ", ".join(repr(name) for name in changed)
+    noun = "step" if len(changed) == 1 else "steps"
+    msg = (
+        f"{noun} {names} of run {record.run_id} changed since it finished; pass "
+        "--rerun-changed to run again from the first of them, or --force to keep "
+        f"the outputs it made (see `adws resume {record.run_id} --plan`)"
+    )
+    raise UsageError(msg)
 
-    journal = require_journal(args)
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Continue a run from its first step that did not succeed (or show the plan)."""
+    from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
+    from adws.journal import plan_resume, resume_point  # noqa: PLC0415 - see the note on imports
+    from adws.journal.fingerprint import step_fingerprints  # noqa: PLC0415 - see the note on imports
+
+    journal = require_journal(args, readonly=args.plan)
     record = _find_run(journal, args.run)
-    if record.status == "succeeded":
+    if record.status == "succeeded" and not args.plan:
         err(f"run {record.run_id} already succeeded; nothing to resume")
         return EXIT_OK
     args.workflow = record.workflow
     workflow = select_agent(load_workflow(args), args.agent, args.model)
-    current = fingerprint(workflow)
-    if current != record.fingerprint and not args.force:
-        msg = (
-            f"workflow {workflow.name!r} changed since run {record.run_id} started "
-            "(its fingerprint differs); pass --force to resume with the new definition"
-        )
-        raise UsageError(msg)
+    steps = step_fingerprints(workflow)
     names = [step.name for step in workflow.steps]
-    resume_from, ctx = resume_point(names, journal.attempts(record.run_id))
+    attempts = journal.attempts(record.run_id)
+    plan = plan_resume(names, attempts, steps)
+    if args.plan:
+        from adws.render import plan_text  # noqa: PLC0415 - see the note on imports
+
+        out(plan_text(record, plan))
+        return EXIT_OK
+    changed = [item.step for item in plan if item.action == "changed"]
+    if changed and not args.rerun_changed and not args.force:
+        _refuse_changed(record, plan)
+    until = changed[0] if changed and args.rerun_changed else None
+    resume_from, ctx = resume_point(names, attempts, record.inputs(), until=until)
     if resume_from is None:
         err(f"every step of run {record.run_id} already succeeded; nothing to resume")
         return EXIT_OK
@@ -271,14 +314,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
     refused = journal.claim(record.run_id, force=args.force)
     if refused is not None:
         raise UsageError(refused)
-    start = ctx if ctx is not None else record.inputs()
     extra = parse_inputs(args.input, args.inputs)
-    start = WorkflowContext(inputs={**start.inputs, **extra})
+    if extra:
+        journal.add_inputs(record.run_id, extra)  # a later resume needs them too
+    start = WorkflowContext(inputs={**ctx.inputs, **extra})
     return execute(
-        args,
-        workflow,
-        start,
-        run_id=record.run_id,
-        resume_from=resume_from,
-        workflow_fingerprint=current,
+        args, workflow, start, run_id=record.run_id, resume_from=resume_from, steps=steps
     )

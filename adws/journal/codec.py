@@ -31,7 +31,15 @@ import cattrs
 from adws.context import WorkflowContext
 from adws.errors import PipelineError
 
-__all__ = ["decode_context", "decode_error", "encode_context", "encode_error", "to_json"]
+__all__ = [
+    "decode_context",
+    "decode_error",
+    "decode_outputs",
+    "encode_context",
+    "encode_error",
+    "encode_outputs",
+    "to_json",
+]
 
 _PREFIX: Final = "__adws_"
 _ATTRS: Final = "__adws_attrs__"
@@ -178,3 +186,18 @@ def decode_context(text: str) -> WorkflowContext:
         outputs if isinstance(outputs, dict) else {},
         tuple(str(line) for line in raw.get("feedback", ())),
     )
+
+
+def encode_outputs(outputs: Mapping[str, object]) -> str:
+    """Encode the outputs one step promoted (what the journal stores per step).
+
+    >>> decode_outputs(encode_outputs({"packet": {1, 2}, "n": 3}))
+    {'packet': frozenset({1, 2}), 'n': 3}
+    """
+    return to_json(outputs)
+
+
+def decode_outputs(text: str) -> dict[str, object]:
+    """Rebuild one step's outputs from `encode_outputs`'s text; attrs values come back typed."""
+    decoded = _decode(json.loads(text))
+    return decoded if isinstance(decoded, dict) else {}

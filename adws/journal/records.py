@@ -9,16 +9,15 @@ from typing import TYPE_CHECKING, final
 import attrs
 
 from adws import io_ops
-from adws.codec import decode_context, decode_error
 from adws.errors import PipelineError
+from adws.journal.codec import decode_context, decode_error, decode_outputs
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Sequence
 
     from adws.context import WorkflowContext
 
-__all__ = ["AttemptRecord", "RunRecord", "attempt_from_row", "resume_point", "run_from_row"]
+__all__ = ["AttemptRecord", "RunRecord", "attempt_from_row", "run_from_row"]
 
 
 @final
@@ -91,10 +90,19 @@ class AttemptRecord:
     seconds: float
     error: PipelineError | None
     context_json: str | None
+    """The whole context a success left: how journals before schema 3 stored a step."""
+    outputs_json: str | None = None
+    """Only the outputs a success promoted: how a step is stored since schema 3."""
+    fingerprint: str | None = None
+    """The step's fingerprint when it ran (None before schema 3)."""
 
     def context(self) -> WorkflowContext | None:
-        """Decode the context a successful step left (load its workflow module first)."""
+        """Decode the whole context a success left, in a journal written before schema 3."""
         return None if self.context_json is None else decode_context(self.context_json)
+
+    def outputs(self) -> dict[str, object] | None:
+        """Decode the outputs a success promoted (load its workflow module first)."""
+        return None if self.outputs_json is None else decode_outputs(self.outputs_json)
 
 
 def run_from_row(row: sqlite3.Row) -> RunRecord:
@@ -114,7 +122,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         row["pid"],
         row["host"],
         row["resumes"],
-        tuple(json.loads(row["children"] or "[]")),
+        tuple(json.loads(_column(row, "children") or "[]")),
     )
 
 
@@ -129,25 +137,11 @@ def attempt_from_row(row: sqlite3.Row) -> AttemptRecord:
         row["seconds"],
         None if row["error"] is None else decode_error(row["error"]),
         row["context"],
+        _column(row, "outputs"),
+        _column(row, "fingerprint"),
     )
 
 
-def resume_point(
-    steps: Sequence[str], attempts: Sequence[AttemptRecord]
-) -> tuple[str | None, WorkflowContext | None]:
-    """Find the first step that did not succeed and the context the steps before it left.
-
-    A step counts as done when its latest record is a success or a skip by
-    its condition. Returns `(None, context)` when every step is done.
-    """
-    latest: dict[str, AttemptRecord] = {}
-    for record in attempts:
-        if record.status != "retried":
-            latest[record.step] = record
-    context: WorkflowContext | None = None
-    for name in steps:
-        last = latest.get(name)
-        if last is None or last.status not in {"succeeded", "skipped:condition"}:
-            return name, context
-        context = last.context() or context
-    return None, context
+def _column(row: sqlite3.Row, name: str) -> str | None:
+    """Read a column a journal opened read-only, and never migrated, may not have."""
+    return row[name] if name in row.keys() else None  # noqa: SIM118 - sqlite3.Row has no __contains__ for names

@@ -13,11 +13,12 @@ import socket
 import sqlite3
 import threading
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
 from adws import io_ops
-from adws.codec import encode_context, encode_error
+from adws.context import WorkflowContext
 from adws.events import (
     AttemptFailed,
     RunEvent,
@@ -26,12 +27,12 @@ from adws.events import (
     StepSkipped,
     StepSucceeded,
 )
-from adws.records import AttemptRecord, RunRecord, attempt_from_row, resume_point, run_from_row
+from adws.journal.codec import decode_context, encode_context, encode_error, encode_outputs
+from adws.journal.records import AttemptRecord, RunRecord, attempt_from_row, run_from_row
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
-    from adws.context import WorkflowContext
     from adws.errors import PipelineError
 
 __all__ = [
@@ -42,7 +43,6 @@ __all__ = [
     "JournalError",
     "JournalObserver",
     "RunRecord",
-    "resume_point",
 ]
 
 DEFAULT_PATH: Final = Path(".adws") / "runs.db"
@@ -84,6 +84,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "CREATE INDEX runs_by_start ON runs(started)",
     ),
     ("ALTER TABLE runs ADD COLUMN children TEXT",),
+    (
+        "ALTER TABLE attempts ADD COLUMN outputs TEXT",
+        "ALTER TABLE attempts ADD COLUMN fingerprint TEXT",
+    ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""
 
@@ -93,7 +97,11 @@ class JournalError(Exception):
 
 
 class Journal:
-    """Open (creating and migrating) the journal at `path`."""
+    """Open (creating and migrating) the journal at `path`, or only read it.
+
+    One connection serves every thread of a run (a lock serialises it);
+    several processes share the file through SQLite's own locking.
+    """
 
     def __init__(
         self,
@@ -101,15 +109,21 @@ class Journal:
         *,
         busy_timeout: float = BUSY_TIMEOUT_SECONDS,
         sleep: Callable[[float], None] = io_ops.sleep,
+        readonly: bool = False,
     ) -> None:
         """Open the database, or raise `JournalError` naming the file and the cause.
 
         Writers wait up to `busy_timeout` seconds for each other's transactions.
+        `readonly` opens an existing journal without writing anything, not
+        even a migration, so `runs`, `status` and `resume --plan` work on a
+        journal the user cannot write.
         """
         self.path = path
         self._sleep = sleep
-        # One connection, shared by the threads of a run: one lock serialises its use.
         self._lock = threading.RLock()
+        if readonly:
+            self._db = self._open_readonly(path, busy_timeout)
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
@@ -125,6 +139,71 @@ class Journal:
                 "point --journal elsewhere, or run with --no-journal"
             )
             raise JournalError(msg) from exc
+
+    @staticmethod
+    def _open_readonly(path: Path, busy_timeout: float) -> sqlite3.Connection:
+        """Open for reading only; without write access to the folder, as an immutable file."""
+        uri = path.resolve().as_uri()
+        problem: Exception | None = None
+        for options in ("mode=ro", "mode=ro&immutable=1"):
+            try:
+                db = sqlite3.connect(
+                    f"{uri}?{options}",
+                    uri=True,
+                    timeout=busy_timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+                db.row_factory = sqlite3.Row
+                row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            except sqlite3.Error as exc:
+                problem = exc
+                continue
+            if (row[0] or 0) > len(MIGRATIONS):
+                problem = sqlite3.DatabaseError(
+                    f"written by a newer adws (schema {row[0]}, this one knows {len(MIGRATIONS)})"
+                )
+                break
+            return db
+        msg = (
+            f"cannot read the run journal {path}: {problem}; "
+            "move it aside or point --journal elsewhere"
+        )
+        raise JournalError(msg) from problem
+
+    def add_inputs(self, run_id: str, extra: Mapping[str, object]) -> None:
+        """Add inputs given when resuming to the run's own, so a later resume has them too."""
+        with self._transaction() as db:
+            row = db.execute("SELECT inputs FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            merged = {**decode_context(row["inputs"]).inputs, **extra}
+            encoded = encode_context(WorkflowContext(inputs=merged))
+            db.execute("UPDATE runs SET inputs = ? WHERE run_id = ?", (encoded, run_id))
+
+    def prune(self, *, older_than_days: float | None = None, keep: int | None = None) -> int:
+        """Delete finished runs older than `older_than_days`, or all but the newest `keep`.
+
+        Runs still `running` are never deleted. The file is vacuumed after, so
+        the space comes back. Returns how many runs were deleted.
+        """
+        clauses, params = ["status != 'running'"], []
+        if older_than_days is not None:
+            cutoff = datetime.now(tz=UTC) - timedelta(days=older_than_days)
+            clauses.append("started < ?")
+            params.append(cutoff.isoformat(timespec="seconds"))
+        if keep is not None:
+            clauses.append(
+                "run_id NOT IN (SELECT run_id FROM runs ORDER BY started DESC, rowid DESC LIMIT ?)"
+            )
+            params.append(str(keep))
+        where = " AND ".join(clauses)
+        with self._transaction() as db:
+            query = f"SELECT run_id FROM runs WHERE {where}"  # noqa: S608 - fixed clauses, values bound
+            doomed = [row[0] for row in db.execute(query, params)]
+            db.executemany("DELETE FROM attempts WHERE run_id = ?", [(r,) for r in doomed])
+            db.executemany("DELETE FROM runs WHERE run_id = ?", [(r,) for r in doomed])
+        with self._lock:
+            self._db.execute("VACUUM")
+        return len(doomed)
 
     def _enable_wal(self) -> None:
         # Switching to WAL takes a lock without waiting on the busy timeout, so two
@@ -178,9 +257,14 @@ class Journal:
 
     # -- writing ---------------------------------------------------------------
 
-    def observer(self, fingerprint: str) -> JournalObserver:
-        """Return an observer that records one run of a workflow with this fingerprint."""
-        return JournalObserver(self, fingerprint)
+    def observer(self, fingerprint: str, steps: Mapping[str, str] | None = None) -> JournalObserver:
+        """Return an observer that records one run of a workflow with these fingerprints.
+
+        `steps` maps step names to their fingerprints (see
+        `adws.journal.fingerprint.step_fingerprints`); each success records
+        its step's, so a resume can tell which finished steps changed.
+        """
+        return JournalObserver(self, fingerprint, steps)
 
     def write(self, sql: str, params: Sequence[object]) -> None:
         """Run one statement in its own transaction."""
@@ -258,10 +342,13 @@ class Journal:
 class JournalObserver:
     """Write each event of one run to the journal as it happens."""
 
-    def __init__(self, journal: Journal, fingerprint: str) -> None:
+    def __init__(
+        self, journal: Journal, fingerprint: str, steps: Mapping[str, str] | None = None
+    ) -> None:
         """Record runs of a workflow whose definition hashes to `fingerprint`."""
         self.journal = journal
         self.fingerprint = fingerprint
+        self.steps: Mapping[str, str] = steps or {}
         self.failure: str | None = None
         """What could not be recorded, first failure only; None while all is recorded."""
 
@@ -273,11 +360,11 @@ class JournalObserver:
         seconds: float,
         *,
         error: PipelineError | None = None,
-        context: WorkflowContext | None = None,
+        outputs: Mapping[str, object] | None = None,
     ) -> None:
         self.journal.write(
             "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds,"
-            " error, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " error, outputs, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event.run_id,
                 event.step,
@@ -287,7 +374,8 @@ class JournalObserver:
                 io_ops.utc_now(),
                 seconds,
                 encode_error(error),
-                None if context is None else encode_context(context),
+                None if outputs is None else encode_outputs(outputs),
+                self.steps.get(event.step),
             ),
         )
 
@@ -333,7 +421,7 @@ class JournalObserver:
                 self._attempt(event, event.attempt, status, event.seconds, error=event.error)
             case StepSucceeded():
                 self._attempt(
-                    event, event.attempts, "succeeded", event.seconds, context=event.context
+                    event, event.attempts, "succeeded", event.seconds, outputs=event.outputs
                 )
             case StepSkipped():
                 self._attempt(event, 0, f"skipped:{event.reason}", 0.0)

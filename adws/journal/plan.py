@@ -1,0 +1,103 @@
+"""Where a resume starts, what it keeps, and the context it starts from.
+
+A step is done when its latest record is a success or a skip by its
+condition. Steps before the first step that is not done are kept (their
+stored outputs rebuild the context) or, when their fingerprint differs from
+the one recorded when they ran, changed. From the first open step on,
+everything runs again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
+
+import attrs
+
+from adws.context import WorkflowContext
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from adws.journal.records import AttemptRecord
+
+__all__ = ["Action", "StepPlan", "plan_resume", "resume_point"]
+
+Action: TypeAlias = Literal["kept", "changed", "to run"]
+_DONE: Final = frozenset({"succeeded", "skipped:condition"})
+
+
+@final
+@attrs.frozen
+class StepPlan:
+    """What a resume would do with one step, and why."""
+
+    step: str
+    action: Action
+    recorded: str | None = None
+    current: str | None = None
+
+
+def _latest(attempts: Sequence[AttemptRecord]) -> dict[str, AttemptRecord]:
+    latest: dict[str, AttemptRecord] = {}
+    for record in attempts:
+        if record.status != "retried":
+            latest[record.step] = record
+    return latest
+
+
+def plan_resume(
+    steps: Sequence[str],
+    attempts: Sequence[AttemptRecord],
+    current: Mapping[str, str] | None = None,
+) -> tuple[StepPlan, ...]:
+    """Say, per step of the workflow as it is now, whether a resume keeps or runs it.
+
+    `current` maps step names to today's fingerprints; a finished step whose
+    recorded fingerprint differs is `changed`. A record made before per-step
+    fingerprints existed cannot be compared and counts as kept.
+    """
+    latest = _latest(attempts)
+    current = current or {}
+    plans: list[StepPlan] = []
+    open_from = False
+    for name in steps:
+        last = latest.get(name)
+        if open_from or last is None or last.status not in _DONE:
+            open_from = True
+            plans.append(StepPlan(name, "to run", None, current.get(name)))
+            continue
+        now = current.get(name)
+        changed = last.fingerprint is not None and now is not None and last.fingerprint != now
+        plans.append(StepPlan(name, "changed" if changed else "kept", last.fingerprint, now))
+    return tuple(plans)
+
+
+def resume_point(
+    steps: Sequence[str],
+    attempts: Sequence[AttemptRecord],
+    start: WorkflowContext | None = None,
+    *,
+    until: str | None = None,
+) -> tuple[str | None, WorkflowContext]:
+    """Find the first step to run and rebuild the context the steps before it left.
+
+    The context is `start` (the run's inputs) plus the outputs each done
+    step stored, in order; a record from a journal before schema 3 holds
+    the whole context instead, which replaces what was built so far.
+    `until` stops earlier, at a step that is done but must run again
+    (`--rerun-changed`). Returns `(None, context)` when every step is done.
+    """
+    latest = _latest(attempts)
+    inputs: dict[str, object] = dict((start or WorkflowContext()).inputs)
+    for name in steps:
+        last = latest.get(name)
+        if name == until or last is None or last.status not in _DONE:
+            return name, WorkflowContext(inputs=inputs)
+        outputs = last.outputs()
+        if outputs is not None:
+            inputs.update(outputs)
+            continue
+        whole = last.context()
+        if whole is not None:
+            inputs = dict(whole.inputs)
+    return None, WorkflowContext(inputs=inputs)
