@@ -140,7 +140,8 @@ def test_inputs_given_on_resume_are_kept_for_a_later_resume(
     _, stuck = run_json(["run", "blocker", "-i", "seed=s"], capsys)
     journal = Journal(project / ".adws" / "runs.db")
     journal.add_inputs(str(stuck["run_id"]), {"answer": "42"})
-    [run] = journal.runs()
+    run = journal.find(str(stuck["run_id"]))
+    assert not isinstance(run, str)
     assert dict(run.inputs().inputs) == {"seed": "s", "answer": "42"}
 
 
@@ -268,7 +269,9 @@ def test_a_step_skipped_by_its_condition_adds_nothing_on_resume(tmp_path: Path) 
     run_workflow(
         workflow, WorkflowContext(inputs={"seed": 0}), observers=[journal.observer("f")], run_id="r"
     )
-    start = journal.runs()[0].inputs()
+    found = journal.find("r")
+    assert not isinstance(found, str)
+    start = found.inputs()
     assert resume_point(("a", "skip", "b"), journal.attempts("r"), start) == (
         "b",
         WorkflowContext(inputs={"seed": 0, "x": 1}),
@@ -285,3 +288,12 @@ def test_a_retried_attempt_does_not_colour_the_diagram() -> None:
         AttemptRecord("b", 1, 0, "skipped:halted", "t", 0.0, None, None),
     ]
     assert step_outcomes(records) == {"a": "succeeded", "b": "skipped"}
+
+
+def test_a_journal_whose_attempts_cannot_be_read_says_so(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "runs.db")
+    journal.write("DROP TABLE attempts", ())
+    with pytest.raises(
+        JournalError, match=r"cannot read the run journal .*: no such table: attempts"
+    ):
+        journal.attempts("r")

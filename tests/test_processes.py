@@ -106,3 +106,81 @@ def test_two_processes_writing_one_journal_lose_no_events(project: Path) -> None
     db.close()
     assert runs == [("succeeded",), ("succeeded",)]
     assert sorted(count for _, count in per_run) == [40, 40]
+
+
+LOOP = """
+from pathlib import Path
+from returns.io import IOFailure, IOSuccess
+from adws import ErrorType, PipelineError, Step, Workflow
+
+
+def fetch(ctx):
+    with open("calls.log", "a") as handle:
+        handle.write("fetch\\n")
+    return IOSuccess(ctx.merge_outputs({"data": "fetched-v1"}))
+
+
+def build(ctx):
+    with open("calls.log", "a") as handle:
+        handle.write("build\\n")
+    return IOFailure(PipelineError("", ErrorType.SHELL_FAILED, "build is broken"))
+
+
+loop = Workflow("loop", (Step("fetch", fetch), Step("build", build)))
+"""
+
+
+def test_fix_the_failing_step_resume_then_a_changed_finished_step_is_refused_planned_and_rerun(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "workflows").mkdir()
+    module = tmp_path / "workflows" / "loop.py"
+    module.write_text(LOOP, encoding="utf-8")
+    first = start_adws(tmp_path, "run", "loop", "--json", "-q")
+    out, _ = first.communicate(timeout=60)
+    assert first.returncode == 1
+    run_id = json.loads(out)["run_id"]
+
+    fixed = LOOP.replace(
+        'return IOFailure(PipelineError("", ErrorType.SHELL_FAILED, "build is broken"))',
+        'return IOSuccess(ctx.merge_outputs({"built": ctx.inputs["data"] + "-built"}))',
+    )
+    module.write_text(fixed.replace('"fetched-v1"', '"fetched-v2"'), encoding="utf-8")
+    refused = start_adws(tmp_path, "resume", run_id)
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode == 2
+    assert f"step 'fetch' of run {run_id} changed since it finished" in err
+
+    plan = start_adws(tmp_path, "resume", run_id, "--plan")
+    out, _ = plan.communicate(timeout=60)
+    assert plan.returncode == 0
+    assert out.splitlines()[1].startswith("  1. fetch: changed (recorded ")
+    assert out.splitlines()[2] == "  2. build: to run"
+
+    rerun = start_adws(tmp_path, "resume", run_id, "--rerun-changed", "--json", "-q")
+    out, err = rerun.communicate(timeout=60)
+    assert rerun.returncode == 0, err
+    assert json.loads(out)["inputs"]["built"] == "fetched-v2-built"
+    assert (tmp_path / "calls.log").read_text().split() == ["fetch", "build", "fetch", "build"]
+
+
+def test_fixing_only_the_failing_step_resumes_without_rerunning_the_finished_one(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "workflows").mkdir()
+    module = tmp_path / "workflows" / "loop.py"
+    module.write_text(LOOP, encoding="utf-8")
+    first = start_adws(tmp_path, "run", "loop", "--json", "-q")
+    run_id = json.loads(first.communicate(timeout=60)[0])["run_id"]
+    module.write_text(
+        LOOP.replace(
+            'return IOFailure(PipelineError("", ErrorType.SHELL_FAILED, "build is broken"))',
+            'return IOSuccess(ctx.merge_outputs({"built": ctx.inputs["data"] + "-built"}))',
+        ),
+        encoding="utf-8",
+    )
+    resumed = start_adws(tmp_path, "resume", run_id, "--json", "-q")
+    out, err = resumed.communicate(timeout=60)
+    assert resumed.returncode == 0, err
+    assert json.loads(out)["inputs"]["built"] == "fetched-v1-built"
+    assert (tmp_path / "calls.log").read_text().split() == ["fetch", "build", "build"]

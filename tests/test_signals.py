@@ -224,7 +224,7 @@ def test_a_lone_surrogate_in_an_input_is_recorded_and_the_run_succeeds(project: 
     [run] = runs(project)
     assert (run["status"], run["stale"]) == ("succeeded", False)
     db = sqlite3.connect(project / "runs.db")
-    [(inputs,)] = db.execute("SELECT inputs FROM runs").fetchall()
+    [(inputs,)] = db.execute("SELECT inputs FROM run_inputs").fetchall()
     db.close()
     assert json.loads(inputs)["inputs"]["name"] == "\udcff"
 

@@ -34,6 +34,7 @@ from adws.errors import PipelineError
 __all__ = [
     "decode_context",
     "decode_error",
+    "decode_many_outputs",
     "decode_outputs",
     "encode_context",
     "encode_error",
@@ -201,3 +202,18 @@ def decode_outputs(text: str) -> dict[str, object]:
     """Rebuild one step's outputs from `encode_outputs`'s text; attrs values come back typed."""
     decoded = _decode(json.loads(text))
     return decoded if isinstance(decoded, dict) else {}
+
+
+def decode_many_outputs(texts: list[str]) -> list[dict[str, object]]:
+    """Decode many steps' outputs at once (a resume of a long run reads thousands).
+
+    One `json.loads` reads them all; text that holds no marker is plain JSON
+    and needs no further decoding.
+
+    >>> decode_many_outputs(['{"a":1}', '{"b":{"__adws_set__":[2]}}'])
+    [{'a': 1}, {'b': frozenset({2})}]
+    """
+    joined = "[" + ",".join(texts) + "]"
+    raw = json.loads(joined)
+    decoded = raw if _PREFIX not in joined else _decode(raw)
+    return [item if isinstance(item, dict) else {} for item in decoded]  # type: ignore[union-attr] # a list, as joined

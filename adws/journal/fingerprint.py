@@ -31,7 +31,7 @@ import json
 import sys
 import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -59,9 +59,18 @@ class _Hasher:
 
     def __init__(self) -> None:
         self._seen: dict[int, str] = {}
+        self._codes: dict[int, str] = {}
+        self._lists: dict[tuple[str, int], list[Any]] = {}
+        self._policies: dict[RetryPolicy, list[object]] = {}
 
     def code(self, code: types.CodeType) -> str:
-        """Describe a code object without its line numbers or file name."""
+        """Describe a code object without its line numbers or file name, once per object."""
+        found = self._codes.get(id(code))
+        if found is None:
+            found = self._codes[id(code)] = self._code(code)
+        return found
+
+    def _code(self, code: types.CodeType) -> str:
         parts = [code.co_name, code.co_code.hex(), repr(code.co_names), repr(code.co_varnames)]
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
@@ -72,12 +81,25 @@ class _Hasher:
                 parts.append(repr(const))
         return _digest("\n".join(parts))
 
-    def _names(self, code: types.CodeType) -> set[str]:
-        names = set(code.co_names)
-        for const in code.co_consts:
-            if isinstance(const, types.CodeType):
-                names |= self._names(const)
-        return names
+    def _names(self, code: types.CodeType) -> list[str]:
+        """List the global names a code object (and code nested in it) uses, once per object."""
+        key = ("names", id(code))
+        found = self._lists.get(key)
+        if found is None:
+            names = set(code.co_names)
+            for const in code.co_consts:
+                if isinstance(const, types.CodeType):
+                    names.update(self._names(const))
+            found = self._lists[key] = sorted(names)
+        return found
+
+    def retry(self, policy: RetryPolicy) -> object:
+        """Describe a retry policy, once per policy object (most steps share one)."""
+        found = self._policies.get(policy)
+        if found is None:
+            values = attrs.astuple(policy, filter=lambda attribute, _: attribute.name != "retry_on")
+            found = self._policies[policy] = [*values, self.value(policy.retry_on)]
+        return found
 
     def function(self, function: types.FunctionType) -> str:
         """Describe a function: its code, its closure, and what it uses from its module."""
@@ -95,7 +117,7 @@ class _Hasher:
             except ValueError:  # an empty cell: the variable was never bound
                 contents = None
             parts.append(self.value(contents))
-        for name in sorted(self._names(function.__code__)):
+        for name in self._names(function.__code__):
             found = function.__globals__.get(name)
             if getattr(found, "__module__", None) == module and isinstance(
                 found, types.FunctionType | type
@@ -155,18 +177,13 @@ def _schema(cls: type) -> object:
     }
 
 
-def _retry(policy: RetryPolicy, hasher: _Hasher) -> object:
-    values = attrs.asdict(policy, filter=lambda attribute, _: attribute.name != "retry_on")
-    return {**values, "retry_on": hasher.value(policy.retry_on)}
-
-
 def _step(step: Step, hasher: _Hasher) -> dict[str, object]:
     spec = step.spec
     described: dict[str, object] = {
         "name": step.name,
         "kind": step.kind,
         "always_run": step.always_run,
-        "retry": _retry(step.retry, hasher),
+        "retry": hasher.retry(step.retry),
         "when": None if step.when is None else hasher.value(step.when),
     }
     if isinstance(spec, AgentSpec):
@@ -239,10 +256,8 @@ def step_fingerprints(workflow: Workflow, helpers: str | None = None) -> dict[st
     """Return each top-level step's fingerprint, by step name."""
     hasher = _Hasher()
     shared = _digest(helper_sources(workflow) if helpers is None else helpers)
-    return {
-        step.name: _digest(json.dumps([shared, _step(step, hasher)], sort_keys=True, default=str))
-        for step in workflow.steps
-    }
+    # repr, not json.dumps: the description is built in a fixed order, and repr is faster.
+    return {step.name: _digest(repr((shared, _step(step, hasher)))) for step in workflow.steps}
 
 
 def fingerprint(workflow: Workflow, steps: Mapping[str, str] | None = None) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 import attrs
 
 from adws.context import WorkflowContext
+from adws.journal.codec import decode_many_outputs
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -88,16 +89,20 @@ def resume_point(
     (`--rerun-changed`). Returns `(None, context)` when every step is done.
     """
     latest = _latest(attempts)
-    inputs: dict[str, object] = dict((start or WorkflowContext()).inputs)
+    base: dict[str, object] = dict((start or WorkflowContext()).inputs)
+    stored: list[str] = []
+    first: str | None = None
     for name in steps:
         last = latest.get(name)
         if name == until or last is None or last.status not in _DONE:
-            return name, WorkflowContext(inputs=inputs)
-        outputs = last.outputs()
-        if outputs is not None:
-            inputs.update(outputs)
+            first = name
+            break
+        if last.outputs_json is not None:
+            stored.append(last.outputs_json)
             continue
         whole = last.context()
         if whole is not None:
-            inputs = dict(whole.inputs)
-    return None, WorkflowContext(inputs=inputs)
+            base, stored = dict(whole.inputs), []
+    for outputs in decode_many_outputs(stored):
+        base.update(outputs)
+    return first, WorkflowContext(inputs=base)

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 import socket
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Any, final
 
 import attrs
 
 from adws import io_ops
+from adws.context import WorkflowContext
 from adws.errors import PipelineError
 from adws.journal.codec import decode_context, decode_error, decode_outputs
 
 if TYPE_CHECKING:
     import sqlite3
-
-    from adws.context import WorkflowContext
+    from collections.abc import Sequence
 
 __all__ = ["AttemptRecord", "RunRecord", "attempt_from_row", "run_from_row"]
 
@@ -43,8 +43,12 @@ class RunRecord:
     """Process groups the run's step in flight had started when it was last recorded."""
 
     def inputs(self) -> WorkflowContext:
-        """Decode the inputs the run started with (load its workflow module first)."""
-        return decode_context(self.inputs_json)
+        """Decode the inputs the run started with (load its workflow module first).
+
+        Records listed by `Journal.runs` leave the inputs out (they may be
+        large); `Journal.find` reads them.
+        """
+        return decode_context(self.inputs_json) if self.inputs_json else WorkflowContext()
 
     @property
     def stale(self) -> bool:
@@ -113,7 +117,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         row["fingerprint"],
         row["status"],
         tuple(json.loads(row["steps"])),
-        row["inputs"],
+        _column(row, "stored_inputs") or row["inputs"],
         row["started"],
         row["finished"],
         row["seconds"],
@@ -126,19 +130,20 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
     )
 
 
-def attempt_from_row(row: sqlite3.Row) -> AttemptRecord:
-    """Build an `AttemptRecord` from an `attempts` row."""
+def attempt_from_row(row: Sequence[Any]) -> AttemptRecord:
+    """Build an `AttemptRecord` from the columns `Journal.attempts` selects, in order."""
+    step, index, attempt, status, recorded, seconds, error, context, outputs, fingerprint = row
     return AttemptRecord(
-        row["step"],
-        row["step_index"],
-        row["attempt"],
-        row["status"],
-        row["recorded"],
-        row["seconds"],
-        None if row["error"] is None else decode_error(row["error"]),
-        row["context"],
-        _column(row, "outputs"),
-        _column(row, "fingerprint"),
+        step,
+        index,
+        attempt,
+        status,
+        recorded,
+        seconds,
+        None if error is None else decode_error(error),
+        context,
+        outputs,
+        fingerprint,
     )
 
 

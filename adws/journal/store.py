@@ -87,6 +87,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
         "ALTER TABLE attempts ADD COLUMN outputs TEXT",
         "ALTER TABLE attempts ADD COLUMN fingerprint TEXT",
+        # A run's inputs live apart from its row: updating the status must not copy them.
+        "CREATE TABLE run_inputs (run_id TEXT PRIMARY KEY, inputs TEXT NOT NULL)",
+        "INSERT INTO run_inputs (run_id, inputs) SELECT run_id, inputs FROM runs",
+        "UPDATE runs SET inputs = ''",
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""
@@ -174,10 +178,10 @@ class Journal:
     def add_inputs(self, run_id: str, extra: Mapping[str, object]) -> None:
         """Add inputs given when resuming to the run's own, so a later resume has them too."""
         with self._transaction() as db:
-            row = db.execute("SELECT inputs FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            row = db.execute("SELECT inputs FROM run_inputs WHERE run_id = ?", (run_id,)).fetchone()
             merged = {**decode_context(row["inputs"]).inputs, **extra}
             encoded = encode_context(WorkflowContext(inputs=merged))
-            db.execute("UPDATE runs SET inputs = ? WHERE run_id = ?", (encoded, run_id))
+            db.execute("UPDATE run_inputs SET inputs = ? WHERE run_id = ?", (encoded, run_id))
 
     def prune(self, *, older_than_days: float | None = None, keep: int | None = None) -> int:
         """Delete finished runs older than `older_than_days`, or all but the newest `keep`.
@@ -200,6 +204,7 @@ class Journal:
             query = f"SELECT run_id FROM runs WHERE {where}"  # noqa: S608 - fixed clauses, values bound
             doomed = [row[0] for row in db.execute(query, params)]
             db.executemany("DELETE FROM attempts WHERE run_id = ?", [(r,) for r in doomed])
+            db.executemany("DELETE FROM run_inputs WHERE run_id = ?", [(r,) for r in doomed])
             db.executemany("DELETE FROM runs WHERE run_id = ?", [(r,) for r in doomed])
         with self._lock:
             self._db.execute("VACUUM")
@@ -220,6 +225,12 @@ class Journal:
     def close(self) -> None:
         """Close the connection."""
         self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Run several statements as one write (the journal's lock held, all or nothing)."""
+        with self._transaction() as db:
+            yield db
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -323,19 +334,46 @@ class Journal:
     def find(self, run_id: str) -> RunRecord | str:
         """Return the run with this id (or unique id prefix), or why there is none."""
         escaped = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = self._read(
-            "SELECT * FROM runs WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2", (escaped + "%",)
+        joined = self._has_table("run_inputs")
+        select = (
+            "SELECT runs.*, run_inputs.inputs AS stored_inputs FROM runs"
+            " LEFT JOIN run_inputs USING (run_id)"
+            if joined
+            else "SELECT * FROM runs"
         )
+        rows = self._read(f"{select} WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2", (escaped + "%",))
         if not rows:
             return f"no run {run_id!r} in {self.path}"
         if len(rows) > 1:
             return f"run id {run_id!r} is ambiguous in {self.path}; give more characters"
         return run_from_row(rows[0])
 
+    def _has_table(self, name: str) -> bool:
+        """Tell whether a table exists (a journal read, never migrated, may lack newer ones)."""
+        rows = self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        return bool(rows)
+
     def attempts(self, run_id: str) -> list[AttemptRecord]:
         """List a run's recorded attempts and skips, in the order they happened."""
-        rows = self._read("SELECT * FROM attempts WHERE run_id = ? ORDER BY id", (run_id,))
+        columns = self._attempt_columns()
+        sql = f"SELECT {columns} FROM attempts WHERE run_id = ? ORDER BY id"  # noqa: S608 - fixed column names
+        try:
+            with self._lock:
+                cursor = self._db.cursor()
+                cursor.row_factory = None  # plain tuples: a resume of a long run reads thousands
+                rows = cursor.execute(sql, (run_id,)).fetchall()
+        except sqlite3.Error as exc:
+            msg = f"cannot read the run journal {self.path}: {exc}"
+            raise JournalError(msg) from exc
         return [attempt_from_row(row) for row in rows]
+
+    def _attempt_columns(self) -> str:
+        """Name the columns to read; a journal read, never migrated, may lack the newer ones."""
+        known = {row[1] for row in self._read("PRAGMA table_info(attempts)")}
+        newer = ", ".join(
+            name if name in known else f"NULL AS {name}" for name in ("outputs", "fingerprint")
+        )
+        return f"step, step_index, attempt, status, recorded, seconds, error, context, {newer}"
 
 
 @final
@@ -395,20 +433,24 @@ class JournalObserver:
     def _record(self, event: RunEvent) -> None:
         match event:
             case RunStarted(resumed=False):
-                self.journal.write(
-                    "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs,"
-                    " started, pid, host) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)",
-                    (
-                        event.run_id,
-                        event.workflow,
-                        self.fingerprint,
-                        json.dumps(list(event.steps)),
-                        encode_context(event.context),
-                        io_ops.utc_now(),
-                        os.getpid(),
-                        socket.gethostname(),
-                    ),
-                )
+                with self.journal.transaction() as db:
+                    db.execute(
+                        "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs,"
+                        " started, pid, host) VALUES (?, ?, ?, 'running', ?, '', ?, ?, ?)",
+                        (
+                            event.run_id,
+                            event.workflow,
+                            self.fingerprint,
+                            json.dumps(list(event.steps)),
+                            io_ops.utc_now(),
+                            os.getpid(),
+                            socket.gethostname(),
+                        ),
+                    )
+                    db.execute(
+                        "INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)",
+                        (event.run_id, encode_context(event.context)),
+                    )
             case RunStarted():
                 self.journal.write(
                     "UPDATE runs SET status = 'running', finished = NULL, error = NULL,"
