@@ -27,6 +27,9 @@ from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow
 from adws.contract import OutputContract, validate_agent_output
 from adws.journal import Journal
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import journal_bench
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -287,6 +290,7 @@ def main() -> None:
         "startup": startup(),
         "memory": memory(),
         "langgraph": {str(n): langgraph_pipeline(n) for n in (100, 1_000)},
+        "journal_v2": journal_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -349,6 +353,8 @@ def render(results: dict[str, Any]) -> str:
             lines.append(
                 f"| LangGraph, N={int(n):,} | {value:.0f} µs/step ({ratio:.0f}x adws) | adws ≥ 50x faster |"
             )
+    lines += ["", "| journal v2 | measured | target |", "| --- | --- | --- |"]
+    lines += journal_bench.render(results["journal_v2"])
     return "\n".join(lines)
 
 

@@ -13,29 +13,29 @@ user where its artifacts went (`report_path: reports/...md`).
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Final
 
 from adws.cli._args import UsageError, build_parser
 from adws.cli._output import err
-from adws.cli.runs import EXIT_CODES, cmd_resume, cmd_run, cmd_runs, cmd_status
-from adws.cli.workflows import cmd_list, cmd_show, cmd_validate
 
 if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
 __all__ = ["EXIT_CODES", "main"]
 
 EXIT_USAGE: Final = 2
+EXIT_CODES: Final = {"succeeded": 0, "failed": 1, "blocked": 3, "interrupted": 130}
 
-_HANDLERS: Final[dict[str, Callable[[argparse.Namespace], int]]] = {
-    "list": cmd_list,
-    "show": cmd_show,
-    "run": cmd_run,
-    "runs": cmd_runs,
-    "status": cmd_status,
-    "resume": cmd_resume,
-    "validate": cmd_validate,
+# Each command's module is imported when it runs, so `adws --help` imports only argparse.
+_HANDLERS: Final = {
+    "list": ("adws.cli.workflows", "cmd_list"),
+    "show": ("adws.cli.workflows", "cmd_show"),
+    "validate": ("adws.cli.workflows", "cmd_validate"),
+    "run": ("adws.cli.runs", "cmd_run"),
+    "runs": ("adws.cli.runs", "cmd_runs"),
+    "status": ("adws.cli.runs", "cmd_status"),
+    "resume": ("adws.cli.runs", "cmd_resume"),
 }
 
 
@@ -45,8 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # argparse exits for --help and usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    module, name = _HANDLERS[args.command]
+    handler = getattr(importlib.import_module(module), name)
     try:
-        return _HANDLERS[args.command](args)
+        code: int = handler(args)
     except UsageError as exc:
         err(f"adws: error: {exc}")
         return EXIT_USAGE
+    return code

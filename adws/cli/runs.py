@@ -7,6 +7,7 @@ import functools
 from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
+from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError, open_journal, parse_inputs, require_journal, select_agent
 from adws.cli._interrupts import Interrupts
 from adws.cli._output import err, out, out_json
@@ -25,17 +26,10 @@ if TYPE_CHECKING:
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["EXIT_CODES", "cmd_resume", "cmd_run", "cmd_runs", "cmd_status", "execute"]
+__all__ = ["cmd_resume", "cmd_run", "cmd_runs", "cmd_status", "execute"]
 
-EXIT_OK: Final = 0
-EXIT_FAILED: Final = 1
-EXIT_BLOCKED: Final = 3
-EXIT_CODES: Final = {
-    "succeeded": EXIT_OK,
-    "failed": EXIT_FAILED,
-    "blocked": EXIT_BLOCKED,
-    "interrupted": 130,
-}
+EXIT_OK: Final = EXIT_CODES["succeeded"]
+EXIT_FAILED: Final = EXIT_CODES["failed"]
 
 
 def _progress(event: RunEvent) -> None:

@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from adws import io_ops
 from adws.context import WorkflowContext
@@ -258,10 +258,14 @@ class Journal:
                     db.execute(statement)
                 db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
 
-    def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
+    def _read(self, sql: str, params: Sequence[object] = (), *, plain: bool = False) -> list[Any]:
+        """Fetch rows (`plain`: tuples, cheaper when there are thousands), or say why not."""
         try:
             with self._lock:
-                return self._db.execute(sql, params).fetchall()
+                cursor = self._db.cursor()
+                if plain:
+                    cursor.row_factory = None
+                return cursor.execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             msg = f"cannot read the run journal {self.path}: {exc}"
             raise JournalError(msg) from exc
@@ -357,15 +361,7 @@ class Journal:
         """List a run's recorded attempts and skips, in the order they happened."""
         columns = self._attempt_columns()
         sql = f"SELECT {columns} FROM attempts WHERE run_id = ? ORDER BY id"  # noqa: S608 - fixed column names
-        try:
-            with self._lock:
-                cursor = self._db.cursor()
-                cursor.row_factory = None  # plain tuples: a resume of a long run reads thousands
-                rows = cursor.execute(sql, (run_id,)).fetchall()
-        except sqlite3.Error as exc:
-            msg = f"cannot read the run journal {self.path}: {exc}"
-            raise JournalError(msg) from exc
-        return [attempt_from_row(row) for row in rows]
+        return [attempt_from_row(row) for row in self._read(sql, (run_id,), plain=True)]
 
     def _attempt_columns(self) -> str:
         """Name the columns to read; a journal read, never migrated, may lack the newer ones."""
