@@ -120,14 +120,12 @@ def library_resume(n: int) -> dict[str, float]:
     return {"resume_ms": seconds * 1e3, "fingerprint_ms": fingerprint_ms}
 
 
-def langgraph_sqlite(n: int) -> dict[str, float] | None:
-    """LangGraph with its SQLite checkpointer: µs/step of an n-node run, and its resume (get_state)."""
+def langgraph_line(n: int) -> Any | None:  # noqa: ANN401 - LangGraph's own builder type
+    """Build an n-node LangGraph StateGraph in a line, or None if LangGraph is not installed."""
     try:
-        from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: PLC0415 - optional peer
         from langgraph.graph import END, START, StateGraph  # noqa: PLC0415 - optional peer
     except ImportError:
         return None
-    import sqlite3  # noqa: PLC0415 - only the peer needs it here
     from typing import TypedDict  # noqa: PLC0415 - only the peer needs it
 
     class State(TypedDict):
@@ -141,6 +139,20 @@ def langgraph_sqlite(n: int) -> dict[str, float] | None:
         graph.add_node(f"s{i}", node)
         graph.add_edge(START if i == 0 else f"s{i - 1}", f"s{i}")
     graph.add_edge(f"s{n - 1}", END)
+    return graph
+
+
+def langgraph_sqlite(n: int) -> dict[str, float] | None:
+    """LangGraph with its SQLite checkpointer: µs/step of an n-node run, and its resume (get_state)."""
+    graph = langgraph_line(n)
+    try:
+        from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: PLC0415 - optional peer
+    except ImportError:
+        return None
+    if graph is None:
+        return None
+    import sqlite3  # noqa: PLC0415 - only the peer needs it here
+
     times, resumes = [], []
     for attempt in range(3):
         with tempfile.TemporaryDirectory() as folder:

@@ -248,23 +248,9 @@ def memory(n: int = 10_000) -> dict[str, float]:
 
 def langgraph_pipeline(n: int) -> float | None:
     """Per-step time of an n-node LangGraph StateGraph in a line, or None if not installed."""
-    try:
-        from langgraph.graph import END, START, StateGraph  # noqa: PLC0415 - optional peer
-    except ImportError:
+    graph = journal_bench.langgraph_line(n)
+    if graph is None:
         return None
-    from typing import TypedDict  # noqa: PLC0415 - only needed for the peer
-
-    class State(TypedDict):
-        value: int
-
-    def node(state: State) -> State:
-        return {"value": state["value"] + 1}
-
-    graph: Any = StateGraph(State)
-    for i in range(n):
-        graph.add_node(f"s{i}", node)
-        graph.add_edge(START if i == 0 else f"s{i - 1}", f"s{i}")
-    graph.add_edge(f"s{n - 1}", END)
     app = graph.compile()
     config = {"recursion_limit": n + 10}
     return median_seconds(lambda: app.invoke({"value": 0}, config=config), repeats=5) * 1e6 / n
