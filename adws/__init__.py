@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         ScriptedAgent,
     )
     from adws.combinators import with_verification
+    from adws.concurrency import fan_out, parallel
     from adws.context import WorkflowContext
     from adws.contract import AgentReport, OutputContract, validate_agent_output
     from adws.errors import ErrorType, PipelineError
@@ -47,6 +48,8 @@ __all__ = [
     "Workflow",
     "WorkflowContext",
     "agent_step",
+    "fan_out",
+    "parallel",
     "run_workflow",
     "shell_step",
     "use_agent",
@@ -73,6 +76,8 @@ _HOMES = {
     "Workflow": "adws.step",
     "WorkflowContext": "adws.context",
     "agent_step": "adws.agent_steps",
+    "fan_out": "adws.concurrency",
+    "parallel": "adws.concurrency",
     "run_workflow": "adws.executor",
     "shell_step": "adws.shell",
     "use_agent": "adws.agent_steps",

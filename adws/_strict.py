@@ -33,8 +33,8 @@ _FENCED: Final = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n(.*)\n[ \t]*```", re.DOT
 def example_of(tp: object, depth: int = 0) -> object:  # noqa: PLR0911 - one return per kind of type
     """Build a JSON example of type `tp`, for the agent's instructions.
 
-    >>> example_of(tuple[int, ...]), example_of(str | None)
-    ([0], 'text')
+    >>> example_of(tuple[int, ...]), example_of(str | None), example_of(Literal["pass", "fail"])
+    ([0], 'text', 'pass')
     """
     if depth > 8:  # noqa: PLR2004 - recursive schemas stop somewhere readable
         return None

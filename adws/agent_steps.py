@@ -11,8 +11,10 @@ from returns.result import Failure
 from adws._checks import require_callable, require_seconds, require_type
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.combinators import VerificationSpec, with_verification
+from adws.concurrency import FanOutSpec, ParallelSpec, fan_out, parallel
 from adws.contract import OutputContract, validate_agent_output
 from adws.errors import PipelineError
+from adws.executor import current_scope
 from adws.step import RetryPolicy, Step, Workflow
 from adws.template import render_for_step
 
@@ -115,10 +117,14 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             cwd=where,
             max_output_bytes=contract.max_output_bytes,
         )
-        return (
-            agent(request)
-            .bind(lambda response: _outputs(response, contract, name))
-            .map(ctx.merge_outputs)
+        agents = current_scope().agents  # the run's cap on agent calls in flight
+        if agents is None:
+            answer = agent(request)
+        else:
+            with agents:
+                answer = agent(request)
+        return answer.bind(lambda response: _outputs(response, contract, name)).map(
+            ctx.merge_outputs
         )
 
     return Step(
@@ -154,6 +160,24 @@ def _replace_agent(step: Step, agent: AgentBackend) -> Step:
             name=step.name,
         )
         return attrs.evolve(combined, always_run=step.always_run, retry=step.retry, when=step.when)
+    if isinstance(spec, ParallelSpec):
+        rebuilt = parallel(
+            step.name,
+            [_replace_agent(branch, agent) for branch in spec.branches],
+            max_concurrency=spec.max_concurrency,
+            min_successes=spec.min_successes,
+        )
+        return attrs.evolve(rebuilt, always_run=step.always_run, retry=step.retry, when=step.when)
+    if isinstance(spec, FanOutSpec):
+        rebuilt = fan_out(
+            step.name,
+            _replace_agent(spec.step, agent),
+            over=spec.over,
+            item=spec.item,
+            max_concurrency=spec.max_concurrency,
+            min_successes=spec.min_successes,
+        )
+        return attrs.evolve(rebuilt, always_run=step.always_run, retry=step.retry, when=step.when)
     return step
 
 

@@ -18,6 +18,10 @@ from adws.errors import ErrorType, PipelineError
 
 __all__ = [
     "AttemptFailed",
+    "BranchAttemptFailed",
+    "BranchFinished",
+    "BranchStarted",
+    "BranchStatus",
     "ObserverFailed",
     "RunEvent",
     "RunFinished",
@@ -135,6 +139,67 @@ class RunFinished:
     seconds: float
 
 
+BranchStatus: TypeAlias = Literal["succeeded", "failed", "cancelled", "reused"]
+
+
+@final
+@attrs.frozen
+class BranchStarted:
+    """A branch of parallel step `step` (index `index` of `total`) started.
+
+    `branch` is its path: `verify_claims[3]` for a fan-out, `checks[lint]`
+    for a named branch of `parallel`.
+    """
+
+    run_id: str
+    step: str
+    index: int
+    total: int
+    branch: str
+    max_attempts: int
+
+
+@final
+@attrs.frozen
+class BranchAttemptFailed:
+    """One attempt of a branch failed; `will_retry` says whether another follows."""
+
+    run_id: str
+    step: str
+    index: int
+    total: int
+    branch: str
+    attempt: int
+    max_attempts: int
+    error: PipelineError
+    will_retry: bool
+    delay: float
+    seconds: float
+
+
+@final
+@attrs.frozen
+class BranchFinished:
+    """A branch ended; `done`, `failed` and `of` count the step's branches so far.
+
+    `reused` means a resume took the outputs it stored in an earlier run.
+    """
+
+    run_id: str
+    step: str
+    index: int
+    total: int
+    branch: str
+    status: BranchStatus
+    attempts: int
+    seconds: float
+    error: PipelineError | None
+    outputs: Mapping[str, Any]
+    done: int
+    failed: int
+    of: int
+
+
 @final
 @attrs.frozen
 class ObserverFailed:
@@ -152,6 +217,9 @@ RunEvent: TypeAlias = (
     | StepSucceeded
     | StepSkipped
     | RunFinished
+    | BranchStarted
+    | BranchAttemptFailed
+    | BranchFinished
     | ObserverFailed
 )
 

@@ -7,16 +7,19 @@ below where it is implemented.
 from __future__ import annotations
 
 import random
+import threading
 import traceback
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, final
 
+import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws import io_ops
+from adws._checks import require_count
 from adws.context import WorkflowContext, promote
 from adws.errors import ErrorType, PipelineError
 from adws.events import (
@@ -35,18 +38,53 @@ from adws.events import (
 if TYPE_CHECKING:
     from adws.step import Step, Workflow
 
-__all__ = ["current_sleep", "new_run_id", "retry_step", "run_workflow"]
+__all__ = [
+    "RunScope",
+    "current_scope",
+    "current_sleep",
+    "new_run_id",
+    "retry_step",
+    "run_workflow",
+]
 
 Sleep = Callable[[float], None]
 OnAttemptFailed = Callable[[int, PipelineError, bool, float, float], None]
 
-_RUN_SLEEP: Final[ContextVar[Sleep]] = ContextVar("adws_run_sleep", default=io_ops.sleep)
-"""The `sleep` of the run in progress, so retries inside combinators wait through it too."""
+
+@final
+@attrs.frozen
+class RunScope:
+    """What a step running inside `run_workflow` may need from its run.
+
+    `sleep` is the run's injected sleep (combinators and branches wait
+    through it); `emit` reports branch events to the run's observers;
+    `reuse` holds branch outputs an earlier attempt of this run stored (a
+    resume re-runs only the branches that did not succeed); `agents` caps
+    agent calls in flight across the run (`max_agents`); `index` and `total`
+    place the step in flight.
+    """
+
+    run_id: str = ""
+    sleep: Sleep = io_ops.sleep
+    emit: Callable[[RunEvent], None] = attrs.field(default=lambda _event: None)
+    reuse: Mapping[str, Mapping[str, object]] = attrs.field(factory=dict)
+    agents: threading.BoundedSemaphore | None = None
+    index: int = 0
+    total: int = 0
+
+
+_SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)
+_NO_RUN: Final = RunScope()
+
+
+def current_scope() -> RunScope:
+    """Return the scope of the run in progress (an empty one outside a run)."""
+    return _SCOPE.get() or _NO_RUN
 
 
 def current_sleep() -> Sleep:
     """Return the `sleep` the run in progress was given (`time.sleep` outside a run)."""
-    return _RUN_SLEEP.get()
+    return current_scope().sleep
 
 
 _INTERRUPTED_MESSAGE: Final = "interrupted by Ctrl-C"
@@ -189,8 +227,14 @@ class _Emitter:
     def __init__(self, observers: Iterable[RunObserver], run_id: str) -> None:
         self.observers = list(observers)
         self.run_id = run_id
+        # Branches report from their threads; observers hear one event at a time.
+        self.lock = threading.RLock()
 
     def __call__(self, event: RunEvent) -> None:
+        with self.lock:
+            self._deliver(event)
+
+    def _deliver(self, event: RunEvent) -> None:
         for observer in tuple(self.observers):
             try:
                 observer(event)
@@ -198,7 +242,7 @@ class _Emitter:
                 _reraise_interrupt(exc)
                 self.observers.remove(observer)
                 name = getattr(observer, "__qualname__", type(observer).__qualname__)
-                self(ObserverFailed(self.run_id, name, f"{type(exc).__name__}: {exc}"))
+                self._deliver(ObserverFailed(self.run_id, name, f"{type(exc).__name__}: {exc}"))
 
 
 def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed explicitly
@@ -280,7 +324,7 @@ def _starting_point(
     return first, None
 
 
-def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's two keywords
+def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parallel's keywords
     workflow: Workflow,
     ctx: WorkflowContext | None = None,
     *,
@@ -288,6 +332,8 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's two keywor
     sleep: Sleep = io_ops.sleep,
     run_id: str | None = None,
     resume_from: str | None = None,
+    max_agents: int | None = None,
+    reuse: Mapping[str, Mapping[str, object]] | None = None,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run `workflow`'s steps in order and return the final context or the first error.
 
@@ -297,30 +343,40 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's two keywor
     The workflow's declared `inputs` are checked before any step runs. A
     workflow with no steps is the identity: it returns `ctx` as it was given.
     `sleep` reaches every wait of the run, the retries inside combinators
-    included.
+    and parallel branches included. `max_agents` caps the agent calls in
+    flight across the whole run (for rate limits); `reuse` maps branch paths
+    to the outputs an earlier attempt of this run stored, so a resumed
+    parallel step re-runs only the branches that did not succeed.
     """
-    token = _RUN_SLEEP.set(sleep)
+    if max_agents is not None:
+        require_count("run_workflow", "max_agents", max_agents)
+    emit = _Emitter(observers, run_id or new_run_id())
+    scope = RunScope(
+        emit.run_id,
+        sleep,
+        emit,
+        reuse or {},
+        None if max_agents is None else threading.BoundedSemaphore(max_agents),
+    )
+    token = _SCOPE.set(scope)
     try:
         return _run_steps(
-            workflow,
-            ctx if ctx is not None else WorkflowContext(),
-            _Emitter(observers, run_id or new_run_id()),
-            sleep,
-            resume_from,
+            workflow, ctx if ctx is not None else WorkflowContext(), emit, scope, resume_from
         )
     finally:
-        _RUN_SLEEP.reset(token)
+        _SCOPE.reset(token)
 
 
 def _run_steps(
     workflow: Workflow,
     ctx: WorkflowContext,
     emit: _Emitter,
-    sleep: Sleep,
+    scope: RunScope,
     resume_from: str | None,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run the loop of `run_workflow` (rules 1 to 9)."""
     run_id = emit.run_id
+    sleep = scope.sleep
     steps = workflow.steps
     total = len(steps)
     names = tuple(step.name for step in steps)
@@ -334,6 +390,8 @@ def _run_steps(
             emit(StepSkipped(run_id, step.name, index, total, "halted"))
             continue
         step_ctx = ctx.with_failure(first_error)  # rule 5
+        if step.children:  # a combinator or a parallel step may need to know where it runs
+            _SCOPE.set(attrs.evolve(scope, index=index, total=total))
         try:
             outcome = _run_one(step, step_ctx, index, total, emit, sleep)
         except KeyboardInterrupt as exc:  # rule 6: Ctrl-C stops this step only

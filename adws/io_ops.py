@@ -13,6 +13,7 @@ import signal
 import subprocess
 import threading
 import time
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
 __all__ = [
+    "CANCEL",
     "DRAIN_SECONDS",
     "GRACE_SECONDS",
     "GROUPS",
@@ -30,6 +32,7 @@ __all__ = [
     "group_alive",
     "kill_all_groups",
     "kill_group",
+    "kill_groups_of",
     "monotonic",
     "process_alive",
     "run_process",
@@ -106,7 +109,7 @@ class _Groups:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pgids: set[int] = set()
+        self._pgids: dict[int, threading.Event | None] = {}
         self.on_change: Callable[[tuple[int, ...]], None] | None = None
 
     def _changed(self, snapshot: tuple[int, ...]) -> None:
@@ -114,21 +117,24 @@ class _Groups:
         if listener is not None:
             listener(snapshot)
 
-    def add(self, pgid: int) -> None:
+    def add(self, pgid: int, owner: threading.Event | None = None) -> None:
         with self._lock:
-            self._pgids.add(pgid)
+            self._pgids[pgid] = owner
             snapshot = tuple(sorted(self._pgids))
         self._changed(snapshot)
 
     def discard(self, pgid: int) -> None:
         with self._lock:
-            self._pgids.discard(pgid)
+            self._pgids.pop(pgid, None)
             snapshot = tuple(sorted(self._pgids))
         self._changed(snapshot)
 
-    def current(self) -> tuple[int, ...]:
+    def current(self, owner: threading.Event | None = None) -> tuple[int, ...]:
+        """Return the live groups, or only those started under `owner` (a branch's cancel event)."""
         with self._lock:
-            return tuple(sorted(self._pgids))
+            return tuple(
+                sorted(pgid for pgid, own in self._pgids.items() if owner is None or own is owner)
+            )
 
 
 GROUPS: Final = _Groups()
@@ -139,6 +145,22 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
     """Send `sig` to a process group that may already be gone."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+CANCEL: Final[ContextVar[threading.Event | None]] = ContextVar("adws_cancel", default=None)
+"""Set inside a branch of a parallel step: once the event is set, no new process starts.
+
+The parallel step stops the groups its cancelled branches started
+(`kill_groups_of`); a branch that then tries again finds nothing started.
+"""
+
+
+def kill_groups_of(owner: threading.Event) -> tuple[int, ...]:
+    """SIGKILL the process groups started under `owner`; return them."""
+    groups = GROUPS.current(owner)
+    for pgid in groups:
+        kill_group(pgid)
+    return groups
 
 
 def kill_all_groups() -> tuple[int, ...]:
@@ -283,6 +305,9 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     argv = tuple(argv)
     started = monotonic()
     full_env = None if env is None else {**os.environ, **env}
+    cancel = CANCEL.get()
+    if cancel is not None and cancel.is_set():
+        return ProcessOutcome(argv, None, "", "", 0.0, error="cancelled before it started")
     try:
         process = subprocess.Popen(  # noqa: S603 - argv is never run through a shell here
             argv,
@@ -299,7 +324,7 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
         return ProcessOutcome(
             argv, None, "", "", monotonic() - started, error=f"{argv[0]}: {reason}{where}"
         )
-    GROUPS.add(process.pid)
+    GROUPS.add(process.pid, cancel)
     payload = None if stdin_text is None else stdin_text.encode("utf-8", "surrogateescape")
     streams = _Streams(process, payload, max_output_bytes)
     deadline = None if timeout is None else started + timeout

@@ -7,8 +7,12 @@ from typing import TYPE_CHECKING, Final
 
 from adws.agent_steps import AgentSpec
 from adws.combinators import VerificationSpec
+from adws.concurrency import FanOutSpec, ParallelSpec
 from adws.events import (
     AttemptFailed,
+    BranchAttemptFailed,
+    BranchFinished,
+    BranchStarted,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -49,7 +53,7 @@ def _seconds(value: float) -> str:
     return f"{value:.1f}s"
 
 
-def format_event(event: RunEvent) -> str:  # noqa: PLR0911 - one line per kind of event
+def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911 - one line per kind of event
     """Render one progress line for stderr.
 
     >>> format_event(StepSucceeded("r", "verify", 1, 4, 2, 1.23, None))  # type: ignore[arg-type]
@@ -82,6 +86,14 @@ def format_event(event: RunEvent) -> str:  # noqa: PLR0911 - one line per kind o
         case StepSkipped():
             why = "condition is false" if event.reason == "condition" else "an earlier step failed"
             return f"[{event.index + 1}/{event.total}] {event.step} … skipped ({why})"
+        case BranchStarted() | BranchAttemptFailed():
+            return _branch_line(event)
+        case BranchFinished():
+            cancelled = " (branches cancelled)" if event.status == "cancelled" else ""
+            return (
+                f"[{event.index + 1}/{event.total}] {event.step} … {event.done}/{event.of} done, "
+                f"{event.failed} failed{cancelled}"
+            )
         case RunFinished():
             head = f"{event.workflow} {event.status} in {_seconds(event.seconds)}"
             if event.error is None:
@@ -89,6 +101,15 @@ def format_event(event: RunEvent) -> str:  # noqa: PLR0911 - one line per kind o
             where = f" at {event.error.step_name}" if event.error.step_name else ""
             return f"{head}{where}: {_short(event.error)} (run {event.run_id})"
     return f"warning: observer {event.observer} failed and was detached: {event.message}"
+
+
+def _branch_line(event: BranchStarted | BranchAttemptFailed) -> str:
+    prefix = f"[{event.index + 1}/{event.total}] {event.branch} …"
+    if isinstance(event, BranchStarted):
+        return f"{prefix} running"
+    verb = "retrying" if event.will_retry else "giving up"
+    failed = f"attempt {event.attempt}/{event.max_attempts} failed: {_short(event.error)}"
+    return f"{prefix} {failed}; {verb}"
 
 
 def describe_retry(policy: RetryPolicy) -> str:
@@ -135,6 +156,16 @@ def _step_details(step: Step) -> str:
             parts.append(f"runs {command if isinstance(command, str) else json.dumps(command)}")
     if isinstance(spec, VerificationSpec):
         parts.append(f"{spec.main.name} then {spec.verify.name}, up to {spec.max_attempts} rounds")
+    if isinstance(spec, ParallelSpec | FanOutSpec):
+        what = (
+            f"{len(spec.branches)} branches at once"
+            if isinstance(spec, ParallelSpec)
+            else f"{spec.step.name} once per element of {spec.over} (as {spec.item})"
+        )
+        limits = [f"at most {spec.max_concurrency} at a time"] if spec.max_concurrency else []
+        if spec.min_successes is not None:
+            limits.append(f"needs {spec.min_successes} to succeed")
+        parts.append(", ".join([f"runs {what}", *limits]))
     return " · ".join(parts)
 
 
@@ -212,6 +243,8 @@ def to_mermaid(workflow: Workflow, outcomes: Mapping[str, str] | None = None) ->
                 for inner in (spec.main, spec.verify)
                 if inner.retry.max_attempts > 1
             )
+        elif isinstance(spec, ParallelSpec | FanOutSpec):
+            lines += _fork_join(step, spec)
         else:
             lines.append(f"    {_node(step)}")
         lines.append(f"    {previous} --> {step.name}")
@@ -233,6 +266,30 @@ def to_mermaid(workflow: Workflow, outcomes: Mapping[str, str] | None = None) ->
             f"    class {step.name} {outcomes.get(step.name, 'not_run')}" for step in steps
         )
     return "\n".join(lines)
+
+
+def _fork_join(step: Step, spec: ParallelSpec | FanOutSpec) -> list[str]:
+    """Draw a parallel step as a fork into its branches and a join after them."""
+    name = step.name
+    if isinstance(spec, ParallelSpec):
+        title = f"{name} · parallel"
+        inner = list(spec.branches)
+    else:
+        title = f"{name} · one branch per {spec.item} in {spec.over}"
+        inner = [spec.step]
+    lines = [
+        f'    subgraph {name}["{title}"]',
+        f"        {name}_fork{{{{fork}}}}",
+        f"        {name}_join{{{{join}}}}",
+    ]
+    for branch in inner:
+        lines += [
+            f"        {_node(branch)}",
+            f"        {name}_fork --> {branch.name}",
+            f"        {branch.name} --> {name}_join",
+        ]
+    lines.append("    end")
+    return lines
 
 
 def plan_text(record: RunRecord, plan: Sequence[StepPlan]) -> str:

@@ -9,6 +9,9 @@ import attrs
 from adws.errors import PipelineError, json_safe
 from adws.events import (
     AttemptFailed,
+    BranchAttemptFailed,
+    BranchFinished,
+    BranchStarted,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -34,16 +37,21 @@ class StepRecord:
     attempts: int = 0
     seconds: float = 0.0
     error: PipelineError | None = None
+    branches: dict[str, str] = attrs.field(factory=dict)
+    """Each branch of a parallel step, by path, with how it ended."""
 
     def to_dict(self) -> dict[str, object]:
-        """Return a JSON-safe dict."""
-        return {
+        """Return a JSON-safe dict (`branches` only for a parallel step)."""
+        described: dict[str, object] = {
             "name": self.name,
             "status": self.status,
             "attempts": self.attempts,
             "seconds": round(self.seconds, 3),
             "error": None if self.error is None else self.error.to_dict(),
         }
+        if self.branches:
+            described["branches"] = dict(self.branches)
+        return described
 
 
 @final
@@ -64,7 +72,7 @@ class RunSummary:
         self.finished: RunFinished | None = None
         self.warnings: list[str] = []
 
-    def __call__(self, event: RunEvent, /) -> None:
+    def __call__(self, event: RunEvent, /) -> None:  # noqa: C901 - one case per kind of event
         """Fold one event into the summary."""
         match event:
             case RunStarted():
@@ -89,6 +97,12 @@ class RunSummary:
                 self.steps[event.index].status = "skipped"
             case RunFinished():
                 self.status, self.error, self.finished = event.status, event.error, event
+            case BranchStarted():
+                self.steps[event.index].branches[event.branch] = "running"
+            case BranchFinished():
+                self.steps[event.index].branches[event.branch] = event.status
+            case BranchAttemptFailed():
+                pass
             case _:
                 self.warnings.append(f"observer {event.observer} failed: {event.message}")
 

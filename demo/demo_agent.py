@@ -3,8 +3,9 @@
 It is not intelligent. It reads the prompt on stdin, recognises which step of
 `deep_research` or `implement_verify` is asking (from the output contract the
 prompt ends with), and prints a canned answer. Its first answer to the
-verifier is deliberately malformed (a claim without its source), so the demo
-shows the validator rejecting it and the retry fixing it.
+verifier of the first claim is deliberately malformed (a claim without its
+source), so the demo shows the validator rejecting it and the retry fixing
+it while the other claim is verified beside it.
 
 Replace it with a real agent: `adws run deep_research --agent 'claude -p'`.
 """
@@ -46,28 +47,27 @@ def research(prompt: str) -> str:
     )
 
 
-def _research_claims(prompt: str) -> list[dict[str, str]]:
-    start = prompt.index("Research packet:\n") + len("Research packet:\n")
+def _claim(prompt: str) -> dict[str, str]:
+    start = prompt.index("Claim:\n") + len("Claim:\n")
     end = prompt.index("\n\n## Output contract", start)
-    packet = json.loads(prompt[start:end])
-    return [{"text": c["claim"], "source": c["source"]} for c in packet["claims"]]
+    claim = json.loads(prompt[start:end])
+    return {"text": claim["claim"], "source": claim["source"]}
 
 
 def verify(prompt: str) -> str:
-    """Verify the packet; the first attempt forgets a source on purpose."""
-    claims = _research_claims(prompt)
-    if FEEDBACK not in prompt:
-        sloppy = [{"text": claims[0]["text"], "supported": True}]
-        packet = {"verdict": "pass", "claims": sloppy}
+    """Verify one claim; the first attempt at the first claim forgets its source on purpose."""
+    claim = _claim(prompt)
+    first_claim = "models each step as a function" in claim["text"]
+    if FEEDBACK not in prompt and first_claim:
+        sloppy = {"text": claim["text"], "supported": True}
         return (
-            "Checked the claims; they hold up.\n\n"
-            f"STATUS: done\nVERIFIED_PACKET_JSON: {json.dumps(packet)}\n"
+            "Checked the claim; it holds up.\n\n"
+            f"STATUS: done\nVERIFIED_CLAIM_JSON: {json.dumps(sloppy)}\n"
         )
-    checked = [{**claim, "supported": True} for claim in claims]
-    packet = {"verdict": "pass", "claims": checked}
+    checked = {**claim, "supported": True}
     return (
-        "Rechecked every claim against its source, with sources this time.\n\n"
-        f"STATUS: done\nVERIFIED_PACKET_JSON:\n{json.dumps(packet, indent=2)}\n"
+        "Checked the claim against its source.\n\n"
+        f"STATUS: done\nVERIFIED_CLAIM_JSON:\n{json.dumps(checked, indent=2)}\n"
     )
 
 
@@ -97,7 +97,7 @@ def answer(prompt: str) -> str:
     contract = prompt[prompt.find("## Output contract") :]
     if "\nRESEARCH_PACKET_JSON: <" in contract:
         return research(prompt)
-    if "\nVERIFIED_PACKET_JSON: <" in contract:
+    if "\nVERIFIED_CLAIM_JSON: <" in contract:
         return verify(prompt)
     if "\nFINAL_REPORT: <" in contract:
         return write(prompt)

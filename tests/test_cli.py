@@ -468,3 +468,19 @@ def test_an_error_raised_while_a_module_loads_names_the_line_in_that_module(
         "raises.py: JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1) (line 3)"
         in capsys.readouterr().err
     )
+
+
+def test_max_agents_must_be_a_whole_number_of_at_least_one(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "nothing.py").write_text(
+        "from adws import Workflow\nworkflow = Workflow('nothing', ())\n", encoding="utf-8"
+    )
+    assert main(["run", "nothing", "--max-agents", "2", "-q"]) == 0
+    for bad in ("0", "two"):
+        assert main(["run", "nothing", "--max-agents", bad]) == 2
+        assert (
+            f"argument --max-agents: expected a whole number of at least 1, got '{bad}'"
+            in capsys.readouterr().err
+        )

@@ -185,3 +185,14 @@ def test_recursion_and_late_bound_closures_are_described() -> None:
 def test_a_thousand_steps_are_fingerprinted_quickly_enough_to_be_measured_not_asserted() -> None:
     workflow = Workflow("big", tuple(make(i).__class__("s" + str(i), one) for i in range(1000)))
     assert len(step_fingerprints(workflow)) == 1000
+
+
+def test_a_parallel_steps_limits_are_part_of_its_fingerprint() -> None:
+    from adws import fan_out, parallel  # noqa: PLC0415 - only these tests need them
+
+    assert fingerprint(flow(parallel("p", [Step("a", one)]))) != fingerprint(
+        flow(parallel("p", [Step("a", one)], min_successes=1))
+    )
+    assert fingerprint(flow(fan_out("f", Step("a", one), over="x"))) != fingerprint(
+        flow(fan_out("f", Step("a", one), over="y"))
+    )

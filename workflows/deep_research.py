@@ -1,12 +1,16 @@
-"""Research a topic, verify every claim, and only then write the report.
+"""Research a topic, verify every claim in its own branch, and only then write the report.
 
-    research ──► verify ──► check_verdict ──► write ──► save_report (always)
+    research ──► verify_claims ──► assemble ──► check_verdict ──► write ──► save_report (always)
+                 (one branch per claim, side by side)
 
-The writer never sees an unverified packet: the verifier's answer must parse
-into `VerifiedPacket` (each claim with a source), and a `fail` verdict stops
-the run before `write`. A verifier that answers `STATUS: blocked` ends the
-run blocked. `save_report` always writes a markdown file, including the
-failure when there was one.
+The writer never sees an unverified claim: each verifier's answer must parse
+into `VerifiedClaim` (with its source); the claims whose verification fails
+(a blocked verifier, retries used up) are dropped and listed in
+`verify_claims_failures`, as long as at least one claim is verified; and an
+unsupported claim stops the run before `write`. If no claim can be verified
+the run ends with the first branch's error (blocked, if its verifier said
+so). `save_report` always writes a markdown file, including the failure.
+A resumed run re-verifies only the claims that were not verified.
 
 Run it offline with `adws run deep_research -i topic="..."`; add
 `--agent 'claude -p'` to use a real agent.
@@ -29,6 +33,7 @@ from adws import (
     Workflow,
     WorkflowContext,
     agent_step,
+    fan_out,
 )
 
 UNVERIFIED = "Unverified"
@@ -74,16 +79,36 @@ Research this topic: {topic}
 Collect the main claims a reader needs, each with the URL or reference it comes from.
 Return them as RESEARCH_PACKET_JSON."""
 
-VERIFY_PROMPT = """You are a strict fact checker. Check every claim in this research packet
-against its source. Mark a claim supported only if the source says so.
-Give verdict "pass" only if every claim you keep is supported.
+VERIFY_PROMPT = """You are a strict fact checker. Check this one claim against its source.
+Mark it supported only if the source says so.
 
-Research packet:
-{research_packet_json}"""
+Claim:
+{claim}"""
 
 WRITE_PROMPT = """Write a short markdown report on: {topic}
 Use only these verified claims, and cite each claim's source:
 {verified_packet_json}"""
+
+
+def split_claims(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+    """List the research packet's claims, one element per verifier branch."""
+    packet: ResearchPacket = ctx.inputs["research_packet_json"]
+    claims = [{"claim": claim.claim, "source": claim.source} for claim in packet.claims]
+    return IOSuccess(ctx.merge_outputs({"claims": claims}))
+
+
+def assemble(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+    """Gather the verified claims into the packet the writer gets; the verdict is theirs."""
+    verified = [
+        branch["verified_claim_json"]
+        for branch in ctx.inputs["verify_claims"]
+        if branch is not None
+    ]
+    verdict: Literal["pass", "fail"] = (
+        "pass" if all(claim.supported for claim in verified) else "fail"
+    )
+    packet = VerifiedPacket(verdict, tuple(verified))
+    return IOSuccess(ctx.merge_outputs({"verified_packet_json": packet}))
 
 
 def check_verdict(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
@@ -124,14 +149,22 @@ workflow = Workflow(
             contract=OutputContract(schemas={"RESEARCH_PACKET_JSON": ResearchPacket}),
             timeout=600,
         ),
-        agent_step(
-            "verify",
-            prompt=VERIFY_PROMPT,
-            agent=DEMO_AGENT,
-            contract=OutputContract(schemas={"VERIFIED_PACKET_JSON": VerifiedPacket}),
-            retry=RetryPolicy(max_attempts=3),
-            timeout=600,
+        Step("split_claims", split_claims),
+        fan_out(
+            "verify_claims",
+            agent_step(
+                "verify",
+                prompt=VERIFY_PROMPT,
+                agent=DEMO_AGENT,
+                contract=OutputContract(schemas={"VERIFIED_CLAIM_JSON": VerifiedClaim}),
+                retry=RetryPolicy(max_attempts=3),
+                timeout=600,
+            ),
+            over="claims",
+            item="claim",
+            min_successes=1,
         ),
+        Step("assemble", assemble),
         Step("check_verdict", check_verdict),
         agent_step(
             "write",
@@ -142,6 +175,6 @@ workflow = Workflow(
         ),
         Step("save_report", save_report, always_run=True),
     ),
-    description="Research a topic, verify each claim against its source, write a report.",
+    description="Research a topic, verify each claim in its own branch, write a report.",
     inputs=("topic",),
 )

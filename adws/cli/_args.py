@@ -155,6 +155,18 @@ def read_answer(source: str) -> str:
         raise UsageError(msg) from exc
 
 
+def _positive(text: str) -> int:
+    """Parse a whole number of at least 1, for argparse."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        msg = f"expected a whole number of at least 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Describe every command and option; `adws.cli` dispatches on `command`."""
     common = argparse.ArgumentParser(add_help=False)
@@ -187,6 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     running.add_argument(
         "--no-journal", action="store_true", help="do not record the run in the journal"
+    )
+    running.add_argument(
+        "--max-agents",
+        type=_positive,
+        metavar="N",
+        help="at most N agent calls in flight across the run (parallel branches wait their turn)",
     )
     parser = argparse.ArgumentParser(
         prog="adws",

@@ -101,6 +101,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     run_id: str | None = None,
     resume_from: str | None = None,
     steps: Mapping[str, str] | None = None,
+    reuse: Mapping[str, Mapping[str, object]] | None = None,
 ) -> int:
     """Run `workflow` from `ctx` with journal, progress and signals; return the exit code."""
     from adws.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
@@ -126,7 +127,15 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
         observers.append(_progress)
     unrecorded: list[str] = []
     with interrupts.installed(), _children_recorded(journal, run_id, unrecorded):
-        run_workflow(workflow, ctx, observers=observers, run_id=run_id, resume_from=resume_from)
+        run_workflow(
+            workflow,
+            ctx,
+            observers=observers,
+            run_id=run_id,
+            resume_from=resume_from,
+            max_agents=args.max_agents,
+            reuse=reuse,
+        )
     _report(args, summary, ctx)
     code = EXIT_CODES.get(summary.status, EXIT_FAILED)
     if summary.status == "interrupted":
@@ -275,7 +284,11 @@ def _refuse_changed(record: RunRecord, plan: Sequence[StepPlan]) -> None:
 def cmd_resume(args: argparse.Namespace) -> int:
     """Continue a run from its first step that did not succeed (or show the plan)."""
     from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
-    from adws.journal import plan_resume, resume_point  # noqa: PLC0415 - see the note on imports
+    from adws.journal import (  # noqa: PLC0415 - see the note on imports
+        plan_resume,
+        resume_point,
+        stored_branches,
+    )
     from adws.journal.fingerprint import step_fingerprints  # noqa: PLC0415 - see the note on imports
 
     journal = require_journal(args, readonly=args.plan)
@@ -312,6 +325,14 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if extra:
         journal.add_inputs(record.run_id, extra)  # a later resume needs them too
     start = WorkflowContext(inputs={**ctx.inputs, **extra})
+    # A parallel step that failed keeps its branches that succeeded: only the others run.
+    reuse = stored_branches(attempts, resume_from)
     return execute(
-        args, workflow, start, run_id=record.run_id, resume_from=resume_from, steps=steps
+        args,
+        workflow,
+        start,
+        run_id=record.run_id,
+        resume_from=resume_from,
+        steps=steps,
+        reuse=reuse,
     )

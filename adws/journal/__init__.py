@@ -7,7 +7,7 @@ where a resume starts and what it keeps. `from adws.journal import Journal`
 and the other names below are the public way in.
 """
 
-from adws.journal.plan import StepPlan, plan_resume, resume_point
+from adws.journal.plan import StepPlan, plan_resume, resume_point, stored_branches
 from adws.journal.records import AttemptRecord, RunRecord
 from adws.journal.store import (
     DEFAULT_PATH,
@@ -30,4 +30,5 @@ __all__ = [
     "StepPlan",
     "plan_resume",
     "resume_point",
+    "stored_branches",
 ]

@@ -37,6 +37,7 @@ import attrs
 
 from adws.agent_steps import AgentSpec
 from adws.combinators import VerificationSpec
+from adws.concurrency import FanOutSpec, ParallelSpec
 from adws.shell import ShellSpec
 
 if TYPE_CHECKING:
@@ -201,6 +202,13 @@ def _step(step: Step, hasher: _Hasher) -> dict[str, object]:
         described["shell"] = attrs.asdict(spec)
     elif isinstance(spec, VerificationSpec):
         described["rounds"] = spec.max_attempts
+    elif isinstance(spec, ParallelSpec | FanOutSpec):
+        described["concurrency"] = [
+            getattr(spec, "over", None),
+            getattr(spec, "item", None),
+            spec.max_concurrency,
+            spec.min_successes,
+        ]
     else:
         described["run"] = hasher.value(step.run)
     described["children"] = [_step(child, hasher) for child in step.children]

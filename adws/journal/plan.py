@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from adws.journal.records import AttemptRecord
 
-__all__ = ["Action", "StepPlan", "plan_resume", "resume_point"]
+__all__ = ["Action", "StepPlan", "plan_resume", "resume_point", "stored_branches"]
 
 Action: TypeAlias = Literal["kept", "changed", "to run"]
 _DONE: Final = frozenset({"succeeded", "skipped:condition"})
@@ -106,3 +106,19 @@ def resume_point(
     for outputs in decode_many_outputs(stored):
         base.update(outputs)
     return first, WorkflowContext(inputs=base)
+
+
+def stored_branches(
+    attempts: Sequence[AttemptRecord], step: str | None
+) -> dict[str, dict[str, object]]:
+    """Return the outputs each branch of parallel step `step` stored when it succeeded.
+
+    A resume hands them to `run_workflow(reuse=...)`, so only the branches
+    that did not succeed run again.
+    """
+    prefix = f"{step}["
+    return {
+        record.step: record.outputs() or {}
+        for record in attempts
+        if step is not None and record.status == "succeeded" and record.step.startswith(prefix)
+    }

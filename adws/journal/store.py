@@ -21,6 +21,8 @@ from adws import io_ops
 from adws.context import WorkflowContext
 from adws.events import (
     AttemptFailed,
+    BranchAttemptFailed,
+    BranchFinished,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -388,7 +390,7 @@ class JournalObserver:
 
     def _attempt(  # noqa: PLR0913 - one row's columns
         self,
-        event: AttemptFailed | StepSucceeded | StepSkipped,
+        event: AttemptFailed | StepSucceeded | StepSkipped | BranchAttemptFailed | BranchFinished,
         attempt: int,
         status: str,
         seconds: float,
@@ -401,7 +403,9 @@ class JournalObserver:
             " error, outputs, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event.run_id,
-                event.step,
+                event.branch
+                if isinstance(event, BranchAttemptFailed | BranchFinished)
+                else event.step,
                 event.index,
                 attempt,
                 status,
@@ -463,6 +467,13 @@ class JournalObserver:
                 )
             case StepSkipped():
                 self._attempt(event, 0, f"skipped:{event.reason}", 0.0)
+            case BranchAttemptFailed():
+                status = "failed" if not event.will_retry else "retried"
+                self._attempt(event, event.attempt, status, event.seconds, error=event.error)
+            case BranchFinished(status="succeeded"):
+                self._attempt(event, 1, "succeeded", event.seconds, outputs=event.outputs)
+            case BranchFinished(status="cancelled"):
+                self._attempt(event, 0, "cancelled", event.seconds)
             case RunFinished():
                 error = event.error
                 self.journal.write(
