@@ -142,15 +142,15 @@ def _run_branch(
         scope.emit(event)
 
     made, _ = retry_step(step, branch.ctx, sleep=_wait(scope, cancel), on_attempt_failed=report)
-    if cancel.is_set() and outcome.status is None:
-        outcome.status = "cancelled"
-    elif isinstance(made, PipelineError):
-        outcome.status, outcome.error = "failed", attrs.evolve(made, step_name=path)
-    else:
+    if isinstance(made, WorkflowContext):  # it finished before the cancellation reached it
         outcome.status, outcome.outputs = "succeeded", made.outputs
+    elif cancel.is_set():
+        outcome.status = "cancelled"
+    else:
+        outcome.status, outcome.error = "failed", attrs.evolve(made, step_name=path)
 
 
-def _run_all(  # noqa: C901 - the scheduler: start, watch, cancel, report
+def _run_all(  # noqa: C901, PLR0915 - the scheduler: start, watch, cancel, report
     name: str,
     branches: Sequence[_Branch],
     max_concurrency: int | None,
@@ -225,7 +225,15 @@ def _run_all(  # noqa: C901 - the scheduler: start, watch, cancel, report
                     future.result()
                     finish(index, io_ops.monotonic() - started)
         except BaseException:
+            # Ctrl-C or SIGTERM while branches run: stop them all, let their threads
+            # end, record how each ended, then let the run clean up as interrupted.
             _cancel(pending, cancels)
+            wait(tuple(pending))
+            for index, started in pending.values():
+                finish(index, io_ops.monotonic() - started)
+            for index in waiting:
+                outcomes[index].status = "cancelled"
+                finish(index, 0.0)
             raise
     return outcomes
 

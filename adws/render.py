@@ -349,6 +349,19 @@ def runs_table(records: Sequence[RunRecord]) -> str:
     return _table(("RUN", "WORKFLOW", "STATUS", "STARTED", "DURATION", "FAILED STEP"), rows)
 
 
+def _branch_lines(step: str, attempts: Sequence[AttemptRecord]) -> list[str]:
+    """One line per branch of a parallel step: how it last ended, and its errors."""
+    branches: dict[str, list[AttemptRecord]] = {}
+    for attempt in attempts:
+        if attempt.step.startswith(f"{step}["):
+            branches.setdefault(attempt.step, []).append(attempt)
+    lines = []
+    for path, records in branches.items():
+        errors = [f"; {_short(r.error)}" for r in records if r.error is not None][-1:]
+        lines.append(f"       {path}: {records[-1].status}{''.join(errors)}")
+    return lines
+
+
 def status_text(record: RunRecord, attempts: Sequence[AttemptRecord]) -> str:
     """Render `adws status RUN`: the run, then each step's attempts and errors."""
     status = record.status + (
@@ -375,6 +388,7 @@ def status_text(record: RunRecord, attempts: Sequence[AttemptRecord]) -> str:
             for attempt in mine
             if attempt.error is not None
         )
+        lines.extend(_branch_lines(name, attempts))
     if record.error is not None:
         lines.append(f"error: {record.error}")
     return "\n".join(lines)

@@ -29,6 +29,7 @@ from adws.journal import Journal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import journal_bench
+import parallel_bench
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -277,6 +278,7 @@ def main() -> None:
         "memory": memory(),
         "langgraph": {str(n): langgraph_pipeline(n) for n in (100, 1_000)},
         "journal_v2": journal_bench.measure(),
+        "parallel": parallel_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -341,6 +343,8 @@ def render(results: dict[str, Any]) -> str:
             )
     lines += ["", "| journal v2 | measured | target |", "| --- | --- | --- |"]
     lines += journal_bench.render(results["journal_v2"])
+    lines += ["", "| parallel | measured | target |", "| --- | --- | --- |"]
+    lines += parallel_bench.render(results["parallel"])
     return "\n".join(lines)
 
 

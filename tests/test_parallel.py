@@ -449,3 +449,18 @@ def test_a_cancelled_branch_starts_no_new_process() -> None:
     finally:
         io_ops.CANCEL.reset(token)
     assert (outcome.returncode, outcome.error) == (None, "cancelled before it started")
+
+
+def test_status_lists_each_branch_and_its_last_error(tmp_path: Path) -> None:
+    from adws.render import status_text  # noqa: PLC0415 - only this test renders a status
+
+    journal = Journal(tmp_path / "runs.db")
+    step = parallel("checks", [ok("lint"), broken("tests")], min_successes=1, max_concurrency=1)
+    run_workflow(Workflow("w", (step,)), observers=[journal.observer("f")], run_id="r")
+    record = journal.find("r")
+    assert not isinstance(record, str)
+    assert status_text(record, journal.attempts("r")).splitlines()[2:] == [
+        "  1. checks: succeeded (1 attempt, 0.0s)",
+        "       checks[lint]: succeeded",
+        "       checks[tests]: failed; ShellFailed: tests broke",
+    ]
