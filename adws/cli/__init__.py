@@ -36,6 +36,7 @@ _HANDLERS: Final = {
     "runs": ("adws.cli.runs", "cmd_runs"),
     "status": ("adws.cli.runs", "cmd_status"),
     "resume": ("adws.cli.runs", "cmd_resume"),
+    "batch": ("adws.cli.batch", "cmd_batch"),
 }
 
 

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -64,10 +64,15 @@ def open_journal(args: argparse.Namespace) -> Journal | None:
     return _journal_at(journal_path(args))
 
 
-def require_journal(args: argparse.Namespace, *, readonly: bool = False) -> Journal:
-    """Open an existing journal for `runs`, `status` and `resume` (read-only: no writes at all)."""
+def require_journal(
+    args: argparse.Namespace, *, readonly: bool = False, create: bool = False
+) -> Journal:
+    """Open an existing journal for `runs`, `status` and `resume` (read-only: no writes at all).
+
+    `create` makes a journal where there is none (a batch always records).
+    """
     path = journal_path(args)
-    if not path.exists():
+    if not path.exists() and not create:
         msg = f"no run journal at {path}; `adws run` records runs there"
         raise UsageError(msg)
     return _journal_at(path, readonly=readonly)
@@ -167,6 +172,31 @@ def _positive(text: str) -> int:
     return value
 
 
+def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
+    batch = commands.add_parser(
+        "batch",
+        parents=parents,
+        help="start one run per line of a JSONL file of inputs, on a pool of workers",
+        description="Start one run of WORKFLOW per line of INPUTS.jsonl (a JSON object of "
+        "inputs per line), N at a time; every event goes to one journal. Exit codes: 0 all "
+        "succeeded, 1 any failed, 3 any blocked and none failed, 130 interrupted.",
+    )
+    batch.add_argument("workflow", nargs="?", help="workflow name")
+    batch.add_argument(
+        "inputs_file", nargs="?", metavar="INPUTS.jsonl", help="one JSON object per line"
+    )
+    batch.add_argument(
+        "--concurrency", type=_positive, metavar="N", help="worker processes (default: CPU count)"
+    )
+    batch.add_argument(
+        "--resume",
+        metavar="BATCH",
+        help="resume every run of this batch that did not succeed; start those never started",
+    )
+    batch.add_argument("--json", action="store_true", help="print the batch as JSON on stdout")
+    batch.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Describe every command and option; `adws.cli` dispatches on `command`."""
     common = argparse.ArgumentParser(add_help=False)
@@ -231,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="only runs with this status",
     )
     runs.add_argument("--limit", type=int, metavar="N", help="at most N runs")
+    runs.add_argument("--batch", metavar="BATCH", help="only the runs of this batch, in line order")
     runs.add_argument("--json", action="store_true", help="print a JSON list")
     runs.add_argument(
         "--prune",
@@ -280,6 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep the outputs of changed finished steps; resume a run that looks alive; "
         "stop a child process group a crashed run left running",
     )
+
+    _add_batch(commands, [common, journaled])
 
     validate = commands.add_parser(
         "validate", parents=[common], help="check an agent answer against a step's contract"

@@ -198,7 +198,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
     journal = require_journal(args, readonly=not args.prune)
     if args.prune:
         return _prune(journal, args)
-    records = journal.runs(workflow=args.workflow, status=args.status, limit=args.limit)
+    batch = None
+    if args.batch is not None:
+        found = journal.batch(args.batch)
+        if isinstance(found, str):
+            raise UsageError(found)
+        batch = found[0]
+    records = journal.runs(
+        workflow=args.workflow, status=args.status, limit=args.limit, batch=batch
+    )
     if args.json:
         out_json([record.to_dict() for record in records])
     elif records:

@@ -19,23 +19,17 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from adws import io_ops
 from adws.context import WorkflowContext
-from adws.events import (
-    AttemptFailed,
-    BranchAttemptFailed,
-    BranchFinished,
-    RunEvent,
-    RunFinished,
-    RunStarted,
-    StepSkipped,
-    StepSucceeded,
-)
-from adws.journal.codec import decode_context, encode_context, encode_error, encode_outputs
+from adws.journal.codec import decode_context, encode_context
 from adws.journal.records import AttemptRecord, RunRecord, attempt_from_row, run_from_row
+from adws.journal.statements import Statement, statements_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
-    from adws.errors import PipelineError
+    from adws.events import (
+        RunEvent,
+    )
+
 
 __all__ = [
     "DEFAULT_PATH",
@@ -93,6 +87,16 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "CREATE TABLE run_inputs (run_id TEXT PRIMARY KEY, inputs TEXT NOT NULL)",
         "INSERT INTO run_inputs (run_id, inputs) SELECT run_id, inputs FROM runs",
         "UPDATE runs SET inputs = ''",
+    ),
+    (
+        (
+            "CREATE TABLE batches (batch_id TEXT PRIMARY KEY, workflow TEXT NOT NULL,"
+            " source TEXT NOT NULL, total INTEGER NOT NULL, status TEXT NOT NULL,"
+            " started TEXT NOT NULL, finished TEXT)"
+        ),
+        "ALTER TABLE runs ADD COLUMN batch_id TEXT",
+        "ALTER TABLE runs ADD COLUMN line INTEGER",
+        "CREATE INDEX runs_by_batch ON runs(batch_id, line)",
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""
@@ -229,12 +233,6 @@ class Journal:
         self._db.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Run several statements as one write (the journal's lock held, all or nothing)."""
-        with self._transaction() as db:
-            yield db
-
-    @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
@@ -283,10 +281,82 @@ class Journal:
         """
         return JournalObserver(self, fingerprint, steps)
 
+    def apply(self, statements: Sequence[Statement]) -> None:
+        """Run several statements in one transaction: one event, all or nothing."""
+        with self._transaction() as db:
+            for sql, params in statements:
+                db.execute(sql, params)
+
     def write(self, sql: str, params: Sequence[object]) -> None:
         """Run one statement in its own transaction."""
         with self._transaction() as db:
             db.execute(sql, params)
+
+    def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
+        self,
+        batch_id: str,
+        workflow: str,
+        source: str,
+        *,
+        runs: Sequence[tuple[int, str, str]],
+        steps: Sequence[str],
+        fingerprint: str,
+    ) -> None:
+        """Record a batch and queue its runs, `(line, run_id, encoded inputs)` each, in one go.
+
+        Queued runs have status `queued` until a worker starts them; a run
+        that never started is started by `adws batch --resume`.
+        """
+        now = io_ops.utc_now()
+        names = json.dumps(list(steps))
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO batches (batch_id, workflow, source, total, status, started)"
+                " VALUES (?, ?, ?, ?, 'running', ?)",
+                (batch_id, workflow, source, len(runs), now),
+            )
+            db.executemany(
+                "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started,"
+                " batch_id, line) VALUES (?, ?, ?, 'queued', ?, '', ?, ?, ?)",
+                [
+                    (run_id, workflow, fingerprint, names, now, batch_id, line)
+                    for line, run_id, _ in runs
+                ],
+            )
+            db.executemany(
+                "INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)",
+                [(run_id, inputs) for _, run_id, inputs in runs],
+            )
+
+    def finish_batch(self, batch_id: str, status: str) -> None:
+        """Record how a batch ended (`succeeded`, `failed`, `blocked`, `interrupted`)."""
+        self.write(
+            "UPDATE batches SET status = ?, finished = ? WHERE batch_id = ?",
+            (status, io_ops.utc_now(), batch_id),
+        )
+
+    def batch(self, batch_id: str) -> tuple[str, str, int] | str:
+        """Return a batch's `(batch_id, workflow, total)` by id or unique prefix, or why not."""
+        escaped = batch_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._read(
+            "SELECT batch_id, workflow, total FROM batches WHERE batch_id LIKE ? ESCAPE '\\'"
+            " LIMIT 2",
+            (escaped + "%",),
+        )
+        if len(rows) != 1:
+            problem = "no batch" if not rows else "an ambiguous batch id"
+            return f"{problem} {batch_id!r} in {self.path}"
+        row = rows[0]
+        return row["batch_id"], row["workflow"], row["total"]
+
+    def batch_runs(self, batch_id: str) -> list[tuple[int, str, str, str | None]]:
+        """List a batch's runs in line order: `(line, run_id, status, error JSON)`."""
+        rows = self._read(
+            "SELECT line, run_id, status, error FROM runs WHERE batch_id = ? ORDER BY line",
+            (batch_id,),
+            plain=True,
+        )
+        return [(line, run_id, status, error) for line, run_id, status, error in rows]
 
     def claim(self, run_id: str, *, force: bool = False) -> str | None:
         """Take a run for this process to resume, atomically; say who holds it otherwise.
@@ -329,9 +399,18 @@ class Journal:
     # -- reading ---------------------------------------------------------------
 
     def runs(
-        self, *, workflow: str | None = None, status: str | None = None, limit: int | None = None
+        self,
+        *,
+        workflow: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+        batch: str | None = None,
     ) -> list[RunRecord]:
-        """List runs, newest first, optionally filtered."""
+        """List runs, newest first, optionally filtered (by batch too, in line order)."""
+        if batch is not None:
+            sql = "SELECT * FROM runs WHERE batch_id = ? ORDER BY line LIMIT ?"
+            rows = self._read(sql, (batch, -1 if limit is None else limit))
+            return [run_from_row(row) for row in rows]
         sql = "SELECT * FROM runs WHERE (? IS NULL OR workflow = ?) AND (? IS NULL OR status = ?)"
         sql += " ORDER BY started DESC, rowid DESC LIMIT ?"
         rows = self._read(sql, (workflow, workflow, status, status, -1 if limit is None else limit))
@@ -388,35 +467,6 @@ class JournalObserver:
         self.failure: str | None = None
         """What could not be recorded, first failure only; None while all is recorded."""
 
-    def _attempt(  # noqa: PLR0913 - one row's columns
-        self,
-        event: AttemptFailed | StepSucceeded | StepSkipped | BranchAttemptFailed | BranchFinished,
-        attempt: int,
-        status: str,
-        seconds: float,
-        *,
-        error: PipelineError | None = None,
-        outputs: Mapping[str, object] | None = None,
-    ) -> None:
-        self.journal.write(
-            "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds,"
-            " error, outputs, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                event.run_id,
-                event.branch
-                if isinstance(event, BranchAttemptFailed | BranchFinished)
-                else event.step,
-                event.index,
-                attempt,
-                status,
-                io_ops.utc_now(),
-                seconds,
-                encode_error(error),
-                None if outputs is None else encode_outputs(outputs),
-                self.steps.get(event.step),
-            ),
-        )
-
     def __call__(self, event: RunEvent, /) -> None:
         """Record one event in its own transaction; remember, then raise, a failure.
 
@@ -431,65 +481,9 @@ class JournalObserver:
             raise
 
     def _record(self, event: RunEvent) -> None:
-        match event:
-            case RunStarted(resumed=False):
-                with self.journal.transaction() as db:
-                    db.execute(
-                        "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs,"
-                        " started, pid, host) VALUES (?, ?, ?, 'running', ?, '', ?, ?, ?)",
-                        (
-                            event.run_id,
-                            event.workflow,
-                            self.fingerprint,
-                            json.dumps(list(event.steps)),
-                            io_ops.utc_now(),
-                            os.getpid(),
-                            socket.gethostname(),
-                        ),
-                    )
-                    db.execute(
-                        "INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)",
-                        (event.run_id, encode_context(event.context)),
-                    )
-            case RunStarted():
-                self.journal.write(
-                    "UPDATE runs SET status = 'running', finished = NULL, error = NULL,"
-                    " failed_step = NULL, fingerprint = ?, pid = ?, host = ?,"
-                    " resumes = resumes + 1 WHERE run_id = ?",
-                    (self.fingerprint, os.getpid(), socket.gethostname(), event.run_id),
-                )
-            case AttemptFailed():
-                status = "failed" if not event.will_retry else "retried"
-                self._attempt(event, event.attempt, status, event.seconds, error=event.error)
-            case StepSucceeded():
-                self._attempt(
-                    event, event.attempts, "succeeded", event.seconds, outputs=event.outputs
-                )
-            case StepSkipped():
-                self._attempt(event, 0, f"skipped:{event.reason}", 0.0)
-            case BranchAttemptFailed():
-                status = "failed" if not event.will_retry else "retried"
-                self._attempt(event, event.attempt, status, event.seconds, error=event.error)
-            case BranchFinished(status="succeeded"):
-                self._attempt(event, 1, "succeeded", event.seconds, outputs=event.outputs)
-            case BranchFinished(status="cancelled"):
-                self._attempt(event, 0, "cancelled", event.seconds)
-            case RunFinished():
-                error = event.error
-                self.journal.write(
-                    "UPDATE runs SET status = ?, finished = ?, seconds = COALESCE(seconds, 0) + ?,"
-                    " error = ?, failed_step = ? WHERE run_id = ?",
-                    (
-                        event.status,
-                        io_ops.utc_now(),
-                        event.seconds,
-                        encode_error(error),
-                        None if error is None else error.step_name or None,
-                        event.run_id,
-                    ),
-                )
-            case _:
-                pass
+        statements = statements_for(event, self.fingerprint, self.steps)
+        if statements:
+            self.journal.apply(statements)
 
 
 def _step_of(event: RunEvent) -> str:

@@ -1,0 +1,138 @@
+"""What the journal writes for each run event, as SQL statements with their values.
+
+Turning an event into statements is apart from executing them so that a
+worker process of `adws batch` can do the first (its values are already
+encoded text: nothing but strings and numbers crosses the process
+boundary) while the coordinator, the journal's one writer, does the
+second. `JournalObserver` does both in one process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from typing import TYPE_CHECKING, TypeAlias
+
+from adws import io_ops
+from adws.events import (
+    AttemptFailed,
+    BranchAttemptFailed,
+    BranchFinished,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+    StepSkipped,
+    StepSucceeded,
+)
+from adws.journal.codec import encode_context, encode_error, encode_outputs
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from adws.errors import PipelineError
+
+__all__ = ["Statement", "statements_for"]
+
+Statement: TypeAlias = tuple[str, tuple[object, ...]]
+
+_INSERT_ATTEMPT = (
+    "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds,"
+    " error, outputs, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _attempt(  # noqa: PLR0913 - one row's columns
+    event: AttemptFailed | StepSucceeded | StepSkipped | BranchAttemptFailed | BranchFinished,
+    attempt: int,
+    status: str,
+    seconds: float,
+    fingerprint: str | None,
+    *,
+    error: PipelineError | None = None,
+    outputs: Mapping[str, object] | None = None,
+) -> Statement:
+    path = event.branch if isinstance(event, BranchAttemptFailed | BranchFinished) else event.step
+    return (
+        _INSERT_ATTEMPT,
+        (
+            event.run_id,
+            path,
+            event.index,
+            attempt,
+            status,
+            io_ops.utc_now(),
+            seconds,
+            encode_error(error),
+            None if outputs is None else encode_outputs(outputs),
+            fingerprint,
+        ),
+    )
+
+
+_RESTART = (
+    "UPDATE runs SET status = 'running', finished = NULL, error = NULL, failed_step = NULL,"
+    " fingerprint = ?, pid = ?, host = ?, resumes = resumes + ? WHERE run_id = ?"
+)
+_INSERT_RUN = (
+    "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started, pid, host)"
+    " VALUES (?, ?, ?, 'running', ?, '', ?, ?, ?)"
+)
+_FINISH = (
+    "UPDATE runs SET status = ?, finished = ?, seconds = COALESCE(seconds, 0) + ?,"
+    " error = ?, failed_step = ? WHERE run_id = ?"
+)
+
+
+def _started(event: RunStarted, fingerprint: str, *, row_exists: bool) -> list[Statement]:
+    here = (os.getpid(), socket.gethostname())
+    if event.resumed or row_exists:
+        return [(_RESTART, (fingerprint, *here, int(event.resumed), event.run_id))]
+    steps = json.dumps(list(event.steps))
+    return [
+        (_INSERT_RUN, (event.run_id, event.workflow, fingerprint, steps, io_ops.utc_now(), *here)),
+        (
+            "INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)",
+            (event.run_id, encode_context(event.context)),
+        ),
+    ]
+
+
+def statements_for(  # noqa: PLR0911 - one case per kind of event
+    event: RunEvent,
+    fingerprint: str,
+    steps: Mapping[str, str],
+    *,
+    row_exists: bool = False,
+) -> list[Statement]:
+    """Return what recording `event` writes; empty for events the journal does not keep.
+
+    `row_exists` says the run's row was made before the run started (a batch
+    queues its runs), so a first start updates it instead of inserting.
+    """
+    match event:
+        case RunStarted():
+            return _started(event, fingerprint, row_exists=row_exists)
+        case AttemptFailed() | BranchAttemptFailed():
+            status = "failed" if not event.will_retry else "retried"
+            where = steps.get(event.step) if isinstance(event, AttemptFailed) else None
+            return [_attempt(event, event.attempt, status, event.seconds, where, error=event.error)]
+        case StepSucceeded():
+            fp = steps.get(event.step)
+            return [
+                _attempt(
+                    event, event.attempts, "succeeded", event.seconds, fp, outputs=event.outputs
+                )
+            ]
+        case StepSkipped():
+            return [_attempt(event, 0, f"skipped:{event.reason}", 0.0, steps.get(event.step))]
+        case BranchFinished(status="succeeded"):
+            return [_attempt(event, 1, "succeeded", event.seconds, None, outputs=event.outputs)]
+        case BranchFinished(status="cancelled"):
+            return [_attempt(event, 0, "cancelled", event.seconds, None)]
+        case RunFinished():
+            error = event.error
+            failed_step = None if error is None else error.step_name or None
+            finished = (event.status, io_ops.utc_now(), event.seconds, encode_error(error))
+            return [(_FINISH, (*finished, failed_step, event.run_id))]
+    return []
