@@ -18,8 +18,9 @@ $(RUNTIME): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUNTIME)
 
+# The checks run `adws batch --dask` on a real LocalCluster, so the dask extra comes with them.
 $(DEV): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask]'
 	touch $(DEV)
 
 install: $(DEV) ## Create .venv with adws and the dev tools
@@ -41,7 +42,7 @@ test: $(DEV) ## pytest with 100% line and branch coverage (real processes includ
 check: lint typecheck test ## Everything CI runs
 
 bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal

@@ -12,7 +12,7 @@ import json
 import signal
 import uuid
 from collections import deque
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 import attrs
 
@@ -25,12 +25,11 @@ from adws.journal.codec import decode_error, encode_context, encode_outputs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
-    from multiprocessing.connection import Connection
 
     from adws.journal import Journal
     from adws.step import Workflow
 
-__all__ = ["BatchReport", "Progress", "RunResult", "plan_batch", "run_batch"]
+__all__ = ["BatchReport", "Pool", "Progress", "RunResult", "plan_batch", "run_batch"]
 
 _TICK: Final = 0.2
 
@@ -188,11 +187,34 @@ def plan_batch(
     return batch_id, tasks
 
 
+class Pool(Protocol):
+    """Where a batch's runs execute: `LocalPool` or `DaskPool`, one slot per run in flight."""
+
+    def start(self) -> Any:  # noqa: ANN401 - a pipe for the local pool, a number for Dask
+        """Open a slot that can take a task."""
+
+    def send(self, slot: Any, task: Task) -> None:  # noqa: ANN401 - as above
+        """Give the slot a task."""
+
+    def receive(self, timeout: float) -> list[tuple[Any, Message | None]]:
+        """Return the messages waiting (up to `timeout`); None for a slot whose worker died."""
+
+    def forget(self, slot: Any) -> None:  # noqa: ANN401 - as above
+        """Drop a slot whose worker died."""
+
+    def signal_all(self, signum: int) -> None:
+        """Pass a signal on: the first stops every run after its cleanup, a second kills."""
+
+    def close(self, grace: float = 5.0) -> None:
+        """Stop everything this pool started."""
+
+
+@final
 @final
 class _Stop:
     """The coordinator's signal handler: the first signal stops, a second one kills."""
 
-    def __init__(self, pool: LocalPool) -> None:
+    def __init__(self, pool: Pool) -> None:
         self.pool = pool
         self.signals = 0
         self.first = 0
@@ -218,14 +240,20 @@ class _Coordinator:
     """The state of one batch in flight: who runs what, and what ended how."""
 
     def __init__(
-        self, journal: Journal, workflow: Workflow, tasks: Sequence[Task], concurrency: int
+        self,
+        journal: Journal,
+        workflow: Workflow,
+        tasks: Sequence[Task],
+        *,
+        concurrency: int,
+        pool: Pool,
     ) -> None:
         self.journal, self.workflow = journal, workflow
-        self.pool = LocalPool()
+        self.pool = pool
         self.stop = _Stop(self.pool)
         self.waiting = deque(tasks)
-        self.assigned: dict[Connection, str] = {}
-        self.idle: list[Connection] = []
+        self.assigned: dict[Any, str] = {}
+        self.idle: list[Any] = []
         self.results: dict[str, str] = {}
         self.total = len(tasks)
         self.workers = max(1, min(concurrency, len(tasks)))
@@ -251,7 +279,7 @@ class _Coordinator:
             self.assigned[conn] = task.run_id
             self.pool.send(conn, task)
 
-    def lost(self, conn: Connection) -> None:
+    def lost(self, conn: Any) -> None:  # noqa: ANN401 - a slot of either pool
         """A worker died: resume its run on a new worker (or, when stopping, mark it)."""
         run_id = self.assigned.pop(conn, None)
         self.pool.forget(conn)
@@ -268,7 +296,7 @@ class _Coordinator:
         self.waiting.extendleft(task for task in (task,) if task is not None)
         self.idle.append(self.pool.start())
 
-    def handle(self, conn: Connection, message: Message) -> None:
+    def handle(self, conn: Any, message: Message) -> None:  # noqa: ANN401 - as above
         kind = message[0]
         if kind == "journal":
             self.journal.apply(message[2])  # type: ignore[arg-type] # statements, as sent
@@ -306,15 +334,21 @@ def run_batch(  # noqa: PLR0913 - the batch and how to run it, all keyword-only 
     batch_id: str,
     concurrency: int,
     on_progress: Callable[[Progress], None] = lambda _progress: None,
+    pool: Pool | None = None,
 ) -> tuple[BatchReport, int]:
-    """Run `tasks` on `concurrency` local workers; return the report and the first signal (0: none).
+    """Run `tasks`, `concurrency` at a time; return the report and the first signal (0: none).
+
+    `pool` is where they run: a `LocalPool` of worker processes by default,
+    or a `DaskPool`.
 
     The journal is written here only. A worker that dies mid-run has its run
     resumed on a new worker from the last step the journal holds; after a
     signal no new run starts, the runs in flight end `interrupted` after
     their cleanup, and runs never started stay `queued` for `--resume`.
     """
-    coordinator = _Coordinator(journal, workflow, tasks, concurrency)
+    coordinator = _Coordinator(
+        journal, workflow, tasks, concurrency=concurrency, pool=pool or LocalPool()
+    )
     with coordinator.stop.installed():
         try:
             coordinator.loop(on_progress)

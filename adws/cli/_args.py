@@ -193,6 +193,12 @@ def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
         metavar="BATCH",
         help="resume every run of this batch that did not succeed; start those never started",
     )
+    batch.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: a scheduler address, or local:N for a local cluster of "
+        "N worker processes (needs the extra: pip install 'adws[dask]')",
+    )
     batch.add_argument("--json", action="store_true", help="print the batch as JSON on stdout")
     batch.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
 

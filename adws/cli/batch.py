@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import argparse
 
     from adws.batch import BatchReport
-    from adws.batch.coordinator import Progress
+    from adws.batch.coordinator import Pool, Progress
     from adws.batch.tasks import Task
     from adws.journal import Journal
     from adws.step import Workflow
@@ -88,6 +88,26 @@ def _started(args: argparse.Namespace, folder: str) -> tuple[Journal, Workflow, 
     return journal, workflow, batch_id, tasks
 
 
+def _slots(address: str | None) -> int | None:
+    """Default to one run per worker of a `local:N` cluster."""
+    if address is None or not address.startswith("local:"):
+        return None
+    return int(address.removeprefix("local:"))
+
+
+def _dask_pool(address: str, batch_id: str) -> Pool:
+    if address.startswith("local:") and not address.removeprefix("local:").isdigit():
+        msg = f"--dask {address}: write local:N with N a number of worker processes"
+        raise UsageError(msg)
+    try:
+        from adws.batch.dask import DaskPool  # noqa: PLC0415 - the optional extra
+
+        return DaskPool(address, batch_id)
+    except ImportError as exc:
+        msg = f"--dask needs Dask distributed: pip install 'adws[dask]' ({exc})"
+        raise UsageError(msg) from exc
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     """Start one run per input line (or resume a batch), and report how they all ended."""
     from adws.batch import run_batch  # noqa: PLC0415 - see the note on imports
@@ -101,9 +121,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
         if not args.quiet:
             err(state.line(batch_id))
 
-    concurrency = args.concurrency or os.cpu_count() or 1
+    pool = None if args.dask is None else _dask_pool(args.dask, batch_id)
+    concurrency = args.concurrency or _slots(args.dask) or os.cpu_count() or 1
     report, signum = run_batch(
-        journal, workflow, tasks, batch_id=batch_id, concurrency=concurrency, on_progress=progress
+        journal,
+        workflow,
+        tasks,
+        batch_id=batch_id,
+        concurrency=concurrency,
+        on_progress=progress,
+        pool=pool,
     )
     if args.json:
         out_json(report.to_dict())

@@ -303,8 +303,8 @@ def test_an_inputs_file_that_cannot_be_read_is_named(tmp_path: Path) -> None:
             "adws: error: batch needs WORKFLOW and INPUTS.jsonl (or --resume BATCH)",
         ),
         (["batch", "pair", "missing.jsonl"], "adws: error: cannot read missing.jsonl"),
-        (["batch", "--resume", "b0"], "adws: error: no batch 'b0' in"),
-        (["runs", "--batch", "b0"], "adws: error: no batch 'b0' in"),
+        (["batch", "--resume", "bzz"], "adws: error: no batch 'bzz' in"),
+        (["runs", "--batch", "bzz"], "adws: error: no batch 'bzz' in"),
     ],
 )
 def test_usage_mistakes_are_exit_2(
