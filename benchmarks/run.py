@@ -28,6 +28,7 @@ from adws.contract import OutputContract, validate_agent_output
 from adws.journal import Journal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import batch_bench
 import journal_bench
 import parallel_bench
 
@@ -279,6 +280,7 @@ def main() -> None:
         "langgraph": {str(n): langgraph_pipeline(n) for n in (100, 1_000)},
         "journal_v2": journal_bench.measure(),
         "parallel": parallel_bench.measure(),
+        "batch": batch_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -345,6 +347,8 @@ def render(results: dict[str, Any]) -> str:
     lines += journal_bench.render(results["journal_v2"])
     lines += ["", "| parallel | measured | target |", "| --- | --- | --- |"]
     lines += parallel_bench.render(results["parallel"])
+    lines += ["", "| batch | measured | target |", "| --- | --- | --- |"]
+    lines += batch_bench.render(results["batch"])
     return "\n".join(lines)
 
 

@@ -54,17 +54,23 @@ def run_task(task: Task, queue_name: str, stop_name: str, slot: int) -> None:
 class DaskPool:
     """Slots on a Dask cluster, with the interface `LocalPool` offers the coordinator."""
 
-    def __init__(self, address: str, batch_id: str) -> None:
-        """Connect to `address`, or start a local cluster for `local:N`."""
+    def __init__(self, address: str, batch_id: str, concurrency: int = 1) -> None:
+        """Connect to `address`, or start a local cluster for `local:N`.
+
+        A local cluster gives each of its N worker processes enough threads for
+        `concurrency` runs in flight across them (agents are processes, so
+        threads overlap them well).
+        """
         import dask  # noqa: PLC0415 - the optional extra, loaded only for --dask
         from distributed import Client, Event, LocalCluster, Queue  # noqa: PLC0415 - as above
 
         self.cluster: Any = None
         if address.startswith("local:"):
+            workers = int(address.removeprefix("local:"))
             with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
                 self.cluster = LocalCluster(
-                    n_workers=int(address.removeprefix("local:")),
-                    threads_per_worker=1,
+                    n_workers=workers,
+                    threads_per_worker=max(1, -(-concurrency // workers)),
                     processes=True,
                     host="127.0.0.1",
                     dashboard_address=None,

@@ -17,12 +17,17 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from adws.events import RunEvent, RunObserver
+    from adws.step import Workflow
 
 __all__ = ["Message", "Task", "execute"]
 
 Message: TypeAlias = tuple[object, ...]
 """`("journal", run_id, statements)`, `("finished", run_id, status, error JSON or None)`,
 `("claimed", worker, run_id)` or `("failed", run_id, reason)`."""
+
+
+_LOADED: dict[tuple[str, str], tuple[Workflow | None, dict[str, str], str]] = {}
+"""The workflows this worker process has loaded, with their fingerprints."""
 
 
 @final
@@ -53,12 +58,15 @@ def execute(
     from adws.journal.fingerprint import fingerprint, step_fingerprints  # noqa: PLC0415 - as above
     from adws.journal.statements import statements_for  # noqa: PLC0415 - as above
 
-    workflow = discover_workflows(Path(task.workflows_dir)).workflows.get(task.workflow)
+    key = (task.workflows_dir, task.workflow)
+    if key not in _LOADED:  # once per worker: loading and fingerprinting cost more than a run
+        found = discover_workflows(Path(task.workflows_dir)).workflows.get(task.workflow)
+        steps = {} if found is None else step_fingerprints(found)
+        _LOADED[key] = (found, steps, "" if found is None else fingerprint(found, steps))
+    workflow, steps, whole = _LOADED[key]
     if workflow is None:
         send(("failed", task.run_id, f"workflow {task.workflow!r} did not load in the worker"))
         return
-    steps = step_fingerprints(workflow)
-    whole = fingerprint(workflow, steps)
     finished: list[RunEvent] = []
 
     def forward(event: RunEvent) -> None:

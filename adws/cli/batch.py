@@ -89,20 +89,21 @@ def _started(args: argparse.Namespace, folder: str) -> tuple[Journal, Workflow, 
 
 
 def _slots(address: str | None) -> int | None:
-    """Default to one run per worker of a `local:N` cluster."""
+    """Default to one run per worker of a `local:N` cluster (and check N is a number)."""
     if address is None or not address.startswith("local:"):
         return None
-    return int(address.removeprefix("local:"))
-
-
-def _dask_pool(address: str, batch_id: str) -> Pool:
-    if address.startswith("local:") and not address.removeprefix("local:").isdigit():
+    workers = address.removeprefix("local:")
+    if not workers.isdigit():
         msg = f"--dask {address}: write local:N with N a number of worker processes"
         raise UsageError(msg)
+    return int(workers)
+
+
+def _dask_pool(address: str, batch_id: str, concurrency: int) -> Pool:
     try:
         from adws.batch.dask import DaskPool  # noqa: PLC0415 - the optional extra
 
-        return DaskPool(address, batch_id)
+        return DaskPool(address, batch_id, concurrency)
     except ImportError as exc:
         msg = f"--dask needs Dask distributed: pip install 'adws[dask]' ({exc})"
         raise UsageError(msg) from exc
@@ -121,8 +122,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
         if not args.quiet:
             err(state.line(batch_id))
 
-    pool = None if args.dask is None else _dask_pool(args.dask, batch_id)
-    concurrency = args.concurrency or _slots(args.dask) or os.cpu_count() or 1
+    workers = _slots(args.dask)  # checks local:N before anything starts
+    concurrency = args.concurrency or workers or os.cpu_count() or 1
+    pool = None if args.dask is None else _dask_pool(args.dask, batch_id, concurrency)
     report, signum = run_batch(
         journal,
         workflow,

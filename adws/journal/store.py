@@ -15,20 +15,20 @@ import threading
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final
 
 from adws import io_ops
 from adws.context import WorkflowContext
 from adws.journal.codec import decode_context, encode_context
 from adws.journal.records import AttemptRecord, RunRecord, attempt_from_row, run_from_row
-from adws.journal.statements import Statement, statements_for
+from adws.journal.schema import MIGRATIONS
+from adws.journal.statements import Statement
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
-    from adws.events import (
-        RunEvent,
-    )
+    from adws.journal.observer import JournalObserver
+    from adws.journal.statements import Statement
 
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "AttemptRecord",
     "Journal",
     "JournalError",
-    "JournalObserver",
     "RunRecord",
 ]
 
@@ -45,61 +44,6 @@ DEFAULT_PATH: Final = Path(".adws") / "runs.db"
 ENV_VAR: Final = "ADWS_JOURNAL"
 BUSY_TIMEOUT_SECONDS: Final = 30.0
 _LOCK_RETRY_DELAYS: Final = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
-
-MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
-    (
-        """CREATE TABLE runs (
-            run_id TEXT PRIMARY KEY,
-            workflow TEXT NOT NULL,
-            fingerprint TEXT NOT NULL,
-            status TEXT NOT NULL,
-            steps TEXT NOT NULL,
-            inputs TEXT NOT NULL,
-            started TEXT NOT NULL,
-            finished TEXT,
-            seconds REAL,
-            error TEXT,
-            failed_step TEXT,
-            pid INTEGER,
-            host TEXT,
-            resumes INTEGER NOT NULL DEFAULT 0
-        )""",
-        """CREATE TABLE attempts (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            run_id TEXT NOT NULL REFERENCES runs(run_id),
-            step TEXT NOT NULL,
-            step_index INTEGER NOT NULL,
-            attempt INTEGER NOT NULL,
-            status TEXT NOT NULL,
-            recorded TEXT NOT NULL,
-            seconds REAL NOT NULL,
-            error TEXT,
-            context TEXT
-        )""",
-        "CREATE INDEX attempts_by_run ON attempts(run_id, id)",
-        "CREATE INDEX runs_by_start ON runs(started)",
-    ),
-    ("ALTER TABLE runs ADD COLUMN children TEXT",),
-    (
-        "ALTER TABLE attempts ADD COLUMN outputs TEXT",
-        "ALTER TABLE attempts ADD COLUMN fingerprint TEXT",
-        # A run's inputs live apart from its row: updating the status must not copy them.
-        "CREATE TABLE run_inputs (run_id TEXT PRIMARY KEY, inputs TEXT NOT NULL)",
-        "INSERT INTO run_inputs (run_id, inputs) SELECT run_id, inputs FROM runs",
-        "UPDATE runs SET inputs = ''",
-    ),
-    (
-        (
-            "CREATE TABLE batches (batch_id TEXT PRIMARY KEY, workflow TEXT NOT NULL,"
-            " source TEXT NOT NULL, total INTEGER NOT NULL, status TEXT NOT NULL,"
-            " started TEXT NOT NULL, finished TEXT)"
-        ),
-        "ALTER TABLE runs ADD COLUMN batch_id TEXT",
-        "ALTER TABLE runs ADD COLUMN line INTEGER",
-        "CREATE INDEX runs_by_batch ON runs(batch_id, line)",
-    ),
-)
-"""Migration n (1-based) brings the schema from version n-1 to n; only ever append."""
 
 
 class JournalError(Exception):
@@ -279,6 +223,8 @@ class Journal:
         `adws.journal.fingerprint.step_fingerprints`); each success records
         its step's, so a resume can tell which finished steps changed.
         """
+        from adws.journal.observer import JournalObserver  # noqa: PLC0415 - it imports this module
+
         return JournalObserver(self, fingerprint, steps)
 
     def apply(self, statements: Sequence[Statement]) -> None:
@@ -451,40 +397,3 @@ class Journal:
             name if name in known else f"NULL AS {name}" for name in ("outputs", "fingerprint")
         )
         return f"step, step_index, attempt, status, recorded, seconds, error, context, {newer}"
-
-
-@final
-class JournalObserver:
-    """Write each event of one run to the journal as it happens."""
-
-    def __init__(
-        self, journal: Journal, fingerprint: str, steps: Mapping[str, str] | None = None
-    ) -> None:
-        """Record runs of a workflow whose definition hashes to `fingerprint`."""
-        self.journal = journal
-        self.fingerprint = fingerprint
-        self.steps: Mapping[str, str] = steps or {}
-        self.failure: str | None = None
-        """What could not be recorded, first failure only; None while all is recorded."""
-
-    def __call__(self, event: RunEvent, /) -> None:
-        """Record one event in its own transaction; remember, then raise, a failure.
-
-        Raising detaches this observer from the run (the executor reports it);
-        `failure` lets the CLI say what was not recorded and exit non-zero.
-        """
-        try:
-            self._record(event)
-        except Exception as exc:
-            # Raising detaches this observer, so this is its first and only failure.
-            self.failure = f"{type(event).__name__} of step {_step_of(event)}: {exc}"
-            raise
-
-    def _record(self, event: RunEvent) -> None:
-        statements = statements_for(event, self.fingerprint, self.steps)
-        if statements:
-            self.journal.apply(statements)
-
-
-def _step_of(event: RunEvent) -> str:
-    return repr(getattr(event, "step", "(none)"))

@@ -1,0 +1,52 @@
+"""`JournalObserver`: record each event of one run in the journal as it happens."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, final
+
+from adws.journal.statements import statements_for
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from adws.events import RunEvent
+    from adws.journal.store import Journal
+
+__all__ = ["JournalObserver"]
+
+
+@final
+class JournalObserver:
+    """Write each event of one run to the journal as it happens."""
+
+    def __init__(
+        self, journal: Journal, fingerprint: str, steps: Mapping[str, str] | None = None
+    ) -> None:
+        """Record runs of a workflow whose definition hashes to `fingerprint`."""
+        self.journal = journal
+        self.fingerprint = fingerprint
+        self.steps: Mapping[str, str] = steps or {}
+        self.failure: str | None = None
+        """What could not be recorded, first failure only; None while all is recorded."""
+
+    def __call__(self, event: RunEvent, /) -> None:
+        """Record one event in its own transaction; remember, then raise, a failure.
+
+        Raising detaches this observer from the run (the executor reports it);
+        `failure` lets the CLI say what was not recorded and exit non-zero.
+        """
+        try:
+            self._record(event)
+        except Exception as exc:
+            # Raising detaches this observer, so this is its first and only failure.
+            self.failure = f"{type(event).__name__} of step {_step_of(event)}: {exc}"
+            raise
+
+    def _record(self, event: RunEvent) -> None:
+        statements = statements_for(event, self.fingerprint, self.steps)
+        if statements:
+            self.journal.apply(statements)
+
+
+def _step_of(event: RunEvent) -> str:
+    return repr(getattr(event, "step", "(none)"))

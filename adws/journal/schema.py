@@ -1,0 +1,67 @@
+"""The journal's schema: the forward migrations, applied in order, only ever appended.
+
+Version 1 stored a whole context per step; 2 added the child process groups
+of the step in flight; 3 stores per step only the promoted outputs and the
+step's fingerprint, and a run's inputs apart from its row; 4 added batches.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
+    (
+        """CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            workflow TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            status TEXT NOT NULL,
+            steps TEXT NOT NULL,
+            inputs TEXT NOT NULL,
+            started TEXT NOT NULL,
+            finished TEXT,
+            seconds REAL,
+            error TEXT,
+            failed_step TEXT,
+            pid INTEGER,
+            host TEXT,
+            resumes INTEGER NOT NULL DEFAULT 0
+        )""",
+        """CREATE TABLE attempts (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs(run_id),
+            step TEXT NOT NULL,
+            step_index INTEGER NOT NULL,
+            attempt INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            recorded TEXT NOT NULL,
+            seconds REAL NOT NULL,
+            error TEXT,
+            context TEXT
+        )""",
+        "CREATE INDEX attempts_by_run ON attempts(run_id, id)",
+        "CREATE INDEX runs_by_start ON runs(started)",
+    ),
+    ("ALTER TABLE runs ADD COLUMN children TEXT",),
+    (
+        "ALTER TABLE attempts ADD COLUMN outputs TEXT",
+        "ALTER TABLE attempts ADD COLUMN fingerprint TEXT",
+        # A run's inputs live apart from its row: updating the status must not copy them.
+        "CREATE TABLE run_inputs (run_id TEXT PRIMARY KEY, inputs TEXT NOT NULL)",
+        "INSERT INTO run_inputs (run_id, inputs) SELECT run_id, inputs FROM runs",
+        "UPDATE runs SET inputs = ''",
+    ),
+    (
+        (
+            "CREATE TABLE batches (batch_id TEXT PRIMARY KEY, workflow TEXT NOT NULL,"
+            " source TEXT NOT NULL, total INTEGER NOT NULL, status TEXT NOT NULL,"
+            " started TEXT NOT NULL, finished TEXT)"
+        ),
+        "ALTER TABLE runs ADD COLUMN batch_id TEXT",
+        "ALTER TABLE runs ADD COLUMN line INTEGER",
+        "CREATE INDEX runs_by_batch ON runs(batch_id, line)",
+    ),
+)
+"""Migration n (1-based) brings the schema from version n-1 to n; only ever append."""
