@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ STEPS = """
 import time
 from pathlib import Path
 from returns.io import IOSuccess
-from adws import Step, Workflow
+from adws import Step, Workflow, shell_step
 
 
 def tick(name):
@@ -37,6 +38,11 @@ def cleanup(ctx):
     return IOSuccess(ctx)
 
 
+long = Workflow(
+    "long",
+    (shell_step("wait", "touch started-{n}; sleep 4"), Step("cleanup", cleanup, always_run=True)),
+    inputs=("n",),
+)
 ticks = Workflow(
     "ticks",
     (*(Step(f"s{i}", tick(f"s{i}")) for i in range(6)), Step("cleanup", cleanup, always_run=True)),
@@ -107,12 +113,18 @@ def test_ctrl_c_stops_each_dask_run_at_its_next_step_after_cleanup(project: Path
 
 
 def test_a_second_ctrl_c_cancels_the_dask_runs(project: Path) -> None:
+    """The step in flight (4 s) outlasts both signals: the second one cancels its task.
+
+    Dask cannot stop a task's thread midway: the coordinator stops waiting for it,
+    records the run `interrupted`, and closes the cluster.
+    """
     lines(project, "a")
     batch = start_adws(
-        project, "batch", "ticks", "inputs.jsonl", "--dask", "local:1", "--json", "-q"
+        project, "batch", "long", "inputs.jsonl", "--dask", "local:1", "--json", "-q"
     )
-    wait_for((project / "a-s1").exists, 60)
+    wait_for((project / "started-a").exists, 60)
     batch.send_signal(signal.SIGINT)
+    time.sleep(0.5)  # the coordinator passes the first on: the run will stop after this step
     batch.send_signal(signal.SIGINT)
     out, err = batch.communicate(timeout=120)
     assert batch.returncode == 130, err
