@@ -10,8 +10,27 @@ they exist for callers the type checker did not see.
 from __future__ import annotations
 
 import math
+import re
+from typing import Final
 
-__all__ = ["require_callable", "require_count", "require_seconds", "require_type"]
+__all__ = [
+    "is_input_name",
+    "require_callable",
+    "require_count",
+    "require_seconds",
+    "require_type",
+]
+
+_INPUT_NAME: Final = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def is_input_name(key: object) -> bool:
+    """Tell whether `key` can name an input (lower_snake_case, as `-i` takes).
+
+    >>> is_input_name("topic"), is_input_name("Bad Key"), is_input_name(3)
+    (True, False, False)
+    """
+    return isinstance(key, str) and _INPUT_NAME.fullmatch(key) is not None
 
 
 def require_type(

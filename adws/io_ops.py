@@ -16,20 +16,22 @@ import time
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
 __all__ = [
     "CANCEL",
     "DRAIN_SECONDS",
     "GRACE_SECONDS",
     "GROUPS",
+    "HANDLED_SIGNALS",
     "ProcessOutcome",
     "group_alive",
+    "handling_signals",
     "kill_all_groups",
     "kill_group",
     "kill_groups_of",
@@ -365,6 +367,21 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
         timed_out=timed_out,
         overflowed=streams.overflowed,
     )
+
+
+HANDLED_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals a run stops on: Ctrl-C, SIGTERM (CI, `timeout`, `docker stop`), SIGHUP."""
+
+
+@contextlib.contextmanager
+def handling_signals(handler: Callable[[int, Any], object]) -> Iterator[None]:
+    """Install `handler` for `HANDLED_SIGNALS` while the block runs, then restore the old ones."""
+    previous = {signum: signal.signal(signum, handler) for signum in HANDLED_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
 
 
 def process_alive(pid: int) -> bool:

@@ -7,7 +7,6 @@ the peer it is compared with.
 from __future__ import annotations
 
 import functools
-import gc
 import os
 import statistics
 import subprocess
@@ -15,29 +14,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from returns.io import IOResult, IOSuccess
+from timing import median_seconds
 
 from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow
 from adws.journal import Journal, plan_resume, resume_point
 from adws.journal.fingerprint import step_fingerprints
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _median(action: Callable[[], object], repeats: int) -> float:
-    action()
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def _step(i: int, payload: object = None) -> Step:
@@ -114,9 +100,9 @@ def library_resume(n: int) -> dict[str, float]:
             plan_resume(names, attempts, current)
             return resume_point(names, attempts, record.inputs())
 
-        seconds = _median(resume, 5)
+        seconds = median_seconds(resume, 5)
         journal.close()
-    fingerprint_ms = _median(lambda: step_fingerprints(workflow), 5) * 1e3
+    fingerprint_ms = median_seconds(lambda: step_fingerprints(workflow), 5) * 1e3
     return {"resume_ms": seconds * 1e3, "fingerprint_ms": fingerprint_ms}
 
 
@@ -162,7 +148,7 @@ def langgraph_sqlite(n: int) -> dict[str, float] | None:
             started = time.perf_counter()
             app.invoke({"value": 0}, config=config)
             times.append(time.perf_counter() - started)
-            resumes.append(_median(functools.partial(app.get_state, config), 5))
+            resumes.append(median_seconds(functools.partial(app.get_state, config), 5))
             connection.close()
     return {
         "per_step_us": statistics.median(times) * 1e6 / n,
@@ -224,7 +210,7 @@ def cli_resume(n: int = 1_000) -> dict[str, float]:
             started = time.perf_counter()
             call("resume", run_id)  # fails again at the last step: the run stays resumable
             resume_times.append(time.perf_counter() - started)
-        bare = _median(lambda: call("run", "one"), 5)
+        bare = median_seconds(lambda: call("run", "one"), 5)
     return {"resume_ms": statistics.median(resume_times) * 1e3, "run_one_ms": bare * 1e3}
 
 

@@ -7,9 +7,10 @@ as a CLI agent would be.
 from __future__ import annotations
 
 import operator
-import statistics
 import time
 from typing import Annotated, Any, TypedDict
+
+from timing import median_seconds
 
 from adws import (
     CommandAgent,
@@ -39,24 +40,14 @@ def _wall(max_concurrency: int | None) -> float:
         "fan", (fan_out("all", step, over="items", max_concurrency=max_concurrency),)
     )
     start = WorkflowContext(inputs={"items": list(range(BRANCHES))})
-    times = []
-    for _ in range(3):
-        started = time.perf_counter()
-        run_workflow(workflow, start)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return median_seconds(lambda: run_workflow(workflow, start), 3, warm_up=False)
 
 
 def _startup() -> float:
     """One 0-second agent call: what a branch costs beyond its own work."""
     quick = CommandAgent(["sh", "-c", "cat >/dev/null; echo STATUS: done"])
     workflow = Workflow("one", (agent_step("ask", prompt="p", agent=quick),))
-    times = []
-    for _ in range(5):
-        started = time.perf_counter()
-        run_workflow(workflow)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return median_seconds(lambda: run_workflow(workflow), 5, warm_up=False)
 
 
 def langgraph_send() -> float | None:
@@ -79,12 +70,9 @@ def langgraph_send() -> float | None:
     graph.add_conditional_edges(START, spread, ["work"])
     graph.add_edge("work", END)
     app = graph.compile()
-    times = []
-    for _ in range(3):
-        started = time.perf_counter()
-        app.invoke({"items": list(range(BRANCHES)), "done": []})
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return median_seconds(
+        lambda: app.invoke({"items": list(range(BRANCHES)), "done": []}), 3, warm_up=False
+    )
 
 
 def measure() -> dict[str, float | None]:

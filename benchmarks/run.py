@@ -7,15 +7,12 @@ noisy machine. Results also go to benchmarks/results.json. Run: `make bench`.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batch_bench
 import journal_bench
 import parallel_bench
+import timing
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -43,14 +41,7 @@ SIZES = (10, 100, 1_000, 10_000)
 
 def median_seconds(action: Callable[[], object], repeats: int = REPEATS) -> float:
     """Run `action` once to warm up, then `repeats` times; return the median wall time."""
-    action()
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return timing.median_seconds(action, repeats)
 
 
 # -- the pipeline: step i reads what step i-1 wrote and writes one new key ------

@@ -7,9 +7,7 @@ runs a batch has.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import signal
 import uuid
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
@@ -24,7 +22,8 @@ from adws.journal import resume_point, stored_branches
 from adws.journal.codec import decode_error, encode_context, encode_outputs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping, Sequence
+    import contextlib
+    from collections.abc import Callable, Mapping, Sequence
 
     from adws.journal import Journal
     from adws.step import Workflow
@@ -224,15 +223,8 @@ class _Stop:
         self.first = self.first or signum
         self.pool.signal_all(signum)  # the workers stop their runs (then, the second time, die)
 
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-        previous = {signum: signal.signal(signum, self) for signum in handled}
-        try:
-            yield
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+    def installed(self) -> contextlib.AbstractContextManager[None]:
+        return io_ops.handling_signals(self)
 
 
 @final

@@ -83,14 +83,11 @@ class DaskPool:
         self.stop: Any = Event(self.stop_name, client=self.client)
         self.futures: dict[int, Future[None]] = {}
         self._slots = itertools.count()
-        self.workers: dict[int, None] = {}
         self.requested = self.applied = 0
 
     def start(self) -> int:
         """Open one slot (tasks run wherever the scheduler places them)."""
-        slot = next(self._slots)
-        self.workers[slot] = None
-        return slot
+        return next(self._slots)
 
     def send(self, slot: int, task: Task) -> None:
         """Submit a task for this slot."""
@@ -115,8 +112,7 @@ class DaskPool:
         return received
 
     def forget(self, slot: int) -> None:
-        """Drop a slot whose task died."""
-        self.workers.pop(slot, None)
+        """Drop a slot whose task died: `receive` already forgot its future."""
 
     def _after(self, timeout: float) -> list[tuple[int, Message | None]]:
         time.sleep(timeout)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
+
+from adws._checks import is_input_name
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = ["BatchInputError", "read_lines"]
-
-_KEY: Final = re.compile(r"[a-z][a-z0-9_]*")
 
 
 class BatchInputError(ValueError):
@@ -28,7 +27,7 @@ def _line_inputs(path: Path, number: int, text: str) -> dict[str, object]:
         msg = f"{path}, line {number}: expected a JSON object of inputs, got {type(value).__name__}"
         raise BatchInputError(msg)
     for key in value:
-        if _KEY.fullmatch(key) is None:
+        if not is_input_name(key):
             msg = f"{path}, line {number}: key {key!r} is not an input name (use lower_snake_case)"
             raise BatchInputError(msg)
     return value

@@ -34,7 +34,6 @@ __all__ = [
 ]
 
 _INPUT: Final = re.compile(r"([a-z][a-z0-9_]*)=(.*)", re.DOTALL)
-_KEY: Final = re.compile(r"[a-z][a-z0-9_]*")
 
 
 class UsageError(Exception):
@@ -94,8 +93,10 @@ def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, obj
         if not isinstance(loaded, dict):
             msg = f"inputs file {path} must hold a JSON object, not {type(loaded).__name__}"
             raise UsageError(msg)
+        from adws._checks import is_input_name  # noqa: PLC0415 - see the note on imports
+
         for key in loaded:
-            if _KEY.fullmatch(key) is None:
+            if not is_input_name(key):
                 msg = (
                     f"inputs file {path}: key {key!r} is not an input name; use "
                     "lower_snake_case, as with -i"

@@ -21,11 +21,11 @@ from adws.cli._output import err
 from adws.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 __all__ = ["EXIT_BY_SIGNAL", "SIGNALS", "Interrupts"]
 
-SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+SIGNALS: Final = io_ops.HANDLED_SIGNALS
 EXIT_BY_SIGNAL: Final[dict[int, int]] = {
     signal.SIGINT: 130,
     signal.SIGTERM: 143,
@@ -97,12 +97,6 @@ class Interrupts:
             case _:
                 pass
 
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
+    def installed(self) -> contextlib.AbstractContextManager[None]:
         """Handle the three signals for the duration of a run, then restore the old handlers."""
-        previous = {signum: signal.signal(signum, self) for signum in SIGNALS}
-        try:
-            yield
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+        return io_ops.handling_signals(self)

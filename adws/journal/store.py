@@ -7,6 +7,7 @@ at once. The schema carries a version and a list of forward migrations.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -20,14 +21,13 @@ from typing import TYPE_CHECKING, Any, Final
 from adws import io_ops
 from adws.context import WorkflowContext
 from adws.journal.codec import decode_context, encode_context
+from adws.journal.observer import JournalObserver
 from adws.journal.records import AttemptRecord, RunRecord, attempt_from_row, run_from_row
 from adws.journal.schema import MIGRATIONS
-from adws.journal.statements import Statement
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
-    from adws.journal.observer import JournalObserver
     from adws.journal.statements import Statement
 
 
@@ -223,8 +223,6 @@ class Journal:
         `adws.journal.fingerprint.step_fingerprints`); each success records
         its step's, so a resume can tell which finished steps changed.
         """
-        from adws.journal.observer import JournalObserver  # noqa: PLC0415 - it imports this module
-
         return JournalObserver(self, fingerprint, steps)
 
     def apply(self, statements: Sequence[Statement]) -> None:
@@ -365,33 +363,35 @@ class Journal:
     def find(self, run_id: str) -> RunRecord | str:
         """Return the run with this id (or unique id prefix), or why there is none."""
         escaped = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        joined = self._has_table("run_inputs")
-        select = (
-            "SELECT runs.*, run_inputs.inputs AS stored_inputs FROM runs"
-            " LEFT JOIN run_inputs USING (run_id)"
-            if joined
-            else "SELECT * FROM runs"
-        )
-        rows = self._read(f"{select} WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2", (escaped + "%",))
+        sql = f"{self._runs_select} WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2"
+        rows = self._read(sql, (escaped + "%",))
         if not rows:
             return f"no run {run_id!r} in {self.path}"
         if len(rows) > 1:
             return f"run id {run_id!r} is ambiguous in {self.path}; give more characters"
         return run_from_row(rows[0])
 
-    def _has_table(self, name: str) -> bool:
-        """Tell whether a table exists (a journal read, never migrated, may lack newer ones)."""
-        rows = self._read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
-        return bool(rows)
+    @functools.cached_property
+    def _runs_select(self) -> str:
+        """Select runs with their inputs (apart since schema 3); asked once per journal."""
+        rows = self._read(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_inputs'"
+        )
+        if not rows:  # a journal read, never migrated
+            return "SELECT * FROM runs"
+        return (
+            "SELECT runs.*, run_inputs.inputs AS stored_inputs FROM runs"
+            " LEFT JOIN run_inputs USING (run_id)"
+        )
 
     def attempts(self, run_id: str) -> list[AttemptRecord]:
         """List a run's recorded attempts and skips, in the order they happened."""
-        columns = self._attempt_columns()
-        sql = f"SELECT {columns} FROM attempts WHERE run_id = ? ORDER BY id"  # noqa: S608 - fixed column names
+        sql = f"SELECT {self._attempt_columns} FROM attempts WHERE run_id = ? ORDER BY id"  # noqa: S608 - fixed column names
         return [attempt_from_row(row) for row in self._read(sql, (run_id,), plain=True)]
 
+    @functools.cached_property
     def _attempt_columns(self) -> str:
-        """Name the columns to read; a journal read, never migrated, may lack the newer ones."""
+        """Name the columns to read, asked once per journal: one never migrated may lack some."""
         known = {row[1] for row in self._read("PRAGMA table_info(attempts)")}
         newer = ", ".join(
             name if name in known else f"NULL AS {name}" for name in ("outputs", "fingerprint")
