@@ -53,6 +53,7 @@ def execute(
     `interrupted` after its `always_run` steps, like `adws run`.
     """
     from adws.discovery import discover_workflows  # noqa: PLC0415 - a worker loads adws here
+    from adws.events import RunFinished  # noqa: PLC0415 - as above
     from adws.executor import run_workflow  # noqa: PLC0415 - as above
     from adws.journal.codec import decode_context, decode_outputs, encode_error  # noqa: PLC0415 - as above
     from adws.journal.fingerprint import fingerprint, step_fingerprints  # noqa: PLC0415 - as above
@@ -67,13 +68,13 @@ def execute(
     if workflow is None:
         send(("failed", task.run_id, f"workflow {task.workflow!r} did not load in the worker"))
         return
-    finished: list[RunEvent] = []
+    finished: list[RunFinished] = []
 
     def forward(event: RunEvent) -> None:
         statements = statements_for(event, whole, steps, row_exists=True)
         if statements:
             send(("journal", task.run_id, statements))
-        if type(event).__name__ == "RunFinished":
+        if isinstance(event, RunFinished):
             finished.append(event)
 
     reuse = {path: decode_outputs(text) for path, text in json.loads(task.reuse_json).items()}
@@ -85,6 +86,6 @@ def execute(
         resume_from=task.resume_from,
         reuse=reuse,
     )
-    last = finished[-1] if finished else None
-    status = getattr(last, "status", "failed")
-    send(("finished", task.run_id, status, encode_error(getattr(last, "error", None))))
+    # The forwarder is the run's only observer: it saw the end unless sending itself failed.
+    status, error = (finished[-1].status, finished[-1].error) if finished else ("failed", None)
+    send(("finished", task.run_id, status, encode_error(error)))
