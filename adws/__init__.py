@@ -28,12 +28,14 @@ if TYPE_CHECKING:
     from adws.executor import run_workflow
     from adws.shell import shell_step
     from adws.step import RetryPolicy, Step, StepFunction, Workflow
+    from adws.usage import Budget, Usage
 
 __all__ = [
     "AgentBackend",
     "AgentReport",
     "AgentRequest",
     "AgentResponse",
+    "Budget",
     "ClaudeAgent",
     "CommandAgent",
     "ErrorType",
@@ -45,6 +47,7 @@ __all__ = [
     "ScriptedAgent",
     "Step",
     "StepFunction",
+    "Usage",
     "Workflow",
     "WorkflowContext",
     "agent_step",
@@ -62,6 +65,7 @@ _HOMES = {
     "AgentReport": "adws.contract",
     "AgentRequest": "adws.agents",
     "AgentResponse": "adws.agents",
+    "Budget": "adws.usage",
     "ClaudeAgent": "adws.agents",
     "CommandAgent": "adws.agents",
     "ErrorType": "adws.errors",
@@ -73,6 +77,7 @@ _HOMES = {
     "ScriptedAgent": "adws.agents",
     "Step": "adws.step",
     "StepFunction": "adws.step",
+    "Usage": "adws.usage",
     "Workflow": "adws.step",
     "WorkflowContext": "adws.context",
     "agent_step": "adws.agent_steps",

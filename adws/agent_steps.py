@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure
+from returns.unsafe import unsafe_perform_io
 
 from adws._checks import require_callable, require_seconds, require_type
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.combinators import VerificationSpec, with_verification
 from adws.concurrency import FanOutSpec, ParallelSpec, fan_out, parallel
 from adws.contract import OutputContract, validate_agent_output
-from adws.errors import PipelineError
+from adws.errors import ErrorType, PipelineError
 from adws.executor import current_scope
 from adws.step import RetryPolicy, Step, Workflow
 from adws.template import render_for_step
+from adws.usage import Budget, Usage, charge, usage_of_failure
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,6 +39,7 @@ class AgentSpec:
     contract: OutputContract
     timeout: float | None
     cwd: str | None
+    budget: Budget | None = None
 
 
 def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, ...]) -> str:
@@ -65,6 +69,34 @@ def _outputs(
     return IOSuccess(outputs)
 
 
+def _over_budget(step_name: str, budget: Budget | None) -> PipelineError | None:
+    """Refuse the call when the run's spend so far has reached the tightest budget."""
+    scope = current_scope()
+    limit = budget.tighter(scope.budget) if budget is not None else scope.budget
+    if limit is None:
+        return None
+    spent = scope.meter.usage
+    why = limit.exceeded(spent)
+    if why is None:
+        return None
+    return PipelineError(
+        step_name,
+        ErrorType.BUDGET_EXCEEDED,
+        f"{why}; the agent was not called",
+        {"spent": spent.to_dict(), "budget": limit.to_dict()},
+    )
+
+
+def _charge(answer: IOResult[AgentResponse, PipelineError]) -> None:
+    """Charge what the call cost, whether or not it answered."""
+    usage: Usage | None
+    if isinstance(answer, IOSuccess):
+        usage = unsafe_perform_io(answer.unwrap()).usage
+    else:
+        usage = usage_of_failure(unsafe_perform_io(answer.failure()).context)
+    charge(usage)
+
+
 def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-only
     name: str,
     *,
@@ -76,6 +108,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     timeout: float | None = None,
     cwd: str | None = None,
     when: Callable[[WorkflowContext], bool] | None = None,
+    budget: Budget | None = None,
 ) -> Step:
     """Build a step that asks `agent` and lets only a proven answer through.
 
@@ -87,8 +120,13 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     measured (cost, turns, session id, seconds) becomes `<name>_agent` when
     it reported anything, so it reaches the run's events and journal. A
     `ContractViolation` is retried (with its problems as feedback) within
-    `retry`; `Blocked` never is. Impossible arguments (an agent given as
-    a string, a timeout of `"5"`) are refused here, at definition time.
+    `retry`; `Blocked` never is. The backend's `usage` is charged to the
+    attempt (and journaled with it), and before every call the run's spend
+    so far is checked against `budget`, the workflow's and the command
+    line's: past the tightest, the agent is not called and the step fails
+    `BudgetExceeded`, which is never retried. Impossible arguments (an agent
+    given as a string, a timeout of `"5"`) are refused here, at definition
+    time.
     """
     owner = f"agent_step {name!r}"
     require_type(owner, "prompt", prompt, str, "a str")
@@ -101,6 +139,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     require_type(owner, "contract", contract, OutputContract, "an OutputContract")
     require_seconds(owner, "timeout", timeout, optional=True)
     require_type(owner, "cwd", cwd, (str, type(None)), "a str or None")
+    require_type(owner, "budget", budget, (Budget, type(None)), "a Budget or None")
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
         rendered = render_for_step(prompt, ctx.inputs, step_name=name, what="the prompt")
@@ -118,11 +157,13 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             max_output_bytes=contract.max_output_bytes,
         )
         agents = current_scope().agents  # the run's cap on agent calls in flight
-        if agents is None:
+        with agents if agents is not None else contextlib.nullcontext():
+            # Checked once a slot is free: the spend may have grown while it waited.
+            refused = _over_budget(name, budget)
+            if refused is not None:
+                return IOFailure(refused)
             answer = agent(request)
-        else:
-            with agents:
-                answer = agent(request)
+        _charge(answer)
         return answer.bind(lambda response: _outputs(response, contract, name)).map(
             ctx.merge_outputs
         )
@@ -134,7 +175,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         retry=retry,
         when=when,
         kind="agent",
-        spec=AgentSpec(prompt, agent, contract, timeout, cwd),
+        spec=AgentSpec(prompt, agent, contract, timeout, cwd, budget),
     )
 
 
@@ -151,6 +192,7 @@ def _replace_agent(step: Step, agent: AgentBackend) -> Step:
             timeout=spec.timeout,
             cwd=spec.cwd,
             when=step.when,
+            budget=spec.budget,
         )
     if isinstance(spec, VerificationSpec):
         combined = with_verification(

@@ -56,6 +56,7 @@ from adws.errors import ErrorType, PipelineError
 from adws.events import BranchAttemptFailed, BranchFinished, BranchStarted, BranchStatus
 from adws.executor import RunScope, current_scope, retry_step
 from adws.step import Step
+from adws.usage import Meter, Usage
 
 __all__ = ["TOO_FEW_SUCCESSES", "FanOutSpec", "ParallelSpec", "fan_out", "parallel"]
 
@@ -102,6 +103,8 @@ class _Outcome:
     status: BranchStatus | None = None
     outputs: Mapping[str, object] = attrs.field(factory=dict)
     error: PipelineError | None = None
+    usage: Usage | None = None
+    """What a succeeded branch's last attempt spent (failed ones are on their own events)."""
 
 
 def _wait(scope: RunScope, cancel: threading.Event) -> Callable[[float], None]:
@@ -125,6 +128,8 @@ def _run_branch(
     parent = branch.parent
     scope.emit(BranchStarted(scope.run_id, parent, scope.index, scope.total, path, attempts))
 
+    meters: list[Meter] = []
+
     def report(n: int, error: PipelineError, again: bool, delay: float, secs: float) -> None:  # noqa: FBT001 - retry_step's hook signature
         event = BranchAttemptFailed(
             scope.run_id,
@@ -138,12 +143,16 @@ def _run_branch(
             again,
             delay,
             secs,
+            meters[-1].report(),
         )
         scope.emit(event)
 
-    made, _ = retry_step(step, branch.ctx, sleep=_wait(scope, cancel), on_attempt_failed=report)
+    made, _ = retry_step(
+        step, branch.ctx, sleep=_wait(scope, cancel), on_attempt_failed=report, meters=meters
+    )
     if isinstance(made, WorkflowContext):  # it finished before the cancellation reached it
         outcome.status, outcome.outputs = "succeeded", made.outputs
+        outcome.usage = meters[-1].report()
     elif cancel.is_set():
         outcome.status = "cancelled"
     else:
@@ -186,6 +195,7 @@ def _run_all(  # noqa: C901, PLR0915 - the scheduler: start, watch, cancel, repo
                 counts["done"],
                 counts["failed"],
                 len(branches),
+                outcome.usage,
             )
         )
         if len(branches) - counts["failed"] < needed:

@@ -36,6 +36,7 @@ class ErrorType(StrEnum):
     TIMEOUT = "Timeout"
     INTERRUPTED = "Interrupted"
     INVALID_WORKFLOW = "InvalidWorkflow"
+    BUDGET_EXCEEDED = "BudgetExceeded"
 
 
 _converter: Final = cattrs.Converter()

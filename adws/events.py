@@ -15,6 +15,7 @@ import attrs
 
 from adws.context import WorkflowContext
 from adws.errors import ErrorType, PipelineError
+from adws.usage import Budget, Usage
 
 __all__ = [
     "AttemptFailed",
@@ -81,7 +82,10 @@ class StepStarted:
 @final
 @attrs.frozen
 class AttemptFailed:
-    """One attempt failed; `will_retry` says whether another follows after `delay`."""
+    """One attempt failed; `will_retry` says whether another follows after `delay`.
+
+    `usage` is what the attempt's agent calls cost (None if none reported any).
+    """
 
     run_id: str
     step: str
@@ -93,6 +97,7 @@ class AttemptFailed:
     will_retry: bool
     delay: float
     seconds: float
+    usage: Usage | None = None
 
 
 @final
@@ -101,7 +106,9 @@ class StepSucceeded:
     """A step succeeded; `context` is the promoted context the next step sees.
 
     `outputs` holds only what this step added: the journal stores that, so
-    recording step 10,000 costs what recording step 10 does.
+    recording step 10,000 costs what recording step 10 does. `usage` is what
+    the successful attempt's agent calls cost (failed ones are on their
+    `AttemptFailed`).
     """
 
     run_id: str
@@ -112,6 +119,7 @@ class StepSucceeded:
     seconds: float
     context: WorkflowContext
     outputs: Mapping[str, Any] = attrs.field(factory=dict)
+    usage: Usage | None = None
 
 
 @final
@@ -129,7 +137,11 @@ class StepSkipped:
 @final
 @attrs.frozen
 class RunFinished:
-    """The run ended; `context` is the last good context, `error` the first failure."""
+    """The run ended; `context` is the last good context, `error` the first failure.
+
+    `usage` is what the run's agent calls cost in all (earlier sessions of a
+    resumed run included), `budget` the limit it ran under.
+    """
 
     run_id: str
     workflow: str
@@ -137,6 +149,8 @@ class RunFinished:
     error: PipelineError | None
     context: WorkflowContext
     seconds: float
+    usage: Usage | None = None
+    budget: Budget | None = None
 
 
 BranchStatus: TypeAlias = Literal["succeeded", "failed", "cancelled", "reused"]
@@ -175,6 +189,7 @@ class BranchAttemptFailed:
     will_retry: bool
     delay: float
     seconds: float
+    usage: Usage | None = None
 
 
 @final
@@ -198,6 +213,7 @@ class BranchFinished:
     done: int
     failed: int
     of: int
+    usage: Usage | None = None
 
 
 @final

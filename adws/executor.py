@@ -34,6 +34,7 @@ from adws.events import (
     StepSucceeded,
     status_of,
 )
+from adws.usage import Budget, Meter, Usage, charging, metered
 
 if TYPE_CHECKING:
     from adws.step import Step, Workflow
@@ -61,7 +62,9 @@ class RunScope:
     `reuse` holds branch outputs an earlier attempt of this run stored (a
     resume re-runs only the branches that did not succeed); `agents` caps
     agent calls in flight across the run (`max_agents`); `index` and `total`
-    place the step in flight.
+    place the step in flight; `meter` adds up what the run's agent calls
+    cost and `budget` caps it (the workflow's and the caller's, the tighter
+    of each).
     """
 
     run_id: str = ""
@@ -71,6 +74,8 @@ class RunScope:
     agents: threading.BoundedSemaphore | None = None
     index: int = 0
     total: int = 0
+    meter: Meter = attrs.field(factory=Meter)
+    budget: Budget | None = None
 
 
 _SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)
@@ -88,6 +93,8 @@ def current_sleep() -> Sleep:
 
 
 _INTERRUPTED_MESSAGE: Final = "interrupted by Ctrl-C"
+_FINAL: Final = frozenset({ErrorType.INTERRUPTED, ErrorType.BUDGET_EXCEEDED})
+"""Errors no `retry_on` can retry: a Ctrl-C, and a budget already spent."""
 
 
 def new_run_id() -> str:
@@ -146,7 +153,7 @@ def _call(step: Step, ctx: WorkflowContext) -> WorkflowContext | PipelineError:
 def _should_retry(step: Step, error: PipelineError, attempt: int) -> bool | PipelineError:
     """Tell whether to try again, or return the error a raising `retry_on` becomes."""
     policy = step.retry
-    if attempt >= policy.max_attempts or error.error_type == ErrorType.INTERRUPTED:
+    if attempt >= policy.max_attempts or error.error_type in _FINAL:
         return False
     try:
         return bool(policy.retry_on(error))
@@ -180,6 +187,7 @@ def retry_step(
     *,
     sleep: Sleep | None = None,
     on_attempt_failed: OnAttemptFailed | None = None,
+    meters: list[Meter] | None = None,
 ) -> tuple[WorkflowContext | PipelineError, int]:
     """Run `step` under its retry policy (rule 7); return the outcome and attempts made.
 
@@ -191,7 +199,10 @@ def retry_step(
     `on_attempt_failed(attempt, error, will_retry, delay, seconds)` hears
     about every failed attempt. `sleep` defaults to the one the run in
     progress was given (see `current_sleep`), so a combinator's retries wait
-    through the run's fake clock in tests.
+    through the run's fake clock in tests. Each attempt's agent calls are
+    charged to a fresh meter; `meters`, when given, collects them in order,
+    so the caller can report each attempt's usage (the last one is the
+    success, or the attempt a Ctrl-C stopped).
     """
     sleep = sleep if sleep is not None else current_sleep()
     attempt = 1
@@ -199,7 +210,10 @@ def retry_step(
     timed = on_attempt_failed is not None  # durations only feed events
     while True:
         started = io_ops.monotonic() if timed else 0.0
-        outcome = _call(step, attempt_ctx)
+        with metered() as meter:
+            if meters is not None:
+                meters.append(meter)
+            outcome = _call(step, attempt_ctx)
         if isinstance(outcome, WorkflowContext):
             return outcome, attempt
         will_retry = _should_retry(step, outcome, attempt)
@@ -252,6 +266,7 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
     total: int,
     emit: _Emitter,
     sleep: Sleep,
+    meters: list[Meter],
 ) -> WorkflowContext | PipelineError | None:
     """Run one step with its condition, retries and promotion; None means skipped.
 
@@ -273,21 +288,33 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
         emit(StepStarted(run_id, step.name, index, total, max_attempts, step.always_run))
 
         def report(n: int, error: PipelineError, again: bool, delay: float, secs: float) -> None:  # noqa: FBT001 - the OnAttemptFailed signature
+            usage = meters[-1].report()
             event = AttemptFailed(
-                run_id, step.name, index, total, n, max_attempts, error, again, delay, secs
+                run_id, step.name, index, total, n, max_attempts, error, again, delay, secs, usage
             )
             emit(event)
 
     started = io_ops.monotonic() if emit.observers else 0.0
-    outcome, attempts = retry_step(step, ctx, sleep=sleep, on_attempt_failed=report)
+    outcome, attempts = retry_step(step, ctx, sleep=sleep, on_attempt_failed=report, meters=meters)
     if isinstance(outcome, PipelineError):
         return outcome
+    usage = meters[-1].report()
     promoted = promote(ctx.inputs, outcome.outputs)  # rule 2
     if isinstance(promoted, PipelineError):
         error = promoted.with_step_name(step.name)  # rule 8
         emit(
             AttemptFailed(
-                run_id, step.name, index, total, attempts, max_attempts, error, False, 0.0, 0.0
+                run_id,
+                step.name,
+                index,
+                total,
+                attempts,
+                max_attempts,
+                error,
+                False,
+                0.0,
+                0.0,
+                usage,
             )
         )
         return error.with_context(attempts=attempts, feedback=[])
@@ -295,7 +322,7 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
         seconds = io_ops.monotonic() - started
         emit(
             StepSucceeded(
-                run_id, step.name, index, total, attempts, seconds, promoted, outcome.outputs
+                run_id, step.name, index, total, attempts, seconds, promoted, outcome.outputs, usage
             )
         )
     return promoted
@@ -334,6 +361,8 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     resume_from: str | None = None,
     max_agents: int | None = None,
     reuse: Mapping[str, Mapping[str, object]] | None = None,
+    budget: Budget | None = None,
+    spent: Usage | None = None,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run `workflow`'s steps in order and return the final context or the first error.
 
@@ -347,22 +376,31 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     flight across the whole run (for rate limits); `reuse` maps branch paths
     to the outputs an earlier attempt of this run stored, so a resumed
     parallel step re-runs only the branches that did not succeed.
+    `budget` caps what the run's agent calls may spend, together with the
+    workflow's own (the tighter of each limit applies); `spent` is what
+    earlier sessions of a resumed run already spent, so the budget counts it.
+    The usage of every attempt is on its event, and the run's total on
+    `RunFinished`.
     """
     if max_agents is not None:
         require_count("run_workflow", "max_agents", max_agents)
     emit = _Emitter(observers, run_id or new_run_id())
+    limit = budget.tighter(workflow.budget) if budget is not None else workflow.budget
     scope = RunScope(
         emit.run_id,
         sleep,
         emit,
         reuse or {},
         None if max_agents is None else threading.BoundedSemaphore(max_agents),
+        meter=Meter(spent=spent),
+        budget=limit,
     )
     token = _SCOPE.set(scope)
     try:
-        return _run_steps(
-            workflow, ctx if ctx is not None else WorkflowContext(), emit, scope, resume_from
-        )
+        with charging(scope.meter):
+            return _run_steps(
+                workflow, ctx if ctx is not None else WorkflowContext(), emit, scope, resume_from
+            )
     finally:
         _SCOPE.reset(token)
 
@@ -392,11 +430,15 @@ def _run_steps(
         step_ctx = ctx.with_failure(first_error)  # rule 5
         if step.children:  # a combinator or a parallel step may need to know where it runs
             _SCOPE.set(attrs.evolve(scope, index=index, total=total))
+        meters: list[Meter] = []
         try:
-            outcome = _run_one(step, step_ctx, index, total, emit, sleep)
+            outcome = _run_one(step, step_ctx, index, total, emit, sleep, meters)
         except KeyboardInterrupt as exc:  # rule 6: Ctrl-C stops this step only
             error = _interrupted(step, exc)
-            emit(AttemptFailed(run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0))
+            usage = meters[-1].report() if meters else None  # what the stopped attempt spent
+            emit(
+                AttemptFailed(run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0, usage)
+            )
             outcome = error
         if outcome is None:
             continue
@@ -417,6 +459,8 @@ def _run_steps(
             final_error,
             ctx,
             io_ops.monotonic() - started,
+            scope.meter.report(),
+            scope.budget,
         )
     )
     if final_error is None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from adws.errors import PipelineError
     from adws.journal import AttemptRecord, RunRecord, StepPlan
     from adws.step import RetryPolicy, Step, Workflow
+    from adws.usage import Usage
 
 __all__ = [
     "describe_retry",
@@ -37,6 +38,7 @@ __all__ = [
     "show_text",
     "status_text",
     "step_outcomes",
+    "table",
     "to_mermaid",
 ]
 
@@ -96,11 +98,21 @@ def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911 - one line per 
             )
         case RunFinished():
             head = f"{event.workflow} {event.status} in {_seconds(event.seconds)}"
+            spent = _spent(event)
             if event.error is None:
-                return f"{head} (run {event.run_id})"
+                return f"{head} (run {event.run_id}){spent}"
             where = f" at {event.error.step_name}" if event.error.step_name else ""
-            return f"{head}{where}: {_short(event.error)} (run {event.run_id})"
+            return f"{head}{where}: {_short(event.error)} (run {event.run_id}){spent}"
     return f"warning: observer {event.observer} failed and was detached: {event.message}"
+
+
+def _spent(event: RunFinished) -> str:
+    """Say what the run spent, and of what budget, when either is known."""
+    if event.usage is None and event.budget is None:
+        return ""
+    spent = "nothing reported" if event.usage is None else event.usage.describe()
+    limit = "" if event.budget is None else f" (budget {event.budget.describe()})"
+    return f"; spent {spent}{limit}"
 
 
 def _branch_line(event: BranchStarted | BranchAttemptFailed) -> str:
@@ -324,7 +336,8 @@ def plan_text(record: RunRecord, plan: Sequence[StepPlan]) -> str:
     return "\n".join(lines)
 
 
-def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
+def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
+    """Align `rows` under `header` in columns two spaces apart."""
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
@@ -342,11 +355,25 @@ def runs_table(records: Sequence[RunRecord]) -> str:
             record.status + (" (stale)" if record.stale else ""),
             record.started,
             "-" if record.seconds is None else _seconds(record.seconds),
+            _cost(record.usage),
             record.failed_step or "-",
         )
         for record in records
     ]
-    return _table(("RUN", "WORKFLOW", "STATUS", "STARTED", "DURATION", "FAILED STEP"), rows)
+    header = ("RUN", "WORKFLOW", "STATUS", "STARTED", "DURATION", "COST", "FAILED STEP")
+    return table(header, rows)
+
+
+def _cost(usage: Usage | None) -> str:
+    """Show a cost in a table cell: dollars, else tokens, else a dash.
+
+    >>> from adws.usage import Usage
+    >>> _cost(Usage(0.12345)), _cost(Usage(input_tokens=900)), _cost(None)
+    ('$0.1235', '900 tokens', '-')
+    """
+    if usage is None:
+        return "-"
+    return usage.describe().split(", ")[0]
 
 
 def _branch_lines(step: str, attempts: Sequence[AttemptRecord]) -> list[str]:
@@ -382,7 +409,11 @@ def status_text(record: RunRecord, attempts: Sequence[AttemptRecord]) -> str:
         seconds = sum(attempt.seconds for attempt in mine)
         tries = sum(1 for attempt in mine if not attempt.status.startswith("skipped"))
         noun = "attempt" if tries == 1 else "attempts"
-        lines.append(f"  {index}. {name}: {last.status} ({tries} {noun}, {_seconds(seconds)})")
+        spent = _sum_usage(attempt.usage for attempt in mine)
+        cost = "" if spent is None else f", {spent.describe()}"
+        lines.append(
+            f"  {index}. {name}: {last.status} ({tries} {noun}, {_seconds(seconds)}{cost})"
+        )
         lines.extend(
             f"       attempt {attempt.attempt}: {_short(attempt.error)}"
             for attempt in mine
@@ -391,4 +422,11 @@ def status_text(record: RunRecord, attempts: Sequence[AttemptRecord]) -> str:
         lines.extend(_branch_lines(name, attempts))
     if record.error is not None:
         lines.append(f"error: {record.error}")
+    if record.usage is not None:
+        lines.append(f"spent: {record.usage.describe()}")
     return "\n".join(lines)
+
+
+def _sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
+    known = [usage for usage in usages if usage is not None]
+    return sum(known[1:], known[0]) if known else None

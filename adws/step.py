@@ -17,6 +17,7 @@ from returns.io import IOResult
 from adws._checks import require_callable, require_count, require_seconds, require_type
 from adws.context import WorkflowContext
 from adws.errors import ErrorType, PipelineError
+from adws.usage import Budget
 
 __all__ = [
     "NEVER_RETRIED",
@@ -38,6 +39,7 @@ NEVER_RETRIED: Final = frozenset(
         ErrorType.CONTEXT_COLLISION,
         ErrorType.INVALID_WORKFLOW,
         ErrorType.INTERRUPTED,
+        ErrorType.BUDGET_EXCEEDED,
     }
 )
 
@@ -236,10 +238,14 @@ class Workflow:
     inputs: tuple[str, ...] = attrs.field(
         default=(), kw_only=True, converter=_to_names, validator=_check_inputs
     )
+    budget: Budget | None = attrs.field(default=None, kw_only=True)
+    """The most a run may spend on agent calls (see `Budget`); None sets no limit."""
 
     def __attrs_post_init__(self) -> None:
         """Check what needs the steps and the inputs together."""
-        require_type(f"workflow {self.name!r}", "description", self.description, str, "a str")
+        owner = f"workflow {self.name!r}"
+        require_type(owner, "description", self.description, str, "a str")
+        require_type(owner, "budget", self.budget, (Budget, type(None)), "a Budget or None")
         _check_scripts(self)
 
     def missing_inputs(self, provided: Mapping[str, object]) -> tuple[str, ...]:

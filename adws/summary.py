@@ -19,6 +19,7 @@ from adws.events import (
     StepStarted,
     StepSucceeded,
 )
+from adws.usage import Usage
 
 __all__ = ["RunSummary", "StepRecord", "StepStatus"]
 
@@ -39,9 +40,16 @@ class StepRecord:
     error: PipelineError | None = None
     branches: dict[str, str] = attrs.field(factory=dict)
     """Each branch of a parallel step, by path, with how it ended."""
+    usage: Usage | None = None
+    """What this step's attempts in this run cost, its branches' included."""
+
+    def spend(self, usage: Usage | None) -> None:
+        """Add one attempt's usage."""
+        if usage is not None:
+            self.usage = usage if self.usage is None else self.usage + usage
 
     def to_dict(self) -> dict[str, object]:
-        """Return a JSON-safe dict (`branches` only for a parallel step)."""
+        """Return a JSON-safe dict (`branches` only for a parallel step, `usage` if reported)."""
         described: dict[str, object] = {
             "name": self.name,
             "status": self.status,
@@ -51,6 +59,8 @@ class StepRecord:
         }
         if self.branches:
             described["branches"] = dict(self.branches)
+        if self.usage is not None:
+            described["usage"] = self.usage.to_dict()
         return described
 
 
@@ -87,12 +97,14 @@ class RunSummary:
                 record = self.steps[event.index]
                 record.attempts = event.attempt
                 record.seconds += event.seconds
+                record.spend(event.usage)
                 if not event.will_retry:
                     record.status, record.error = "failed", event.error
             case StepSucceeded():
                 record = self.steps[event.index]
                 record.status, record.attempts = "succeeded", event.attempts
                 record.seconds = event.seconds
+                record.spend(event.usage)
             case StepSkipped():
                 self.steps[event.index].status = "skipped"
             case RunFinished():
@@ -107,8 +119,15 @@ class RunSummary:
                 self.warnings.append(f"observer {event.observer} failed: {event.message}")
 
     def to_dict(self) -> dict[str, object]:
-        """Return the `--json` object: run id, workflow, status, steps, inputs, error."""
-        inputs = {} if self.finished is None else self.finished.context.inputs
+        """Return the `--json` object: run id, workflow, status, steps, inputs, error, usage.
+
+        `usage` is the run's whole spend (a resumed run's earlier sessions
+        included; None when no agent reported any), `budget` its limits.
+        """
+        finished = self.finished
+        inputs = {} if finished is None else finished.context.inputs
+        usage = None if finished is None or finished.usage is None else finished.usage.to_dict()
+        budget = None if finished is None or finished.budget is None else finished.budget.to_dict()
         return {
             "run_id": self.run_id,
             "workflow": self.workflow,
@@ -117,5 +136,7 @@ class RunSummary:
             "steps": [record.to_dict() for record in self.steps],
             "inputs": json_safe(inputs),
             "error": None if self.error is None else self.error.to_dict(),
+            "usage": usage,
+            "budget": budget,
             "warnings": list(self.warnings),
         }

@@ -7,7 +7,9 @@ verifier of the first claim is deliberately malformed (a claim without its
 source), so the demo shows the validator rejecting it and the retry fixing
 it while the other claim is verified beside it.
 
-Replace it with a real agent: `adws run deep_research --agent 'claude -p'`.
+It prints what `claude -p --output-format json` prints, with a made-up usage,
+so `adws cost` shows something offline. Replace it with a real agent:
+`adws run deep_research --agent claude`.
 """
 
 from __future__ import annotations
@@ -106,5 +108,28 @@ def answer(prompt: str) -> str:
     return "STATUS: blocked\nREASON: the demo agent only knows the shipped workflows' prompts\n"
 
 
+def envelope(prompt: str, text: str) -> str:
+    """Wrap the answer as `claude -p --output-format json` does, with a MADE-UP usage.
+
+    The tokens are a quarter of the characters and the cost is priced at $3
+    and $15 per million input and output tokens: invented, so `adws cost`
+    has something to show offline. Nothing here was billed.
+    """
+    input_tokens, output_tokens = len(prompt) // 4, len(text) // 4
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": text,
+        "num_turns": 1,
+        "total_cost_usd": round((input_tokens * 3 + output_tokens * 15) / 1_000_000, 6),
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        "modelUsage": {"demo-model": {}},
+        "session_id": "demo",
+    }
+    return json.dumps(result)
+
+
 if __name__ == "__main__":
-    print(answer(sys.stdin.read()), end="")
+    prompt = sys.stdin.read()
+    print(envelope(prompt, answer(prompt)))

@@ -212,6 +212,7 @@ def test_runs_lists_runs_and_status_shows_json(
         "STATUS",
         "STARTED",
         "DURATION",
+        "COST",
         "FAILED",
         "STEP",
     ]

@@ -23,6 +23,7 @@ def test_every_design_kind_exists() -> None:
         "Timeout",
         "Interrupted",
         "InvalidWorkflow",
+        "BudgetExceeded",
     ]
 
 

@@ -224,7 +224,7 @@ def test_a_journal_from_a_newer_adws_is_refused(tmp_path: Path) -> None:
     db.commit()
     db.close()
     with pytest.raises(
-        JournalError, match=r"written by a newer adws \(schema 99, this one knows 4\)"
+        JournalError, match=r"written by a newer adws \(schema 99, this one knows 5\)"
     ):
         Journal(path)
 
@@ -238,6 +238,7 @@ def test_reopening_does_not_migrate_twice(tmp_path: Path) -> None:
         (2,),
         (3,),
         (4,),
+        (5,),
     ]
 
 

@@ -17,5 +17,7 @@ def test_an_empty_summary_is_still_valid_json_data() -> None:
         "steps": [],
         "inputs": {},
         "error": None,
+        "usage": None,
+        "budget": None,
         "warnings": ["observer journal failed: boom"],
     }

@@ -8,11 +8,17 @@ import sys
 from pathlib import Path
 
 from adws.agents import CommandAgent
+from adws.agents.parsers import claude_json
 
 DEMO_AGENT = CommandAgent(
-    [sys.executable, str(Path(__file__).resolve().parent.parent / "demo" / "demo_agent.py")]
+    [sys.executable, str(Path(__file__).resolve().parent.parent / "demo" / "demo_agent.py")],
+    parse=claude_json,
 )
-"""The offline demo agent: the default until `adws run --agent CMD` picks a real one."""
+"""The offline demo agent: the default until `adws run --agent CMD` picks a real one.
+
+It prints Claude Code's JSON result with a made-up usage, so `adws cost` has
+figures to show offline.
+"""
 
 
 def slug(text: str) -> str:

@@ -1,10 +1,11 @@
-"""Agent backends: the protocol and the scripted, command and Claude SDK agents."""
+"""Agent backends: the protocol, the scripted, command and Claude SDK agents, and usage."""
 
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.agents.claude import ClaudeAgent
 from adws.agents.command import CommandAgent
 from adws.agents.presets import PRESETS, CommandPreset
 from adws.agents.scripted import ScriptedAgent, ScriptedResponse
+from adws.usage import Usage
 
 __all__ = [
     "PRESETS",
@@ -16,4 +17,5 @@ __all__ = [
     "CommandPreset",
     "ScriptedAgent",
     "ScriptedResponse",
+    "Usage",
 ]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, final
 import attrs
 
 from adws._frozen import freeze_mapping
+from adws.usage import Usage
 
 if TYPE_CHECKING:
     from returns.io import IOResult
@@ -42,10 +43,15 @@ class AgentRequest:
 @final
 @attrs.frozen
 class AgentResponse:
-    """Hold an agent's answer text and whatever the backend measured."""
+    """Hold an agent's answer text, what the call cost, and whatever else the backend measured.
+
+    `usage` is what the backend reported (None when it reports nothing); the
+    run charges it to the attempt, journals it and checks budgets with it.
+    """
 
     text: str
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=freeze_mapping)
+    usage: Usage | None = None
 
 
 class AgentBackend(Protocol):

@@ -14,6 +14,7 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws.agents.base import AgentRequest, AgentResponse
+from adws.agents.parsers import AnswerError, claude_usage
 from adws.errors import ErrorType, PipelineError
 
 __all__ = ["INSTALL_HINT", "ClaudeAgent", "SdkApi", "load_sdk"]
@@ -52,9 +53,10 @@ def _failed(request: AgentRequest, message: str, **context: object) -> IOFailure
 class ClaudeAgent:
     """Answer each request in a fresh Claude Agent SDK session.
 
-    The answer is the final result message's text. Its cost, turns, duration
-    and session id go into `AgentResponse.metadata` (and from there into the
-    step's `<name>_agent` output, its events and the journal). SDK errors,
+    The answer is the final result message's text. Its cost, tokens and
+    turns are the response's `usage` (the model is the one asked for); its
+    cost, turns, duration and session id also go into `AgentResponse.metadata`
+    (and from there into the step's `<name>_agent` output). SDK errors,
     a missing result and a result flagged as an error are `AgentFailed`; the
     request's timeout (or this agent's) bounds the whole call (`Timeout`).
     """
@@ -110,13 +112,28 @@ class ClaudeAgent:
             return _failed(request, f"Claude Agent SDK: {exc}", sdk_error=type(exc).__name__)
         if result is None:
             return _failed(request, "the Claude Agent SDK ended without a result message")
-        metadata = _metadata(result)
-        if getattr(result, "is_error", False):
-            errors = getattr(result, "errors", None) or [getattr(result, "result", None)]
-            detail = "; ".join(str(e) for e in errors if e) or "no detail"
-            subtype = getattr(result, "subtype", "error")
-            return _failed(request, f"Claude reported an error ({subtype}): {detail}", **metadata)
-        return IOSuccess(AgentResponse(getattr(result, "result", None) or "", metadata))
+        return _response(request, result, self.options["model"])
+
+
+def _response(
+    request: AgentRequest, result: object, model: str | None
+) -> IOResult[AgentResponse, PipelineError]:
+    """Turn the session's result message into the answer, or a failure that keeps its usage."""
+    metadata = _metadata(result)
+    try:
+        usage = claude_usage(
+            metadata["cost_usd"], getattr(result, "usage", None), metadata["turns"], model
+        )
+    except AnswerError as exc:
+        return _failed(request, f"Claude Agent SDK: {exc}", **metadata)
+    if getattr(result, "is_error", False):
+        errors = getattr(result, "errors", None) or [getattr(result, "result", None)]
+        detail = "; ".join(str(e) for e in errors if e) or "no detail"
+        subtype = getattr(result, "subtype", "error")
+        message = f"Claude reported an error ({subtype}): {detail}"
+        return _failed(request, message, **metadata, usage=usage.to_dict())
+    text = getattr(result, "result", None) or ""
+    return IOSuccess(AgentResponse(text, metadata, usage if usage.known else None))
 
 
 async def _last_result(api: SdkApi, prompt: str, options: object) -> object | None:

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, final
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
-from adws._checks import require_seconds
+from adws._checks import require_callable, require_seconds
 from adws.agents.base import AgentRequest, AgentResponse
+from adws.agents.parsers import AnswerError, text
 from adws.errors import ErrorType, PipelineError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 __all__ = ["CommandAgent"]
 
@@ -29,7 +30,11 @@ class CommandAgent:
     the request's `max_output_bytes` (the step contract's, 1 MiB by default)
     on stdout or stderr kills the process group as soon as it happens and is
     `AgentFailed` naming the limit; running past the timeout kills the process
-    group and is `Timeout`.
+    group and is `Timeout`. `parse` reads the answer from stdout: stdout
+    as it is by default, or a tool's JSON with its usage
+    (`adws.agents.parsers.claude_json`, `codex_jsonl`, or your own function
+    `str -> AgentResponse`); a `ValueError` it raises is `AgentFailed` with
+    stdout's tail, and the usage an `AnswerError` carries is still charged.
     """
 
     def __init__(
@@ -39,6 +44,7 @@ class CommandAgent:
         timeout: float | None = None,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
+        parse: Callable[[str], AgentResponse] = text,
     ) -> None:
         """Keep the command line and its defaults."""
         self.argv = tuple(shlex.split(argv) if isinstance(argv, str) else argv)
@@ -49,6 +55,8 @@ class CommandAgent:
         self.timeout = timeout
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
+        require_callable("CommandAgent", "parse", parse)
+        self.parse = parse
 
     def __repr__(self) -> str:
         """Show the command line."""
@@ -111,5 +119,20 @@ class CommandAgent:
                     details,
                 )
             )
-        metadata = {"command": command, "seconds": round(outcome.seconds, 3)}
-        return IOSuccess(AgentResponse(outcome.stdout, metadata))
+        try:
+            parsed = self.parse(outcome.stdout)
+        except ValueError as exc:
+            usage = exc.usage if isinstance(exc, AnswerError) else None
+            if usage is not None:
+                details["usage"] = usage.to_dict()
+            details["stdout_tail"] = io_ops.tail(outcome.stdout)
+            return IOFailure(
+                PipelineError(
+                    request.step_name,
+                    ErrorType.AGENT_FAILED,
+                    f"agent command `{command}`: {exc}",
+                    details,
+                )
+            )
+        metadata = {**parsed.metadata, "command": command, "seconds": round(outcome.seconds, 3)}
+        return IOSuccess(AgentResponse(parsed.text, metadata, parsed.usage))

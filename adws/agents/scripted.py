@@ -25,7 +25,7 @@ class ScriptedAgent:
 
     >>> agent = ScriptedAgent(["STATUS: done"])
     >>> agent(AgentRequest("hi", "s")).unwrap()
-    <IO: AgentResponse(text='STATUS: done', metadata=FrozenMap({}))>
+    <IO: AgentResponse(text='STATUS: done', metadata=FrozenMap({}), usage=None)>
     >>> print(agent(AgentRequest("again", "s")).failure())
     <IO: s: AgentFailed: ScriptedAgent has no answer left for step 's' (it had 1)>
     """

@@ -37,6 +37,7 @@ _HANDLERS: Final = {
     "status": ("adws.cli.runs", "cmd_status"),
     "resume": ("adws.cli.runs", "cmd_resume"),
     "batch": ("adws.cli.batch", "cmd_batch"),
+    "cost": ("adws.cli.cost", "cmd_cost"),
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -118,33 +119,42 @@ def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, obj
 # -- commands ------------------------------------------------------------------
 
 
-def select_agent(workflow: Workflow, agent: str | None, model: str | None) -> Workflow:
+def select_agent(
+    workflow: Workflow, agent: str | None, model: str | None, output: str | None = None
+) -> Workflow:
     """Swap every agent step's backend for the one `--agent` names.
 
     `claude-sdk` is `ClaudeAgent`; a preset name (`claude`, `codex`) is that
-    CLI's documented command line; anything else is a command to run.
+    CLI's documented command line; anything else is a command to run, whose
+    stdout `--agent-output` (`output`) names the format of.
     """
     if agent is None:
-        if model is not None:
-            msg = "--model needs --agent (claude-sdk or a preset such as claude)"
+        if model is not None or output is not None:
+            flag = "--model" if model is not None else "--agent-output"
+            msg = f"{flag} needs --agent (claude-sdk, a preset such as claude, or a command)"
             raise UsageError(msg)
         return workflow
     from adws.agent_steps import use_agent  # noqa: PLC0415 - see the note on imports
     from adws.agents.claude import ClaudeAgent  # noqa: PLC0415 - see the note on imports
     from adws.agents.command import CommandAgent  # noqa: PLC0415 - see the note on imports
+    from adws.agents.parsers import PARSERS  # noqa: PLC0415 - see the note on imports
     from adws.agents.presets import CLAUDE_SDK, PRESETS  # noqa: PLC0415 - see the note on imports
 
     backend: AgentBackend
+    if output is not None and (agent == CLAUDE_SDK or agent in PRESETS):
+        msg = f"--agent-output is for a command of your own; --agent {agent} reads its own format"
+        raise UsageError(msg)
     if agent == CLAUDE_SDK:
         backend = ClaudeAgent(model=model)
     elif agent in PRESETS:
-        backend = CommandAgent(PRESETS[agent].argv_for(model))
+        preset = PRESETS[agent]
+        backend = CommandAgent(preset.argv_for(model), parse=preset.parse)
     elif model is not None:
         msg = f"--model works with --agent {CLAUDE_SDK} or a preset ({', '.join(PRESETS)})"
         raise UsageError(msg)
     else:
         try:
-            backend = CommandAgent(agent)
+            backend = CommandAgent(agent, parse=PARSERS[output or "text"])
         except ValueError as exc:
             msg = f"--agent: {exc}"
             raise UsageError(msg) from exc
@@ -171,6 +181,49 @@ def _positive(text: str) -> int:
         msg = f"expected a whole number of at least 1, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
+
+
+def _money(text: str) -> float:
+    """Parse a finite amount of US dollars of at least 0, for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        msg = f"expected an amount in US dollars of at least 0, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _tokens(text: str) -> int:
+    """Parse a whole number of at least 0, for argparse."""
+    value = int(text) if text.isdigit() else -1
+    if value < 0:
+        msg = f"expected a whole number of tokens, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _add_budget(running: argparse.ArgumentParser) -> None:
+    running.add_argument(
+        "--agent-output",
+        choices=["text", "claude-json", "codex-jsonl"],
+        help="how a command given to --agent prints its answer: as text (the default), as "
+        "claude -p --output-format json does, or as codex exec --json does (with its usage)",
+    )
+    running.add_argument(
+        "--max-cost",
+        type=_money,
+        metavar="USD",
+        help="stop calling agents once the run has spent this much (the step fails "
+        "BudgetExceeded; cleanup steps still run)",
+    )
+    running.add_argument(
+        "--max-tokens",
+        type=_tokens,
+        metavar="N",
+        help="stop calling agents once the run has used this many tokens",
+    )
 
 
 def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
@@ -202,6 +255,24 @@ def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
     )
     batch.add_argument("--json", action="store_true", help="print the batch as JSON on stdout")
     batch.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+
+
+def _add_cost(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
+    cost = commands.add_parser(
+        "cost",
+        parents=parents,
+        help="sum what agent calls cost, from the journal",
+        description="Sum the usage the journal recorded for every attempt (failed ones "
+        "included), by step, workflow or day, with a total.",
+    )
+    cost.add_argument("--workflow", help="only runs of this workflow")
+    cost.add_argument(
+        "--since", metavar="DATE", help="only attempts recorded on or after DATE (2026-11-01)"
+    )
+    cost.add_argument(
+        "--by", choices=["step", "workflow", "day"], default="step", help="group by (default: step)"
+    )
+    cost.add_argument("--json", action="store_true", help="print a JSON list")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -243,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="at most N agent calls in flight across the run (parallel branches wait their turn)",
     )
+    _add_budget(running)
     parser = argparse.ArgumentParser(
         prog="adws",
         description="Run AI-developer workflows as pipelines that fail closed.",
@@ -320,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     _add_batch(commands, [common, journaled])
+    _add_cost(commands, [journaled])
 
     validate = commands.add_parser(
         "validate", parents=[common], help="check an agent answer against a step's contract"

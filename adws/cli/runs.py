@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from adws.journal import Journal, JournalObserver, RunRecord, StepPlan
     from adws.step import Workflow
     from adws.summary import RunSummary
+    from adws.usage import Budget, Usage
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
@@ -102,8 +103,13 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     resume_from: str | None = None,
     steps: Mapping[str, str] | None = None,
     reuse: Mapping[str, Mapping[str, object]] | None = None,
+    spent: Usage | None = None,
 ) -> int:
-    """Run `workflow` from `ctx` with journal, progress and signals; return the exit code."""
+    """Run `workflow` from `ctx` with journal, progress and signals; return the exit code.
+
+    `--max-cost` and `--max-tokens` become the run's budget; `spent` is what
+    a resumed run's earlier sessions cost, so that budget counts it.
+    """
     from adws.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
     from adws.journal.fingerprint import (  # noqa: PLC0415 - see the note on imports
         fingerprint,
@@ -135,6 +141,8 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
             resume_from=resume_from,
             max_agents=args.max_agents,
             reuse=reuse,
+            budget=_budget(args),
+            spent=spent,
         )
     _report(args, summary, ctx)
     code = EXIT_CODES.get(summary.status, EXIT_FAILED)
@@ -148,6 +156,14 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
         )
         code = code or EXIT_FAILED
     return code
+
+
+def _budget(args: argparse.Namespace) -> Budget | None:
+    from adws.usage import Budget  # noqa: PLC0415 - see the note on imports
+
+    if args.max_cost is None and args.max_tokens is None:
+        return None
+    return Budget(args.max_cost, args.max_tokens)
 
 
 def _report(args: argparse.Namespace, summary: RunSummary, ctx: WorkflowContext) -> None:
@@ -170,7 +186,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
 
     inputs = parse_inputs(args.input, args.inputs)
-    workflow = select_agent(load_workflow(args), args.agent, args.model)
+    workflow = select_agent(load_workflow(args), args.agent, args.model, args.agent_output)
     missing = workflow.missing_inputs(inputs)
     if missing:
         flags = " ".join(f"-i {key}=..." for key in missing)
@@ -248,6 +264,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                     "recorded": a.recorded,
                     "seconds": a.seconds,
                     "error": None if a.error is None else a.error.to_dict(),
+                    "usage": None if a.usage is None else a.usage.to_dict(),
                 }
                 for a in attempts
             ],
@@ -305,7 +322,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         err(f"run {record.run_id} already succeeded; nothing to resume")
         return EXIT_OK
     args.workflow = record.workflow
-    workflow = select_agent(load_workflow(args), args.agent, args.model)
+    workflow = select_agent(load_workflow(args), args.agent, args.model, args.agent_output)
     steps = step_fingerprints(workflow)
     names = [step.name for step in workflow.steps]
     attempts = journal.attempts(record.run_id)
@@ -343,4 +360,5 @@ def cmd_resume(args: argparse.Namespace) -> int:
         resume_from=resume_from,
         steps=steps,
         reuse=reuse,
+        spent=record.usage,
     )

@@ -12,6 +12,7 @@ from adws import io_ops
 from adws.context import WorkflowContext
 from adws.errors import PipelineError
 from adws.journal.codec import decode_context, decode_error, decode_outputs
+from adws.usage import Usage
 
 if TYPE_CHECKING:
     import sqlite3
@@ -41,6 +42,8 @@ class RunRecord:
     resumes: int
     children: tuple[int, ...] = ()
     """Process groups the run's step in flight had started when it was last recorded."""
+    usage: Usage | None = None
+    """What the run's agent calls cost, all sessions summed (None if none reported any)."""
 
     def inputs(self) -> WorkflowContext:
         """Decode the inputs the run started with (load its workflow module first).
@@ -78,6 +81,7 @@ class RunRecord:
             "seconds": self.seconds,
             "failed_step": self.failed_step,
             "resumes": self.resumes,
+            "usage": None if self.usage is None else self.usage.to_dict(),
         }
 
 
@@ -99,6 +103,8 @@ class AttemptRecord:
     """Only the outputs a success promoted: how a step is stored since schema 3."""
     fingerprint: str | None = None
     """The step's fingerprint when it ran (None before schema 3)."""
+    usage: Usage | None = None
+    """What the attempt's agent calls cost (None if none reported any, or before schema 5)."""
 
     def context(self) -> WorkflowContext | None:
         """Decode the whole context a success left, in a journal written before schema 3."""
@@ -127,12 +133,19 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         row["host"],
         row["resumes"],
         tuple(json.loads(_column(row, "children") or "[]")),
+        _usage(
+            _column(row, "spent_usd"),
+            _column(row, "spent_in"),
+            _column(row, "spent_out"),
+            _column(row, "spent_turns"),
+            None,
+        ),
     )
 
 
 def attempt_from_row(row: Sequence[Any]) -> AttemptRecord:
     """Build an `AttemptRecord` from the columns `Journal.attempts` selects, in order."""
-    step, index, attempt, status, recorded, seconds, error, context, outputs, fingerprint = row
+    step, index, attempt, status, recorded, seconds, error, context, outputs, fingerprint = row[:10]
     return AttemptRecord(
         step,
         index,
@@ -144,7 +157,22 @@ def attempt_from_row(row: Sequence[Any]) -> AttemptRecord:
         context,
         outputs,
         fingerprint,
+        _usage(*row[10:]),
     )
+
+
+def _usage(*columns: object) -> Usage | None:
+    """Rebuild a usage from its columns; a row no adws could have written reads as unknown."""
+    usage = Usage.from_dict(
+        dict(
+            zip(
+                ("cost_usd", "input_tokens", "output_tokens", "turns", "model"),
+                columns,
+                strict=True,
+            )
+        )
+    )
+    return usage if usage is not None and usage.known else None
 
 
 def _column(row: sqlite3.Row, name: str) -> str | None:

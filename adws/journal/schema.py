@@ -2,7 +2,8 @@
 
 Version 1 stored a whole context per step; 2 added the child process groups
 of the step in flight; 3 stores per step only the promoted outputs and the
-step's fingerprint, and a run's inputs apart from its row; 4 added batches.
+step's fingerprint, and a run's inputs apart from its row; 4 added batches;
+5 records what each attempt's agent calls cost.
 """
 
 from __future__ import annotations
@@ -62,6 +63,13 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE runs ADD COLUMN batch_id TEXT",
         "ALTER TABLE runs ADD COLUMN line INTEGER",
         "CREATE INDEX runs_by_batch ON runs(batch_id, line)",
+    ),
+    (
+        "ALTER TABLE attempts ADD COLUMN cost_usd REAL",
+        "ALTER TABLE attempts ADD COLUMN input_tokens INTEGER",
+        "ALTER TABLE attempts ADD COLUMN output_tokens INTEGER",
+        "ALTER TABLE attempts ADD COLUMN turns INTEGER",
+        "ALTER TABLE attempts ADD COLUMN model TEXT",
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

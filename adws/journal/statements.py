@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from adws import io_ops
 from adws.events import (
@@ -26,6 +26,7 @@ from adws.events import (
     StepSucceeded,
 )
 from adws.journal.codec import encode_context, encode_error, encode_outputs
+from adws.usage import Usage
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -38,8 +39,10 @@ Statement: TypeAlias = tuple[str, tuple[object, ...]]
 
 _INSERT_ATTEMPT = (
     "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds,"
-    " error, outputs, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " error, outputs, fingerprint, cost_usd, input_tokens, output_tokens, turns, model)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_NO_USAGE: Final = Usage()
 
 
 def _attempt(  # noqa: PLR0913 - one row's columns
@@ -53,6 +56,7 @@ def _attempt(  # noqa: PLR0913 - one row's columns
     outputs: Mapping[str, object] | None = None,
 ) -> Statement:
     path = event.branch if isinstance(event, BranchAttemptFailed | BranchFinished) else event.step
+    usage = (None if isinstance(event, StepSkipped) else event.usage) or _NO_USAGE
     return (
         _INSERT_ATTEMPT,
         (
@@ -66,6 +70,11 @@ def _attempt(  # noqa: PLR0913 - one row's columns
             encode_error(error),
             None if outputs is None else encode_outputs(outputs),
             fingerprint,
+            usage.cost_usd,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.turns,
+            usage.model,
         ),
     )
 

@@ -214,6 +214,14 @@ class Journal:
             msg = f"cannot read the run journal {self.path}: {exc}"
             raise JournalError(msg) from exc
 
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """Fetch rows as tuples, for the journal's reports (`adws cost`)."""
+        return self._read(sql, params, plain=True)
+
+    def has_column(self, table: str, column: str) -> bool:
+        """Tell whether `table` has `column` (a journal read, never migrated, may not)."""
+        return any(row[1] == column for row in self._read(f"PRAGMA table_info({table})"))
+
     # -- writing ---------------------------------------------------------------
 
     def observer(self, fingerprint: str, steps: Mapping[str, str] | None = None) -> JournalObserver:
@@ -352,10 +360,11 @@ class Journal:
     ) -> list[RunRecord]:
         """List runs, newest first, optionally filtered (by batch too, in line order)."""
         if batch is not None:
-            sql = "SELECT * FROM runs WHERE batch_id = ? ORDER BY line LIMIT ?"
+            sql = f"SELECT runs.*{self._spent} FROM runs WHERE batch_id = ? ORDER BY line LIMIT ?"  # noqa: S608 - fixed column names
             rows = self._read(sql, (batch, -1 if limit is None else limit))
             return [run_from_row(row) for row in rows]
-        sql = "SELECT * FROM runs WHERE (? IS NULL OR workflow = ?) AND (? IS NULL OR status = ?)"
+        sql = f"SELECT runs.*{self._spent} FROM runs"  # noqa: S608 - fixed column names
+        sql += " WHERE (? IS NULL OR workflow = ?) AND (? IS NULL OR status = ?)"
         sql += " ORDER BY started DESC, rowid DESC LIMIT ?"
         rows = self._read(sql, (workflow, workflow, status, status, -1 if limit is None else limit))
         return [run_from_row(row) for row in rows]
@@ -380,9 +389,27 @@ class Journal:
         if not rows:  # a journal read, never migrated
             return "SELECT * FROM runs"
         return (
-            "SELECT runs.*, run_inputs.inputs AS stored_inputs FROM runs"
+            f"SELECT runs.*, run_inputs.inputs AS stored_inputs{self._spent} FROM runs"  # noqa: S608 - fixed column names
             " LEFT JOIN run_inputs USING (run_id)"
         )
+
+    @functools.cached_property
+    def _spent(self) -> str:
+        """Select each run's spend (its top-level attempts; branches are inside them).
+
+        A correlated subquery reads only the listed runs' rows, through the
+        `attempts_by_run` index; a journal never migrated to schema 5 has none.
+        """
+        if not self.has_column("attempts", "cost_usd"):
+            return ""
+        mine = "FROM attempts AS a WHERE a.run_id = runs.run_id AND instr(a.step, '[') = 0"
+        columns = (
+            ("cost_usd", "spent_usd"),
+            ("input_tokens", "spent_in"),
+            ("output_tokens", "spent_out"),
+            ("turns", "spent_turns"),
+        )
+        return "".join(f", (SELECT SUM(a.{name}) {mine}) AS {alias}" for name, alias in columns)
 
     def attempts(self, run_id: str) -> list[AttemptRecord]:
         """List a run's recorded attempts and skips, in the order they happened."""
@@ -394,6 +421,15 @@ class Journal:
         """Name the columns to read, asked once per journal: one never migrated may lack some."""
         known = {row[1] for row in self._read("PRAGMA table_info(attempts)")}
         newer = ", ".join(
-            name if name in known else f"NULL AS {name}" for name in ("outputs", "fingerprint")
+            name if name in known else f"NULL AS {name}"
+            for name in (
+                "outputs",
+                "fingerprint",
+                "cost_usd",
+                "input_tokens",
+                "output_tokens",
+                "turns",
+                "model",
+            )
         )
         return f"step, step_index, attempt, status, recorded, seconds, error, context, {newer}"

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Final
 
 import attrs
 import pytest
@@ -26,6 +26,7 @@ from adws.agent_steps import agent_step
 from adws.agents import AgentRequest, AgentResponse, ClaudeAgent
 from adws.agents.claude import INSTALL_HINT, SdkApi, load_sdk
 from adws.contract import OutputContract
+from adws.usage import Usage
 from tests.conftest import failure as bad
 from tests.conftest import success as ok
 
@@ -52,6 +53,7 @@ class StandInResult:
     num_turns: int
     session_id: str
     total_cost_usd: float | None = None
+    usage: dict[str, Any] | None = None
     result: str | None = None
     errors: list[str] | None = None
 
@@ -79,8 +81,15 @@ SDK_ERROR: Any = real_sdk.ClaudeSDKError if INSTALLED else StandInError
 PROCESS_ERROR: Any = real_sdk.ProcessError if INSTALLED else StandInError
 
 
+TOKENS: Final = {"input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 5}
+
+
 def result(
-    text: str | None = "STATUS: done", *, is_error: bool = False, errors: list[str] | None = None
+    text: str | None = "STATUS: done",
+    *,
+    is_error: bool = False,
+    errors: list[str] | None = None,
+    usage: object = TOKENS,
 ) -> Any:
     return RESULT(
         subtype="error_during_execution" if is_error else "success",
@@ -90,6 +99,7 @@ def result(
         num_turns=3,
         session_id="sess-1",
         total_cost_usd=0.0123,
+        usage=usage,
         result=text,
         errors=errors,
     )
@@ -130,6 +140,7 @@ def test_a_normal_answer_is_the_result_text_with_cost_and_turns() -> None:
     assert response == AgentResponse(
         "STATUS: done\nSUMMARY: ok",
         {"cost_usd": 0.0123, "turns": 3, "duration_ms": 1200, "session_id": "sess-1"},
+        Usage(0.0123, 100, 5, 3, "sonnet"),
     )
     [(prompt, options)] = query.calls
     assert prompt == "do it"
@@ -160,8 +171,15 @@ def test_a_result_flagged_as_error_is_agent_failed() -> None:
         "Claude reported an error (error_during_execution): overloaded",
     )
     assert error.context["session_id"] == "sess-1"
+    assert error.context["usage"] == Usage(0.0123, 100, 5, 3).to_dict()  # a failure still costs
     silent = bad(agent_with(FakeQuery(result(None, is_error=True)))(AgentRequest("p", "write")))
     assert silent.message.endswith(": no detail")
+
+
+def test_usage_that_is_not_an_object_is_agent_failed() -> None:
+    """A result whose usage is not an object fails rather than counting as free."""
+    error = bad(agent_with(FakeQuery(result(usage=["tokens"])))(AgentRequest("p", "s")))
+    assert error.message == "Claude Agent SDK: claude's usage is not an object: ['tokens']"
 
 
 def test_no_result_message_is_agent_failed() -> None:

@@ -1,0 +1,71 @@
+"""`adws cost`: what the journal says agent calls cost, summed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+from adws.cli._args import UsageError, require_journal
+from adws.cli._output import err, out, out_json
+
+if TYPE_CHECKING:
+    import argparse
+
+    from adws.journal.costs import CostRow, Grouping
+    from adws.usage import Usage
+
+__all__ = ["cmd_cost", "cost_table"]
+
+
+def _since(text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        return dt.datetime.fromisoformat(text).isoformat()
+    except ValueError:
+        msg = f"--since: expected a date such as 2026-11-01, got {text!r}"
+        raise UsageError(msg) from None
+
+
+def _number(value: float | None, template: str) -> str:
+    return "-" if value is None else template.format(value)
+
+
+def cost_table(rows: list[CostRow], by: Grouping) -> str:
+    """Render the rows, one per group, then their total."""
+    from adws.render import table  # noqa: PLC0415 - see the note on imports in adws.cli.workflows
+
+    names = {"step": ("WORKFLOW", "STEP"), "workflow": ("WORKFLOW",), "day": ("DAY",)}[by]
+    total = rows[0].usage
+    for row in rows[1:]:
+        total += row.usage
+    lines = [(*row.key, str(row.runs), str(row.attempts), *_cells(row.usage)) for row in rows]
+    # A run spends in many steps and on many days: only per workflow do the runs add up.
+    runs = str(sum(row.runs for row in rows)) if by == "workflow" else ""
+    blank = ("",) * (len(names) - 1)
+    lines.append(("TOTAL", *blank, runs, str(sum(r.attempts for r in rows)), *_cells(total)))
+    header = (*names, "RUNS", "ATTEMPTS", "COST", "INPUT TOKENS", "OUTPUT TOKENS")
+    return table(header, lines)
+
+
+def _cells(usage: Usage) -> tuple[str, str, str]:
+    return (
+        _number(usage.cost_usd, "${:.4f}"),
+        _number(usage.input_tokens, "{:,}"),
+        _number(usage.output_tokens, "{:,}"),
+    )
+
+
+def cmd_cost(args: argparse.Namespace) -> int:
+    """Sum the spend the journal recorded, by step, workflow or day."""
+    from adws.journal.costs import costs  # noqa: PLC0415 - see the note on imports in adws.cli.workflows
+
+    journal = require_journal(args, readonly=True)
+    rows = costs(journal, by=args.by, workflow=args.workflow, since=_since(args.since))
+    if args.json:
+        out_json([row.to_dict(args.by) for row in rows])
+    elif rows:
+        out(cost_table(rows, args.by))
+    else:
+        err(f"no agent usage recorded in {journal.path}")
+    return 0

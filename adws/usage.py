@@ -1,0 +1,286 @@
+"""What agent calls cost: `Usage`, `Budget`, and the meters that add it up per attempt.
+
+A backend reports a call's `Usage` on its `AgentResponse`; `agent_step`
+charges it to the meter of the attempt in flight, which adds it to every
+enclosing meter up to the run's. The executor reads an attempt's meter into
+its events (so the journal keeps usage per attempt, failed attempts
+included) and checks the run's meter against the `Budget` before every
+agent call. Branch threads copy the context, so a branch's meter is a child
+of the attempt that started it, and one lock keeps the sums exact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Mapping
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final, final
+
+import attrs
+
+from adws._checks import require_count, require_seconds, require_type
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = [
+    "Budget",
+    "Meter",
+    "Usage",
+    "charge",
+    "charging",
+    "metered",
+    "usage_of_failure",
+]
+
+_FIELDS: Final = ("cost_usd", "input_tokens", "output_tokens", "turns", "model")
+
+
+def _cost(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    require_seconds("Usage", attribute.name, value, optional=True)
+
+
+def _count(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        require_count("Usage", attribute.name, value, minimum=0)
+
+
+def _model(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    require_type("Usage", attribute.name, value, (str, type(None)), "a str or None")
+
+
+def _add(left: float | None, right: float | None) -> float | None:
+    if left is None:
+        return right
+    return left if right is None else left + right
+
+
+@final
+@attrs.frozen
+class Usage:
+    """What one agent call (or a sum of them) cost; every field may be unknown.
+
+    Costs are US dollars; `input_tokens` counts every token the model read
+    (cache reads and writes included), `output_tokens` every one it wrote.
+    A backend that reports nothing leaves the field `None`, and sums keep
+    unknown apart from zero. Impossible values (a negative or non-finite
+    cost, a negative count) are refused, so an agent cannot forge a refund.
+
+    >>> total = Usage(0.25, 100, 20, 1, "sonnet") + Usage(0.5, 10, 2, 2, "sonnet")
+    >>> total.describe(), total.tokens
+    ('$0.7500, 132 tokens', 132)
+    >>> Usage(cost_usd=-1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: Usage: cost_usd must be a finite number >= 0.0 or None, got -1.0
+    """
+
+    cost_usd: float | None = attrs.field(default=None, validator=_cost)
+    input_tokens: int | None = attrs.field(default=None, validator=_count)
+    output_tokens: int | None = attrs.field(default=None, validator=_count)
+    turns: int | None = attrs.field(default=None, validator=_count)
+    model: str | None = attrs.field(default=None, validator=_model)
+
+    @property
+    def tokens(self) -> int | None:
+        """Return input plus output tokens, or None when neither is known."""
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+    @property
+    def known(self) -> bool:
+        """Tell whether anything at all was reported."""
+        return any(getattr(self, name) is not None for name in _FIELDS)
+
+    def __add__(self, other: Usage) -> Usage:
+        """Sum two usages; a model is kept when both agree (or one is unknown)."""
+        models = sorted({m for m in (self.model, other.model) if m is not None})
+        return Usage(
+            _add(self.cost_usd, other.cost_usd),
+            _add(self.input_tokens, other.input_tokens),  # type: ignore[arg-type] # int + int is an int
+            _add(self.output_tokens, other.output_tokens),  # type: ignore[arg-type] # int + int is an int
+            _add(self.turns, other.turns),  # type: ignore[arg-type] # int + int is an int
+            ", ".join(models) or None,
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the JSON-safe dict `--json` prints and a failed call's context carries.
+
+        Costs are rounded to a billionth of a dollar, so sums print as they should.
+
+        >>> (Usage(0.1) + Usage(0.2)).to_dict()["cost_usd"]
+        0.3
+        """
+        described = {name: getattr(self, name) for name in _FIELDS}
+        if self.cost_usd is not None:
+            described["cost_usd"] = round(self.cost_usd, 9)
+        return described
+
+    @classmethod
+    def from_dict(cls, data: object) -> Usage | None:
+        """Read what `to_dict` wrote; anything else (a forged or broken value) is None.
+
+        >>> Usage.from_dict({"cost_usd": 0.5}), Usage.from_dict({"cost_usd": "free"})
+        (Usage(cost_usd=0.5, input_tokens=None, output_tokens=None, turns=None, model=None), None)
+        """
+        if not isinstance(data, Mapping):
+            return None
+        try:
+            return cls(**{name: data.get(name) for name in _FIELDS})
+        except (TypeError, ValueError):
+            return None
+
+    def describe(self) -> str:
+        """Say the cost and the tokens in a few words ("unknown" when nothing was reported).
+
+        >>> Usage(input_tokens=1200).describe(), Usage().describe()
+        ('1,200 tokens', 'unknown')
+        """
+        parts = []
+        if self.cost_usd is not None:
+            parts.append(f"${self.cost_usd:.4f}")
+        if self.tokens is not None:
+            parts.append(f"{self.tokens:,} tokens")
+        return ", ".join(parts) or "unknown"
+
+
+def _limit_cost(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    require_seconds("Budget", attribute.name, value, optional=True)
+
+
+def _limit_tokens(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        require_count("Budget", attribute.name, value, minimum=0)
+
+
+def _tighter(left: float | None, right: float | None) -> float | None:
+    if left is None:
+        return right
+    return left if right is None else min(left, right)
+
+
+@final
+@attrs.frozen
+class Budget:
+    """A ceiling on a run's spend, checked before every agent call.
+
+    On a `Workflow`, on an `agent_step`, or from `adws run --max-cost USD
+    --max-tokens N`. Before each agent call the run's spend so far (every
+    attempt of every step, failed ones and earlier sessions of a resumed
+    run included) is compared with the tightest budget that applies; at or
+    past it the call is not made and the step fails `BudgetExceeded`, which
+    is never retried. A budget on an `agent_step` is the run's spend past
+    which that step no longer calls its agent. A call whose backend reports
+    no cost counts as $0 against `max_cost_usd` (and likewise for tokens):
+    give such backends a token budget or none.
+
+    >>> Budget(max_cost_usd=1.0).exceeded(Usage(cost_usd=1.25))
+    'the run has spent $1.2500 of its $1.0000 budget (max_cost_usd)'
+    >>> Budget(max_tokens=10).exceeded(Usage(input_tokens=3)) is None
+    True
+    """
+
+    max_cost_usd: float | None = attrs.field(default=None, validator=_limit_cost)
+    max_tokens: int | None = attrs.field(default=None, validator=_limit_tokens)
+
+    def tighter(self, other: Budget | None) -> Budget:
+        """Return the budget that holds both this one and `other`."""
+        if other is None:
+            return self
+        return Budget(
+            _tighter(self.max_cost_usd, other.max_cost_usd),
+            _tighter(self.max_tokens, other.max_tokens),  # type: ignore[arg-type] # min of ints
+        )
+
+    def exceeded(self, spent: Usage) -> str | None:
+        """Say why no further call fits in this budget, or None while one does."""
+        # Rounded to a billionth: $0.03 + $0.29 + $0.29 + $0.49 has spent $1.10, not $1.0999….
+        cost, tokens = round(spent.cost_usd or 0.0, 9), spent.tokens or 0
+        if self.max_cost_usd is not None and cost >= self.max_cost_usd:
+            return (
+                f"the run has spent ${cost:.4f} of its ${self.max_cost_usd:.4f} budget"
+                " (max_cost_usd)"
+            )
+        if self.max_tokens is not None and tokens >= self.max_tokens:
+            return f"the run has used {tokens:,} of its {self.max_tokens:,} tokens (max_tokens)"
+        return None
+
+    def describe(self) -> str:
+        """Say the limits in a few words.
+
+        >>> Budget(0.5, 10_000).describe()
+        '$0.5000, 10,000 tokens'
+        """
+        return Usage(self.max_cost_usd, self.max_tokens).describe()
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the JSON-safe dict `--json` prints."""
+        return {"max_cost_usd": self.max_cost_usd, "max_tokens": self.max_tokens}
+
+
+_LOCK: Final = threading.Lock()
+
+
+@final
+class Meter:
+    """Add up the usage charged inside one scope: a run, a step's attempt, a branch's.
+
+    Charging a meter charges its parents too, under one lock, so a run's
+    total is exact however many branch threads charge at once.
+    """
+
+    def __init__(self, parent: Meter | None = None, spent: Usage | None = None) -> None:
+        """Start at `spent` (a resumed run's earlier spend), under `parent`."""
+        self.parent = parent
+        self._usage = spent or Usage()
+
+    @property
+    def usage(self) -> Usage:
+        """Return what was charged so far."""
+        with _LOCK:
+            return self._usage
+
+    def charge(self, usage: Usage) -> None:
+        """Add `usage` here and in every enclosing meter."""
+        with _LOCK:
+            meter: Meter | None = self
+            while meter is not None:
+                meter._usage += usage  # noqa: SLF001 - the same class, under its lock
+                meter = meter.parent
+
+    def report(self) -> Usage | None:
+        """Return the usage for an event: None when nothing was reported."""
+        usage = self.usage
+        return usage if usage.known else None
+
+
+_METER: Final[ContextVar[Meter | None]] = ContextVar("adws_meter", default=None)
+
+
+@contextlib.contextmanager
+def charging(meter: Meter) -> Iterator[Meter]:
+    """Charge what runs inside to `meter` (the run's, for `run_workflow`)."""
+    token = _METER.set(meter)
+    try:
+        yield meter
+    finally:
+        _METER.reset(token)
+
+
+def metered() -> contextlib.AbstractContextManager[Meter]:
+    """Charge what runs inside to a fresh meter under the current one."""
+    return charging(Meter(_METER.get()))
+
+
+def charge(usage: Usage | None) -> None:
+    """Charge `usage` to the attempt in flight and everything enclosing it."""
+    meter = _METER.get()
+    if usage is not None and meter is not None:
+        meter.charge(usage)
+
+
+def usage_of_failure(context: Mapping[str, object]) -> Usage | None:
+    """Return the usage a failed call reported in its error's context, if any."""
+    return Usage.from_dict(context.get("usage"))
