@@ -6,8 +6,9 @@ importing the executor, `returns` and `attrs`.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from adws._lazy import lazy_names
 
 if TYPE_CHECKING:
     from adws.agent_steps import agent_step, use_agent
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from adws.errors import ErrorType, PipelineError
     from adws.events import RunEvent, RunObserver
     from adws.executor import run_workflow
+    from adws.keys import Key
     from adws.shell import shell_step
     from adws.step import RetryPolicy, Step, StepFunction, Workflow
     from adws.usage import Budget, Usage
@@ -39,6 +41,7 @@ __all__ = [
     "ClaudeAgent",
     "CommandAgent",
     "ErrorType",
+    "Key",
     "OutputContract",
     "PipelineError",
     "RetryPolicy",
@@ -69,6 +72,7 @@ _HOMES = {
     "ClaudeAgent": "adws.agents",
     "CommandAgent": "adws.agents",
     "ErrorType": "adws.errors",
+    "Key": "adws.keys",
     "OutputContract": "adws.contract",
     "PipelineError": "adws.errors",
     "RetryPolicy": "adws.step",
@@ -91,17 +95,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """Import a public name from its module the first time it is asked for."""
-    home = _HOMES.get(name)
-    if home is None:
-        msg = f"module 'adws' has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """List the public names, loaded or not."""
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

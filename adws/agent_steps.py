@@ -16,7 +16,7 @@ from adws.combinators import VerificationSpec, with_verification
 from adws.concurrency import FanOutSpec, ParallelSpec, fan_out, parallel
 from adws.contract import OutputContract, validate_agent_output
 from adws.errors import ErrorType, PipelineError
-from adws.executor import current_scope
+from adws.executor import current_branch, current_scope
 from adws.step import RetryPolicy, Step, Workflow
 from adws.template import render_for_step
 from adws.usage import Budget, Usage, charge, usage_of_failure
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from adws.context import WorkflowContext
 
-__all__ = ["AgentSpec", "agent_step", "compose_prompt", "use_agent"]
+__all__ = ["AgentSpec", "agent_step", "compose_prompt", "map_agents", "use_agent"]
 
 
 @final
@@ -155,6 +155,8 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             timeout=timeout,
             cwd=where,
             max_output_bytes=contract.max_output_bytes,
+            branch=current_branch(),
+            contract=contract,
         )
         agents = current_scope().agents  # the run's cap on agent calls in flight
         with agents if agents is not None else contextlib.nullcontext():
@@ -179,48 +181,66 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     )
 
 
-def _replace_agent(step: Step, agent: AgentBackend) -> Step:
+def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step | None:
+    """Build `step` again around swapped agents (None when it holds no agent step)."""
     spec = step.spec
     if isinstance(spec, AgentSpec):
         return agent_step(
             step.name,
             prompt=spec.prompt,
-            agent=agent,
+            agent=swap(spec.agent),
             contract=spec.contract,
-            retry=step.retry,
-            always_run=step.always_run,
             timeout=spec.timeout,
             cwd=spec.cwd,
-            when=step.when,
             budget=spec.budget,
         )
     if isinstance(spec, VerificationSpec):
-        combined = with_verification(
-            _replace_agent(spec.main, agent),
-            _replace_agent(spec.verify, agent),
+        return with_verification(
+            _replace_agent(spec.main, swap),
+            _replace_agent(spec.verify, swap),
             max_attempts=spec.max_attempts,
             name=step.name,
         )
-        return attrs.evolve(combined, always_run=step.always_run, retry=step.retry, when=step.when)
     if isinstance(spec, ParallelSpec):
-        rebuilt = parallel(
+        return parallel(
             step.name,
-            [_replace_agent(branch, agent) for branch in spec.branches],
+            [_replace_agent(branch, swap) for branch in spec.branches],
             max_concurrency=spec.max_concurrency,
             min_successes=spec.min_successes,
         )
-        return attrs.evolve(rebuilt, always_run=step.always_run, retry=step.retry, when=step.when)
     if isinstance(spec, FanOutSpec):
-        rebuilt = fan_out(
+        return fan_out(
             step.name,
-            _replace_agent(spec.step, agent),
+            _replace_agent(spec.step, swap),
             over=spec.over,
             item=spec.item,
             max_concurrency=spec.max_concurrency,
             min_successes=spec.min_successes,
         )
-        return attrs.evolve(rebuilt, always_run=step.always_run, retry=step.retry, when=step.when)
-    return step
+    return None
+
+
+def _replace_agent(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step:
+    rebuilt = _rebuilt(step, swap)
+    if rebuilt is None:
+        return step
+    # What the step's builder does not know of, the step itself says.
+    return attrs.evolve(
+        rebuilt,
+        always_run=step.always_run,
+        retry=step.retry,
+        when=step.when,
+        reads=step.reads,
+        writes=step.writes,
+    )
+
+
+def map_agents(workflow: Workflow, swap: Callable[[AgentBackend], AgentBackend]) -> Workflow:
+    """Return `workflow` with every agent step's backend (nested ones too) replaced by `swap(it)`.
+
+    `adws run --record DIR` wraps each backend in a `RecordingAgent` this way.
+    """
+    return attrs.evolve(workflow, steps=tuple(_replace_agent(s, swap) for s in workflow.steps))
 
 
 def use_agent(workflow: Workflow, agent: AgentBackend) -> Workflow:
@@ -229,4 +249,4 @@ def use_agent(workflow: Workflow, agent: AgentBackend) -> Workflow:
     This is what `adws run --agent CMD` does; tests use it to run a shipped
     workflow against a `ScriptedAgent`.
     """
-    return attrs.evolve(workflow, steps=tuple(_replace_agent(s, agent) for s in workflow.steps))
+    return map_agents(workflow, lambda _current: agent)

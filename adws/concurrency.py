@@ -54,7 +54,7 @@ from adws._checks import require_callable, require_count, require_type
 from adws.context import WorkflowContext
 from adws.errors import ErrorType, PipelineError
 from adws.events import BranchAttemptFailed, BranchFinished, BranchStarted, BranchStatus
-from adws.executor import RunScope, current_scope, retry_step
+from adws.executor import RunScope, current_scope, enter_branch, retry_step
 from adws.step import Step
 from adws.usage import Meter, Usage
 
@@ -124,6 +124,7 @@ def _run_branch(
     """Run one branch in its thread, under its retry policy; fill `outcome`."""
     step, path = branch.step, branch.path
     io_ops.CANCEL.set(cancel)
+    enter_branch(path)
     attempts = step.retry.max_attempts
     parent = branch.parent
     scope.emit(BranchStarted(scope.run_id, parent, scope.index, scope.total, path, attempts))

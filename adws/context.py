@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Any, TypeVar, final
 
 import attrs
 from returns.result import Failure, Result, Success
 
 from adws._frozen import EMPTY, FrozenMap, freeze_mapping
 from adws.errors import ErrorType, PipelineError
+from adws.keys import Key, key_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 __all__ = ["WorkflowContext", "promote"]
+
+T = TypeVar("T")
 
 
 def _freeze_feedback(feedback: str | Iterable[object]) -> tuple[str, ...]:
@@ -62,13 +65,26 @@ class WorkflowContext:
         _set_failure(ctx, failure)
         return ctx
 
-    def merge_outputs(self, mapping: Mapping[str, object]) -> WorkflowContext:
-        """Return a context whose outputs also hold `mapping`.
+    def get(self, key: Key[T]) -> T:
+        """Return the input `key` names, typed as the key declares (see `Key.read`).
+
+        >>> TOPIC = Key("topic", str)
+        >>> WorkflowContext({"topic": "rust"}).get(TOPIC)
+        'rust'
+        """
+        return key.read(self.inputs)
+
+    def merge_outputs(
+        self, mapping: Mapping[str, object] | Mapping[Key[Any], object]
+    ) -> WorkflowContext:
+        """Return a context whose outputs also hold `mapping` (names or `Key`s).
 
         Within one step a later merge of the same key wins: they are that
         step's own outputs. Clashes with `inputs` are caught at promotion.
         """
-        outputs = self.outputs.extend(mapping)
+        if any(isinstance(key, Key) for key in mapping):
+            mapping = {key_name(key): value for key, value in mapping.items()}
+        outputs = self.outputs.extend(mapping)  # type: ignore[arg-type] # names only, converted above
         return WorkflowContext._trusted(self.inputs, outputs, self.feedback, self.failure)
 
     def add_feedback(self, message: str) -> WorkflowContext:

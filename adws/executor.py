@@ -41,8 +41,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RunScope",
+    "current_branch",
     "current_scope",
     "current_sleep",
+    "enter_branch",
     "new_run_id",
     "retry_step",
     "run_workflow",
@@ -80,6 +82,17 @@ class RunScope:
 
 _SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)
 _NO_RUN: Final = RunScope()
+_BRANCH: Final[ContextVar[str]] = ContextVar("adws_branch", default="")
+
+
+def current_branch() -> str:
+    """Return the path of the parallel branch in flight (`verify_claims[0]`), or ""."""
+    return _BRANCH.get()
+
+
+def enter_branch(path: str) -> None:
+    """Say, in a branch's own thread context, which branch runs there."""
+    _BRANCH.set(path)
 
 
 def current_scope() -> RunScope:

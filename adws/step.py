@@ -14,9 +14,16 @@ from typing import Any, Final, TypeAlias, final
 import attrs
 from returns.io import IOResult
 
-from adws._checks import require_callable, require_count, require_seconds, require_type
+from adws._checks import (
+    is_input_name,
+    require_callable,
+    require_count,
+    require_seconds,
+    require_type,
+)
 from adws.context import WorkflowContext
 from adws.errors import ErrorType, PipelineError
+from adws.keys import Key, key_name
 from adws.usage import Budget
 
 __all__ = [
@@ -96,6 +103,21 @@ def _to_names(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _to_keys(keys: object) -> tuple[str, ...] | None:
+    """Turn declared reads or writes (names or `Key`s) into names; None means inferred."""
+    if keys is None:
+        return None
+    if isinstance(keys, str) or not isinstance(keys, Iterable):
+        msg = f"reads and writes must be a tuple of names or Keys, got {keys!r}"
+        raise TypeError(msg)
+    names = tuple(key_name(key) if isinstance(key, Key | str) else key for key in keys)
+    for name in names:
+        if not is_input_name(name):
+            msg = f"{name!r} cannot be read or written: names are lower_snake_case identifiers"
+            raise ValueError(msg)
+    return names
+
+
 @final
 @attrs.frozen
 class RetryPolicy:
@@ -147,7 +169,9 @@ class Step:
     `verification` or plain `python`) so tools such as `adws show`, the
     fingerprint and `--agent` can inspect it; `children` lists the steps a
     combinator wraps. Most users never set them: `agent_step`, `shell_step`
-    and `with_verification` do.
+    and `with_verification` do. `reads` and `writes` (names or `Key`s)
+    declare a plain Python step's dataflow for `adws check`, which infers
+    the other kinds' from their templates and contracts.
 
     >>> Step("Bad Name", lambda ctx: None)  # type: ignore[arg-type,return-value]
     Traceback (most recent call last):
@@ -163,6 +187,10 @@ class Step:
     kind: str = attrs.field(default="python", kw_only=True)
     spec: object = attrs.field(default=None, kw_only=True)
     children: tuple[Step, ...] = attrs.field(default=(), kw_only=True, converter=_to_steps)
+    reads: tuple[str, ...] | None = attrs.field(default=None, kw_only=True, converter=_to_keys)
+    """The inputs the step reads, for `adws check` (None: inferred, when it can be)."""
+    writes: tuple[str, ...] | None = attrs.field(default=None, kw_only=True, converter=_to_keys)
+    """The outputs the step writes, for `adws check` (None: inferred, when it can be)."""
 
     def __attrs_post_init__(self) -> None:
         """Refuse what could only fail later, inside a run."""

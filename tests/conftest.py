@@ -15,6 +15,11 @@ from returns.unsafe import unsafe_perform_io
 
 from adws import ErrorType, PipelineError, WorkflowContext
 
+# The adws plugin (offline agents, unused scripted answers) is loaded here rather than
+# through its entry point (pyproject passes -p no:adws), so coverage measures it; pytester
+# runs inner pytest sessions that load it through the entry point, as users get it.
+pytest_plugins = ["adws.testing.plugin", "pytester"]
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 

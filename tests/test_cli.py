@@ -332,6 +332,7 @@ def test_validate_usage_errors_exit_2(
     assert capsys.readouterr().err == f"adws: error: {message}\n"
 
 
+@pytest.mark.agent_process  # a real command answers
 def test_run_with_agent_replaces_every_agent_step(
     shown: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -354,6 +355,7 @@ def test_run_with_an_empty_agent_command_exits_2(
     assert capsys.readouterr().err == "adws: error: --agent: CommandAgent needs a command to run\n"
 
 
+@pytest.mark.agent_process  # a real command answers
 def test_a_contract_violation_lists_its_problems_on_stderr(
     shown: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

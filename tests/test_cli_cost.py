@@ -208,6 +208,7 @@ workflow = Workflow("asking", (agent_step("asked", prompt="p", agent=ScriptedAge
 """
 
 
+@pytest.mark.agent_process  # a real command answers
 def test_agent_output_reads_a_command_of_your_own_as_claude_json(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -25,4 +25,14 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 def test_importing_adws_loads_no_engine_module_until_asked() -> None:
     code = "import sys, adws; print(sorted(m for m in sys.modules if m.startswith('adws')))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout == "['adws']\n"
+    assert done.stdout == "['adws', 'adws._lazy']\n"  # the loader of the lazy names, nothing else
+
+
+def test_the_testing_kit_loads_its_names_lazily_too() -> None:
+    import adws.testing  # noqa: PLC0415 - the import under test
+
+    assert dir(adws.testing) == sorted(adws.testing.__all__)
+    for name in adws.testing.__all__:
+        assert getattr(adws.testing, name) is not None
+    with pytest.raises(AttributeError, match=r"module 'adws\.testing' has no attribute 'nope'"):
+        _ = adws.testing.nope

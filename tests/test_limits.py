@@ -47,6 +47,7 @@ def test_output_under_the_cap_is_kept_whole() -> None:
     assert ctx.inputs["s_stdout"] == "x" * 5000
 
 
+@pytest.mark.agent_process  # a real agent process
 def test_an_agent_that_prints_endlessly_is_agent_failed_naming_the_limit() -> None:
     agent = CommandAgent(["yes"])
     error = failure(agent(AgentRequest("prompt", "research", max_output_bytes=1 << 20)))
@@ -69,6 +70,7 @@ def test_a_timeout_bounds_the_step_even_when_a_detached_grandchild_holds_the_pip
     assert elapsed < 1 + io_ops.GRACE_SECONDS + io_ops.DRAIN_SECONDS + 1
 
 
+@pytest.mark.agent_process  # a real agent process
 def test_an_agent_timeout_is_bounded_the_same_way() -> None:
     agent = CommandAgent(["sh", "-c", DETACHED], timeout=1)
     started = time.monotonic()
@@ -98,12 +100,14 @@ def _zombie(pid: int) -> bool:
     return "State:\tZ" in status
 
 
+@pytest.mark.agent_process  # a real agent process
 def test_a_large_prompt_reaches_an_agent_that_reads_it_all() -> None:
     agent = CommandAgent(["wc", "-c"])
     response = success(agent(AgentRequest("x" * 3_000_000, "s")))
     assert response.text.strip() == "3000000"
 
 
+@pytest.mark.agent_process  # a real agent process
 def test_an_agent_that_never_reads_its_prompt_still_answers() -> None:
     agent = CommandAgent(["sh", "-c", "exec 0<&-; sleep 0.3; echo STATUS: done"])
     response = success(agent(AgentRequest("x" * 3_000_000, "s")))

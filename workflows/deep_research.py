@@ -26,6 +26,7 @@ from _common import DEMO_AGENT, slug
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import (
+    Key,
     OutputContract,
     PipelineError,
     RetryPolicy,
@@ -73,6 +74,15 @@ class VerifiedPacket:
     claims: tuple[VerifiedClaim, ...]
 
 
+TOPIC = Key("topic", str)
+RESEARCH_PACKET = Key("research_packet_json", ResearchPacket)
+CLAIMS = Key("claims", tuple)
+VERIFIED = Key("verify_claims", tuple)
+VERIFIED_PACKET = Key("verified_packet_json", VerifiedPacket)
+FINAL_REPORT = Key("final_report", str)
+REPORT_PATH = Key("report_path", str)
+"""The values the plain Python steps read and write, typed for mypy and `adws check`."""
+
 RESEARCH_PROMPT = """You are a careful researcher.
 Research this topic: {topic}
 
@@ -92,28 +102,24 @@ Use only these verified claims, and cite each claim's source:
 
 def split_claims(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
     """List the research packet's claims, one element per verifier branch."""
-    packet: ResearchPacket = ctx.inputs["research_packet_json"]
+    packet = ctx.get(RESEARCH_PACKET)
     claims = [{"claim": claim.claim, "source": claim.source} for claim in packet.claims]
-    return IOSuccess(ctx.merge_outputs({"claims": claims}))
+    return IOSuccess(ctx.merge_outputs({CLAIMS: claims}))
 
 
 def assemble(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
     """Gather the verified claims into the packet the writer gets; the verdict is theirs."""
-    verified = [
-        branch["verified_claim_json"]
-        for branch in ctx.inputs["verify_claims"]
-        if branch is not None
-    ]
+    verified = [branch["verified_claim_json"] for branch in ctx.get(VERIFIED) if branch is not None]
     verdict: Literal["pass", "fail"] = (
         "pass" if all(claim.supported for claim in verified) else "fail"
     )
     packet = VerifiedPacket(verdict, tuple(verified))
-    return IOSuccess(ctx.merge_outputs({"verified_packet_json": packet}))
+    return IOSuccess(ctx.merge_outputs({VERIFIED_PACKET: packet}))
 
 
 def check_verdict(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
     """Stop the run unless the verifier passed the packet with supported claims."""
-    packet: VerifiedPacket = ctx.inputs["verified_packet_json"]
+    packet = ctx.get(VERIFIED_PACKET)
     unsupported = [claim.text for claim in packet.claims if not claim.supported]
     if packet.verdict != "pass" or unsupported or not packet.claims:
         detail = "; ".join(unsupported) or "no supported claims"
@@ -124,19 +130,19 @@ def check_verdict(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineErr
 
 def save_report(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
     """Write the report, or what is known of the failure, under `output_dir`."""
-    topic = str(ctx.inputs["topic"])
+    topic = ctx.get(TOPIC)
     folder = Path(str(ctx.inputs.get("output_dir", "reports")))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"deep_research-{slug(topic)}.md"
     if ctx.failure is None:
-        body = str(ctx.inputs["final_report"])
+        body = ctx.get(FINAL_REPORT)
     else:
         body = (
             f"# {topic}\n\nThe run did not finish: **{ctx.failure.error_type}** at "
             f"`{ctx.failure.step_name}`.\n\n{ctx.failure.message}\n"
         )
     path.write_text(body.rstrip() + "\n", encoding="utf-8")
-    return IOSuccess(ctx.merge_outputs({"report_path": str(path)}))
+    return IOSuccess(ctx.merge_outputs({REPORT_PATH: str(path)}))
 
 
 workflow = Workflow(
@@ -149,7 +155,7 @@ workflow = Workflow(
             contract=OutputContract(schemas={"RESEARCH_PACKET_JSON": ResearchPacket}),
             timeout=600,
         ),
-        Step("split_claims", split_claims),
+        Step("split_claims", split_claims, reads=(RESEARCH_PACKET,), writes=(CLAIMS,)),
         fan_out(
             "verify_claims",
             agent_step(
@@ -164,8 +170,8 @@ workflow = Workflow(
             item="claim",
             min_successes=1,
         ),
-        Step("assemble", assemble),
-        Step("check_verdict", check_verdict),
+        Step("assemble", assemble, reads=(VERIFIED,), writes=(VERIFIED_PACKET,)),
+        Step("check_verdict", check_verdict, reads=(VERIFIED_PACKET,), writes=("verified_claims",)),
         agent_step(
             "write",
             prompt=WRITE_PROMPT,
@@ -173,7 +179,14 @@ workflow = Workflow(
             contract=OutputContract(("FINAL_REPORT",)),
             timeout=600,
         ),
-        Step("save_report", save_report, always_run=True),
+        # It reads final_report only when nothing failed, and output_dir if it was given.
+        Step(
+            "save_report",
+            save_report,
+            always_run=True,
+            reads=(TOPIC, FINAL_REPORT),
+            writes=(REPORT_PATH,),
+        ),
     ),
     description="Research a topic, verify each claim in its own branch, write a report.",
     inputs=("topic",),

@@ -40,9 +40,15 @@ def sign_off(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
 workflow = Workflow(
     "hello",
     (
-        Step("greet", greet),
-        Step("shout", shout, retry=RetryPolicy(max_attempts=2)),
-        Step("sign_off", sign_off, always_run=True),
+        Step("greet", greet, reads=("name",), writes=("greeting",)),
+        Step(
+            "shout",
+            shout,
+            retry=RetryPolicy(max_attempts=2),
+            reads=("greeting",),
+            writes=("shout", "shout_feedback"),
+        ),
+        Step("sign_off", sign_off, always_run=True, reads=(), writes=("sign_off",)),
     ),
     description="Greet someone; shows retry, promotion and an always_run step.",
     inputs=("name",),

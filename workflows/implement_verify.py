@@ -83,7 +83,14 @@ workflow = Workflow(
             shell_step("checks", script_from="check_command", cwd="{target_dir}", timeout=1800),
             max_attempts=3,
         ),
-        Step("finalize", finalize, always_run=True),
+        # After a success it reads the summary and the checks' output too.
+        Step(
+            "finalize",
+            finalize,
+            always_run=True,
+            reads=("task", "summary", "checks_stdout"),
+            writes=("report_path",),
+        ),
     ),
     description="An agent changes a project until its checks pass; always writes a report.",
     inputs=("task", "target_dir", "check_command"),

@@ -4,7 +4,7 @@ from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.agents.claude import ClaudeAgent
 from adws.agents.command import CommandAgent
 from adws.agents.presets import PRESETS, CommandPreset
-from adws.agents.scripted import ScriptedAgent, ScriptedResponse
+from adws.testing.scripted import ScriptedAgent, ScriptedResponse
 from adws.usage import Usage
 
 __all__ = [

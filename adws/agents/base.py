@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, final
 import attrs
 
 from adws._frozen import freeze_mapping
+from adws.contract import OutputContract
 from adws.usage import Usage
 
 if TYPE_CHECKING:
@@ -29,7 +30,9 @@ class AgentRequest:
     `attempt` is 1 for a step's first call and grows with each feedback line
     the step has been given. `timeout` (seconds) and `cwd` come from the step;
     `max_output_bytes` from its contract: a backend that runs a process stops
-    it once its answer grows past that.
+    it once its answer grows past that. `branch` is the path of the parallel
+    branch asking (`verify_claims[0]`; empty outside one), and `contract` the
+    step's output contract, for backends that answer from it (`SchemaAgent`).
     """
 
     prompt: str
@@ -38,6 +41,8 @@ class AgentRequest:
     timeout: float | None = None
     cwd: str | None = None
     max_output_bytes: int = AGENT_MAX_OUTPUT_BYTES
+    branch: str = ""
+    contract: OutputContract | None = attrs.field(default=None, eq=False)
 
 
 @final

@@ -14,6 +14,7 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws.agents.base import AgentRequest, AgentResponse
+from adws.agents.offline import OFFLINE
 from adws.agents.parsers import AnswerError, claude_usage
 from adws.errors import ErrorType, PipelineError
 
@@ -96,6 +97,10 @@ class ClaudeAgent:
 
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
         """Run one SDK session for this request."""
+        # Only the real SDK reaches the service; a test's stand-in may run offline.
+        refused = OFFLINE.refuse(request, repr(self)) if self._sdk is load_sdk else None
+        if refused is not None:
+            return IOFailure(refused)
         api = self._sdk()
         if isinstance(api, str):
             return _failed(request, api)

@@ -10,6 +10,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from adws import io_ops
 from adws._checks import require_callable, require_seconds
 from adws.agents.base import AgentRequest, AgentResponse
+from adws.agents.offline import OFFLINE
 from adws.agents.parsers import AnswerError, text
 from adws.errors import ErrorType, PipelineError
 
@@ -64,6 +65,9 @@ class CommandAgent:
 
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
         """Run the command and return its stdout as the answer."""
+        refused = OFFLINE.refuse(request, repr(self))
+        if refused is not None:
+            return IOFailure(refused)
         timeout = request.timeout if request.timeout is not None else self.timeout
         outcome = io_ops.run_process(
             self.argv,
@@ -73,66 +77,57 @@ class CommandAgent:
             env=self.env,
             max_output_bytes=request.max_output_bytes,
         )
+        failed = _failure(request, outcome, shlex.join(self.argv), timeout)
+        if failed is not None:
+            return IOFailure(failed)
         command = shlex.join(self.argv)
-        details: dict[str, object] = {
-            "command": command,
-            "returncode": outcome.returncode,
-            "stderr_tail": io_ops.tail(outcome.stderr),
-            "seconds": round(outcome.seconds, 3),
-        }
-        if outcome.error is not None:
-            return IOFailure(
-                PipelineError(
-                    request.step_name,
-                    ErrorType.AGENT_FAILED,
-                    f"could not start agent command: {outcome.error}",
-                    details,
-                )
-            )
-        if outcome.overflowed is not None:
-            limit = request.max_output_bytes
-            return IOFailure(
-                PipelineError(
-                    request.step_name,
-                    ErrorType.AGENT_FAILED,
-                    f"agent command `{command}` printed more than {limit} bytes on "
-                    f"{outcome.overflowed} (max_output_bytes) and was killed",
-                    {**details, "limit": limit},
-                )
-            )
-        if outcome.timed_out:
-            return IOFailure(
-                PipelineError(
-                    request.step_name,
-                    ErrorType.TIMEOUT,
-                    f"agent command `{command}` ran past its {timeout}s timeout and was killed",
-                    details,
-                )
-            )
-        if outcome.returncode != 0:
-            last = outcome.stderr.strip().splitlines()[-1:] or ["no stderr"]
-            return IOFailure(
-                PipelineError(
-                    request.step_name,
-                    ErrorType.AGENT_FAILED,
-                    f"agent command `{command}` exited with {outcome.returncode}: {last[0]}",
-                    details,
-                )
-            )
         try:
             parsed = self.parse(outcome.stdout)
         except ValueError as exc:
+            details = _details(outcome, command)
             usage = exc.usage if isinstance(exc, AnswerError) else None
             if usage is not None:
                 details["usage"] = usage.to_dict()
             details["stdout_tail"] = io_ops.tail(outcome.stdout)
+            message = f"agent command `{command}`: {exc}"
             return IOFailure(
-                PipelineError(
-                    request.step_name,
-                    ErrorType.AGENT_FAILED,
-                    f"agent command `{command}`: {exc}",
-                    details,
-                )
+                PipelineError(request.step_name, ErrorType.AGENT_FAILED, message, details)
             )
         metadata = {**parsed.metadata, "command": command, "seconds": round(outcome.seconds, 3)}
         return IOSuccess(AgentResponse(parsed.text, metadata, parsed.usage))
+
+
+def _details(outcome: io_ops.ProcessOutcome, command: str) -> dict[str, object]:
+    return {
+        "command": command,
+        "returncode": outcome.returncode,
+        "stderr_tail": io_ops.tail(outcome.stderr),
+        "seconds": round(outcome.seconds, 3),
+    }
+
+
+def _failure(
+    request: AgentRequest, outcome: io_ops.ProcessOutcome, command: str, timeout: float | None
+) -> PipelineError | None:
+    """Say why the process gave no answer to read, or None when it exited cleanly."""
+    details = _details(outcome, command)
+    step, failed = request.step_name, ErrorType.AGENT_FAILED
+    if outcome.error is not None:
+        return PipelineError(
+            step, failed, f"could not start agent command: {outcome.error}", details
+        )
+    if outcome.overflowed is not None:
+        limit = request.max_output_bytes
+        message = (
+            f"agent command `{command}` printed more than {limit} bytes on "
+            f"{outcome.overflowed} (max_output_bytes) and was killed"
+        )
+        return PipelineError(step, failed, message, {**details, "limit": limit})
+    if outcome.timed_out:
+        message = f"agent command `{command}` ran past its {timeout}s timeout and was killed"
+        return PipelineError(step, ErrorType.TIMEOUT, message, details)
+    if outcome.returncode != 0:
+        last = outcome.stderr.strip().splitlines()[-1:] or ["no stderr"]
+        message = f"agent command `{command}` exited with {outcome.returncode}: {last[0]}"
+        return PipelineError(step, failed, message, details)
+    return None

@@ -16,8 +16,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Final
 
-from adws.cli._args import UsageError, build_parser
+from adws.cli._args import UsageError
 from adws.cli._output import err
+from adws.cli._parser import build_parser
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,6 +33,8 @@ _HANDLERS: Final = {
     "list": ("adws.cli.workflows", "cmd_list"),
     "show": ("adws.cli.workflows", "cmd_show"),
     "validate": ("adws.cli.workflows", "cmd_validate"),
+    "check": ("adws.cli.workflows", "cmd_check"),
+    "new": ("adws.cli.new", "cmd_new"),
     "run": ("adws.cli.runs", "cmd_run"),
     "runs": ("adws.cli.runs", "cmd_runs"),
     "status": ("adws.cli.runs", "cmd_status"),

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, open_journal, parse_inputs, require_journal, select_agent
+from adws.cli._args import (
+    UsageError,
+    open_journal,
+    parse_inputs,
+    recorded,
+    require_journal,
+    select_agent,
+)
 from adws.cli._interrupts import Interrupts
 from adws.cli._output import err, out, out_json
 from adws.cli.workflows import load_workflow
@@ -186,7 +193,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
 
     inputs = parse_inputs(args.input, args.inputs)
-    workflow = select_agent(load_workflow(args), args.agent, args.model, args.agent_output)
+    workflow = recorded(
+        select_agent(load_workflow(args), args.agent, args.model, args.agent_output), args
+    )
     missing = workflow.missing_inputs(inputs)
     if missing:
         flags = " ".join(f"-i {key}=..." for key in missing)
@@ -322,7 +331,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
         err(f"run {record.run_id} already succeeded; nothing to resume")
         return EXIT_OK
     args.workflow = record.workflow
-    workflow = select_agent(load_workflow(args), args.agent, args.model, args.agent_output)
+    workflow = recorded(
+        select_agent(load_workflow(args), args.agent, args.model, args.agent_output), args
+    )
     steps = step_fingerprints(workflow)
     names = [step.name for step in workflow.steps]
     attempts = journal.attempts(record.run_id)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 # Each command imports what it needs when it runs, so `adws --help` starts in a
 # few milliseconds instead of importing the executor, cattrs and sqlite3.
 
-__all__ = ["cmd_list", "cmd_show", "cmd_validate", "load_workflow"]
+__all__ = ["cmd_check", "cmd_list", "cmd_show", "cmd_validate", "load_workflow"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -52,7 +52,9 @@ def load_workflow(args: argparse.Namespace) -> Workflow:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """List the workflows with the first line of each description."""
+    """List the workflows with the first line of each description; warn of failing checks."""
+    from adws.check import check_workflow  # noqa: PLC0415 - see the note on imports
+
     catalog = _catalog(args)
     _report_load_errors(catalog)
     if not catalog.workflows:
@@ -66,7 +68,38 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not workflow.steps:
             summary = f"{summary} (no steps)".strip()
         out(f"{name:<{width}}  {summary}".rstrip())
+        errors = [p for p in check_workflow(workflow) if p.severity == "error"]
+        if errors:
+            noun = "error" if len(errors) == 1 else "errors"
+            err(
+                f"warning: {name} fails adws check ({len(errors)} {noun}: {errors[0]});"
+                f" run `adws check {name}`"
+            )
     return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Check the dataflow of the workflows named (all, when none is); exit 1 on an error."""
+    from adws.check import check_workflow  # noqa: PLC0415 - see the note on imports
+
+    catalog = _catalog(args)
+    _report_load_errors(catalog)
+    names = args.workflows_to_check or sorted(catalog.workflows)
+    found = {}
+    for name in names:
+        args.workflow = name
+        found[name] = check_workflow(load_workflow(args))
+    if args.json:
+        out_json({name: [p.to_dict() for p in problems] for name, problems in found.items()})
+    else:
+        for name, problems in found.items():
+            errors = sum(1 for problem in problems if problem.severity == "error")
+            verdict = "ok" if not errors else f"{errors} error{'s' if errors > 1 else ''}"
+            out(f"{name}: {verdict}")
+            for problem in problems:
+                out(f"  {problem}")
+    failed = any(p.severity == "error" for problems in found.values() for p in problems)
+    return EXIT_FAILED if failed or catalog.errors else EXIT_OK
 
 
 def cmd_show(args: argparse.Namespace) -> int:

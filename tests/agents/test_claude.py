@@ -224,6 +224,7 @@ def test_metadata_becomes_the_steps_agent_output() -> None:
     }
 
 
+@pytest.mark.live  # the real SDK loader runs (and finds no SDK to reach the service with)
 def test_without_the_extra_the_error_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -12,6 +12,9 @@ from adws.agents import AgentRequest, CommandAgent
 from tests.conftest import failure as bad
 from tests.conftest import success as ok
 
+# Every test here runs a real agent command.
+pytestmark = pytest.mark.agent_process
+
 
 def test_the_prompt_goes_to_stdin_and_stdout_is_the_answer() -> None:
     agent = CommandAgent([sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"])

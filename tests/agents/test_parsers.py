@@ -141,6 +141,7 @@ def test_a_deeply_nested_envelope_is_refused_not_a_crash() -> None:
         claude_json("[" * 100_000 + "]" * 100_000)
 
 
+@pytest.mark.agent_process  # a real command answers
 def test_command_agent_reads_its_answer_through_parse() -> None:
     script = f"import json; print(json.dumps({json.loads(envelope(total_cost_usd=0.25))!r}))"
     agent = CommandAgent([sys.executable, "-c", script], parse=claude_json)
@@ -149,6 +150,7 @@ def test_command_agent_reads_its_answer_through_parse() -> None:
     assert response.metadata["command"].startswith(sys.executable)
 
 
+@pytest.mark.agent_process  # a real command answers
 def test_a_refused_answer_is_agent_failed_with_the_tail_of_stdout_and_its_usage() -> None:
     script = 'print(\'{"type": "result", "is_error": true, "total_cost_usd": 0.5}\')'
     agent = CommandAgent([sys.executable, "-c", script], parse=claude_json)
@@ -162,6 +164,7 @@ def test_a_refused_answer_is_agent_failed_with_the_tail_of_stdout_and_its_usage(
     )
 
 
+@pytest.mark.agent_process  # a real command answers
 def test_a_parser_of_your_own_may_refuse_with_a_plain_value_error() -> None:
     def picky(stdout: str) -> AgentResponse:
         msg = f"expected YES, got {stdout.strip()!r}"

@@ -12,6 +12,9 @@ import pytest
 from adws.agents.presets import PRESETS
 from adws.cli import main
 
+# Every test here runs the fake claude and codex CLIs on PATH.
+pytestmark = pytest.mark.agent_process
+
 FLOW = """
 from adws import Workflow
 from adws.agent_steps import agent_step

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from returns.io import IOResult, IOSuccess
 
-from adws import PipelineError, Workflow, WorkflowContext, run_workflow
+from adws import PipelineError, Workflow, WorkflowContext, run_workflow, testing
 from adws.agent_steps import use_agent
 from adws.agents import AgentRequest, AgentResponse
 from adws.cli import main
 from adws.journal import Journal, resume_point, stored_branches
+from adws.testing import ScriptedAgent
 from tests.conftest import failure, success
 from tests.workflows.conftest import SHIPPED
 
@@ -205,6 +206,7 @@ def test_a_resume_re_verifies_only_the_claim_that_was_not_verified(
     assert final.inputs["verified_claims"] == 2
 
 
+@pytest.mark.agent_process  # the demo agent runs
 def test_the_demo_agent_shows_the_rejected_then_fixed_verifier_answer(
     in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -245,6 +247,7 @@ def test_the_demo_agent_shows_the_rejected_then_fixed_verifier_answer(
     assert "([source](https://fsharpforfunandprofit.com/rop/))" in written
 
 
+@pytest.mark.agent_process  # the demo agent runs
 def test_a_command_agent_that_blocks_exits_3(
     in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -272,3 +275,43 @@ def test_a_command_agent_that_blocks_exits_3(
         "skipped",
         "succeeded",
     ]
+
+
+def test_the_kit_routes_answers_by_branch_and_drops_the_blocked_claim(
+    shipped: dict[str, Workflow], tmp_path: Path
+) -> None:
+    """The README's example: each verifier branch has its own answers."""
+    agent = ScriptedAgent.by_step(
+        {
+            "research": [RESEARCH],
+            "verify_claims[0]": [GOOD["ROP chains results"]],
+            "verify_claims[1]": ["STATUS: blocked\nREASON: source is down"],
+            "write": [WRITE],
+        }
+    )
+    inputs = {"topic": "rop", "output_dir": str(tmp_path)}
+    report = testing.run(shipped["deep_research"], inputs, agent=agent)
+    assert (report.status, report["verify_claims"].status) == ("succeeded", "succeeded")
+    assert [f["step_name"] for f in report.inputs["verify_claims_failures"]] == ["verify_claims[1]"]
+    branches = sorted(r.branch for r in report["verify_claims"].requests)
+    assert branches == ["verify_claims[0]", "verify_claims[1]"]
+
+
+def test_the_kit_stops_after_split_claims_and_resumes_without_asking_research_again(
+    shipped: dict[str, Workflow], tmp_path: Path
+) -> None:
+    journal = tmp_path / "runs.db"
+    inputs = {"topic": "rop", "output_dir": str(tmp_path)}
+    first = testing.run(
+        shipped["deep_research"],
+        inputs,
+        agent=ScriptedAgent.by_step({"research": [RESEARCH]}),
+        journal=journal,
+        stop_after="split_claims",
+    )
+    assert (first.status, first.inputs["report_path"].endswith(".md")) == ("interrupted", True)
+    rest = ScriptedAgent.by_step({"verify": list(GOOD.values()), "write": [WRITE]})
+    second = testing.resume(shipped["deep_research"], first.run_id, journal=journal, agent=rest)
+    assert second.status == "succeeded"
+    assert (second["research"].status, second["research"].requests) == ("carried_over", ())
+    assert sorted(r.step_name for r in rest.requests) == ["verify", "verify", "write"]

@@ -93,6 +93,7 @@ def test_a_malformed_implement_answer_is_retried_then_blocked_runs_finalize(
     )
 
 
+@pytest.mark.agent_process  # the demo agent runs
 def test_the_demo_agent_through_the_cli(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = in_tmp / "project"
     project.mkdir()

@@ -1,0 +1,291 @@
+"""The `adws` argument parser: every command, option and help text.
+
+`adws.cli` builds it on every start, so it imports nothing but argparse and
+math: `adws --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+__all__ = ["build_parser"]
+
+
+def _positive(text: str) -> int:
+    """Parse a whole number of at least 1, for argparse."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        msg = f"expected a whole number of at least 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _money(text: str) -> float:
+    """Parse a finite amount of US dollars of at least 0, for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        msg = f"expected an amount in US dollars of at least 0, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _tokens(text: str) -> int:
+    """Parse a whole number of at least 0, for argparse."""
+    value = int(text) if text.isdigit() else -1
+    if value < 0:
+        msg = f"expected a whole number of tokens, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _add_run_options(running: argparse.ArgumentParser) -> None:
+    running.add_argument(
+        "--agent-output",
+        choices=["text", "claude-json", "codex-jsonl"],
+        help="how a command given to --agent prints its answer: as text (the default), as "
+        "claude -p --output-format json does, or as codex exec --json does (with its usage)",
+    )
+    running.add_argument(
+        "--max-cost",
+        type=_money,
+        metavar="USD",
+        help="stop calling agents once the run has spent this much (the step fails "
+        "BudgetExceeded; cleanup steps still run)",
+    )
+    running.add_argument(
+        "--max-tokens",
+        type=_tokens,
+        metavar="N",
+        help="stop calling agents once the run has used this many tokens",
+    )
+    recording = running.add_mutually_exclusive_group()
+    recording.add_argument(
+        "--record",
+        metavar="DIR",
+        help="keep every agent answer in DIR/WORKFLOW.json (keyed by step and prompt), "
+        "for tests and --replay",
+    )
+    recording.add_argument(
+        "--replay",
+        metavar="DIR",
+        help="answer every agent step from DIR/WORKFLOW.json instead of calling an agent; "
+        "a prompt not recorded fails its step with a diff against the closest one",
+    )
+
+
+def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
+    batch = commands.add_parser(
+        "batch",
+        parents=parents,
+        help="start one run per line of a JSONL file of inputs, on a pool of workers",
+        description="Start one run of WORKFLOW per line of INPUTS.jsonl (a JSON object of "
+        "inputs per line), N at a time; every event goes to one journal. Exit codes: 0 all "
+        "succeeded, 1 any failed, 3 any blocked and none failed, 130 interrupted.",
+    )
+    batch.add_argument("workflow", nargs="?", help="workflow name")
+    batch.add_argument(
+        "inputs_file", nargs="?", metavar="INPUTS.jsonl", help="one JSON object per line"
+    )
+    batch.add_argument(
+        "--concurrency", type=_positive, metavar="N", help="worker processes (default: CPU count)"
+    )
+    batch.add_argument(
+        "--resume",
+        metavar="BATCH",
+        help="resume every run of this batch that did not succeed; start those never started",
+    )
+    batch.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: a scheduler address, or local:N for a local cluster of "
+        "N worker processes (needs the extra: pip install 'adws[dask]')",
+    )
+    batch.add_argument("--json", action="store_true", help="print the batch as JSON on stdout")
+    batch.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+
+
+def _add_cost(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
+    cost = commands.add_parser(
+        "cost",
+        parents=parents,
+        help="sum what agent calls cost, from the journal",
+        description="Sum the usage the journal recorded for every attempt (failed ones "
+        "included), by step, workflow or day, with a total.",
+    )
+    cost.add_argument("--workflow", help="only runs of this workflow")
+    cost.add_argument(
+        "--since", metavar="DATE", help="only attempts recorded on or after DATE (2026-11-01)"
+    )
+    cost.add_argument(
+        "--by", choices=["step", "workflow", "day"], default="step", help="group by (default: step)"
+    )
+    cost.add_argument("--json", action="store_true", help="print a JSON list")
+
+
+def _add_check(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
+    check = commands.add_parser(
+        "check",
+        parents=parents,
+        help="check workflows' dataflow before any run (exit 1 on an error)",
+        description="Check that every step reads only what an earlier step writes or the "
+        "workflow's inputs declare, that no key is written twice, and list outputs nobody "
+        "reads. Exit codes: 0 no errors, 1 an error (or a module that did not load).",
+    )
+    check.add_argument(
+        "workflows_to_check", nargs="*", metavar="WORKFLOW", help="workflow names (default: all)"
+    )
+    check.add_argument("--json", action="store_true", help="print the problems as JSON")
+
+
+def _add_new(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
+    new = commands.add_parser(
+        "new",
+        parents=parents,
+        help="write a new workflow module and its test (never overwrites)",
+        description="Write WORKFLOWS/NAME.py and tests/test_workflow_NAME.py: a workflow and "
+        "its offline test that pass ruff (every rule), mypy --strict and 100% branch "
+        "coverage as generated.",
+    )
+    new.add_argument("name", help="the workflow's name (lower_snake_case)")
+    new.add_argument(
+        "--agent", action="store_true", help="start from an agent step and its checked answer"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Describe every command and option; `adws.cli` dispatches on `command`."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--workflows",
+        metavar="DIR",
+        help="folder of workflow modules (default: $ADWS_WORKFLOWS or ./workflows)",
+    )
+    journaled = argparse.ArgumentParser(add_help=False)
+    journaled.add_argument(
+        "--journal",
+        metavar="PATH",
+        help="the run journal (default: $ADWS_JOURNAL or .adws/runs.db)",
+    )
+    running = argparse.ArgumentParser(add_help=False)
+    running.add_argument(
+        "-i", "--input", action="append", default=[], metavar="KEY=VALUE", help="an input"
+    )
+    running.add_argument("--inputs", metavar="FILE.json", help="inputs from a JSON object")
+    running.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    running.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    running.add_argument(
+        "--agent",
+        metavar="AGENT",
+        help="run every agent step with this agent: claude-sdk (the Claude Agent SDK), "
+        "a preset (claude, codex), or any command that reads the prompt on stdin",
+    )
+    running.add_argument(
+        "--model", help="the model for --agent claude-sdk or a preset, e.g. sonnet"
+    )
+    running.add_argument(
+        "--no-journal", action="store_true", help="do not record the run in the journal"
+    )
+    running.add_argument(
+        "--max-agents",
+        type=_positive,
+        metavar="N",
+        help="at most N agent calls in flight across the run (parallel branches wait their turn)",
+    )
+    _add_run_options(running)
+    parser = argparse.ArgumentParser(
+        prog="adws",
+        description="Run AI-developer workflows as pipelines that fail closed.",
+        epilog="Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, "
+        "3 blocked, 130 interrupted.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    commands.add_parser("list", parents=[common], help="list the workflows")
+
+    _add_check(commands, [common])
+    _add_new(commands, [common])
+
+    show = commands.add_parser("show", parents=[common], help="describe a workflow's steps")
+    show.add_argument("workflow", help="workflow name")
+    show.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart")
+
+    run = commands.add_parser("run", parents=[common, journaled, running], help="run a workflow")
+    run.add_argument("workflow", help="workflow name")
+
+    runs = commands.add_parser("runs", parents=[journaled], help="list recorded runs, newest first")
+    runs.add_argument("--workflow", help="only runs of this workflow")
+    runs.add_argument(
+        "--status",
+        choices=["running", "succeeded", "failed", "blocked", "interrupted"],
+        help="only runs with this status",
+    )
+    runs.add_argument("--limit", type=int, metavar="N", help="at most N runs")
+    runs.add_argument("--batch", metavar="BATCH", help="only the runs of this batch, in line order")
+    runs.add_argument("--json", action="store_true", help="print a JSON list")
+    runs.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete finished runs (with --older-than or --keep) and reclaim the space",
+    )
+    runs.add_argument(
+        "--older-than", type=float, metavar="DAYS", help="with --prune: runs started before"
+    )
+    runs.add_argument("--keep", type=int, metavar="N", help="with --prune: keep the newest N")
+
+    status = commands.add_parser(
+        "status", parents=[journaled], help="show one run's steps, attempts and errors"
+    )
+    status.add_argument("run", help="run id (or a unique prefix)")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.add_argument(
+        "--mermaid",
+        action="store_true",
+        help="print the workflow's flowchart coloured by what happened in this run",
+    )
+    status.add_argument(
+        "--workflows",
+        metavar="DIR",
+        help="folder of workflow modules, for --mermaid (default: $ADWS_WORKFLOWS or ./workflows)",
+    )
+
+    resume = commands.add_parser(
+        "resume",
+        parents=[common, journaled, running],
+        help="continue a run from its first step that did not succeed",
+    )
+    resume.add_argument("run", help="run id (or a unique prefix)")
+    resume.add_argument(
+        "--plan",
+        action="store_true",
+        help="print what a resume would do with each step (kept, changed, to run); run nothing",
+    )
+    resume.add_argument(
+        "--rerun-changed",
+        action="store_true",
+        help="run again from the first finished step whose definition changed",
+    )
+    resume.add_argument(
+        "--force",
+        action="store_true",
+        help="keep the outputs of changed finished steps; resume a run that looks alive; "
+        "stop a child process group a crashed run left running",
+    )
+
+    _add_batch(commands, [common, journaled])
+    _add_cost(commands, [journaled])
+
+    validate = commands.add_parser(
+        "validate", parents=[common], help="check an agent answer against a step's contract"
+    )
+    validate.add_argument("--workflow", required=True, help="workflow name")
+    validate.add_argument("--step", required=True, help="agent step name")
+    validate.add_argument("file", help="file holding the answer, or - for stdin")
+    return parser

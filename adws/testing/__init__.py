@@ -1,0 +1,54 @@
+"""The workflow author's kit: fakes, a recorder, run reports and a pytest plugin.
+
+- `ScriptedAgent` (and `ScriptedAgent.by_step`), `FunctionAgent`, `SchemaAgent`:
+  agents that answer offline, in order, from a function, or from the contract;
+- `RecordingAgent`: a real agent's answers recorded once, replayed after;
+- `run`, `resume`, `RunReport`: a run in a test, step by step;
+- `OFFLINE`: the switch the pytest plugin (`adws.testing.plugin`, registered
+  through the `pytest11` entry point) turns on, so no test starts an agent
+  process or reaches a hosted model unless it is marked `agent_process` or
+  `live`.
+
+Names are imported on first use, so `adws.agents` can re-export
+`ScriptedAgent` from here without an import cycle.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from adws._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from adws.agents.offline import OFFLINE
+    from adws.testing.agents import FunctionAgent, SchemaAgent
+    from adws.testing.recording import RecordingAgent
+    from adws.testing.runs import RunReport, StepReport, resume, run
+    from adws.testing.scripted import ScriptedAgent
+
+__all__ = [
+    "OFFLINE",
+    "FunctionAgent",
+    "RecordingAgent",
+    "RunReport",
+    "SchemaAgent",
+    "ScriptedAgent",
+    "StepReport",
+    "resume",
+    "run",
+]
+
+_HOMES = {
+    "OFFLINE": "adws.agents.offline",
+    "FunctionAgent": "adws.testing.agents",
+    "RecordingAgent": "adws.testing.recording",
+    "RunReport": "adws.testing.runs",
+    "SchemaAgent": "adws.testing.agents",
+    "ScriptedAgent": "adws.testing.scripted",
+    "StepReport": "adws.testing.runs",
+    "resume": "adws.testing.runs",
+    "run": "adws.testing.runs",
+}
+
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

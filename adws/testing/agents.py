@@ -1,0 +1,111 @@
+"""`FunctionAgent` and `SchemaAgent`: answers computed from the request, for tests."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import TYPE_CHECKING, final
+
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from adws._checks import require_callable
+from adws._strict import example_of
+from adws.agents.base import AgentRequest, AgentResponse
+from adws.errors import ErrorType, PipelineError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+__all__ = ["FunctionAgent", "SchemaAgent"]
+
+
+class _Recorded:
+    """Keep every request an agent was sent, in order (branches call from threads)."""
+
+    def __init__(self) -> None:
+        self._requests: list[AgentRequest] = []
+        self._lock = threading.Lock()
+
+    @property
+    def requests(self) -> tuple[AgentRequest, ...]:
+        """Return every request received so far, in order."""
+        with self._lock:
+            return tuple(self._requests)
+
+    def _keep(self, request: AgentRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+
+@final
+class FunctionAgent(_Recorded):
+    r"""Answer each request with `fn(request)`: a string, or an `AgentResponse` with usage.
+
+    For answers that depend on the prompt or the feedback so far
+    (`request.attempt`, `request.prompt`). Every request is recorded; an
+    exception `fn` raises is the step's `StepException`, as any step's would be.
+
+    >>> from returns.unsafe import unsafe_perform_io
+    >>> agent = FunctionAgent(lambda request: f"STATUS: done\nECHO: {request.attempt}")
+    >>> unsafe_perform_io(agent(AgentRequest("p", "s", attempt=2)).unwrap()).text
+    'STATUS: done\nECHO: 2'
+    """
+
+    def __init__(self, fn: Callable[[AgentRequest], str | AgentResponse]) -> None:
+        """Keep the function."""
+        require_callable("FunctionAgent", "fn", fn)
+        super().__init__()
+        self.fn = fn
+
+    def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
+        """Answer with what the function returns."""
+        self._keep(request)
+        answer = self.fn(request)
+        return IOSuccess(answer if isinstance(answer, AgentResponse) else AgentResponse(answer))
+
+
+@final
+class SchemaAgent(_Recorded):
+    """Answer every agent step with a valid report built from its own contract.
+
+    `STATUS: done`, each plain key as `example`, each `*_JSON` key as the
+    example its schema gives (the one the agent's instructions show; `{}`
+    without a schema). `values` overrides a key's answer (the key as the
+    contract spells it; a value that is not a string is written as JSON).
+    For testing a workflow's wiring without writing answers: every
+    agent step succeeds on its first attempt.
+
+    >>> from returns.unsafe import unsafe_perform_io
+    >>> from adws.contract import OutputContract
+    >>> request = AgentRequest("p", "s", contract=OutputContract(("SUMMARY", "PLAN_JSON")))
+    >>> print(unsafe_perform_io(SchemaAgent()(request).unwrap()).text)
+    STATUS: done
+    SUMMARY: example
+    PLAN_JSON: {}
+    """
+
+    def __init__(self, values: Mapping[str, object] | None = None) -> None:
+        """Keep the overrides."""
+        super().__init__()
+        self.values = dict(values or {})
+
+    def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
+        """Answer from the request's contract."""
+        self._keep(request)
+        contract = request.contract
+        if contract is None:
+            message = (
+                f"SchemaAgent needs the contract of step {request.step_name!r}; it answers"
+                " requests agent_step makes, which carry it"
+            )
+            return IOFailure(PipelineError(request.step_name, ErrorType.AGENT_FAILED, message))
+        lines = ["STATUS: done"]
+        for key in contract.keys:
+            if key in self.values:
+                value = self.values[key]
+            elif key.endswith("_JSON"):
+                value = example_of(contract.schemas[key]) if key in contract.schemas else {}
+            else:
+                value = "example"
+            lines.append(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
+        return IOSuccess(AgentResponse("\n".join(lines)))

@@ -1,0 +1,173 @@
+"""`RecordingAgent`: record a real agent's answers once, replay them in every test after.
+
+Answers are kept in one JSON file, keyed by step and the SHA-256 of the
+rendered prompt (so a changed prompt is a miss, never a stale answer):
+
+    {"version": 1, "answers": [{"step": ..., "prompt_sha256": ..., "prompt": ...,
+                                "text": ..., "usage": ...}, ...]}
+
+A replay miss is an `AgentFailed` whose message shows a diff against the
+closest recorded prompt of that step, so the test says what changed.
+Replayed answers report no usage: nothing was spent.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
+
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.unsafe import unsafe_perform_io
+
+from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
+from adws.errors import ErrorType, PipelineError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["Mode", "Recording", "RecordingAgent"]
+
+Mode: TypeAlias = Literal["replay", "record", "auto"]
+_MODES: Final = ("replay", "record", "auto")
+_DIFF_LINES: Final = 60
+_FIELDS: Final = frozenset({"step", "prompt_sha256", "prompt", "text"})
+
+
+def _digest(prompt: str) -> str:
+    return hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@final
+class Recording:
+    """One recording file, shared by every agent that answers from it.
+
+    A file that is not a recording is a `ValueError` naming the path. After
+    each new answer the file is rewritten whole (through a temporary file
+    and a rename), so a run killed halfway keeps what it recorded.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        """Load the answers at `path` (no file yet is no answers)."""
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._answers: dict[tuple[str, str], dict[str, object]] = {
+            (str(entry["step"]), str(entry["prompt_sha256"])): entry for entry in self._load()
+        }
+
+    def _load(self) -> list[dict[str, object]]:
+        if not self.path.exists():
+            return []
+        try:
+            entries = json.loads(self.path.read_text(encoding="utf-8"))["answers"]
+            if not all(isinstance(e, dict) and e.keys() >= _FIELDS for e in entries):
+                raise TypeError  # noqa: TRY301 - one message for every shape that is wrong
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            msg = f"{self.path} is not a recording of agent answers ({type(exc).__name__})"
+            raise ValueError(msg) from exc
+        return list(entries)
+
+    def find(self, step: str, prompt: str) -> dict[str, object] | None:
+        """Return the answer recorded for this step and prompt, if any."""
+        with self._lock:
+            return self._answers.get((step, _digest(prompt)))
+
+    def prompts(self, step: str) -> list[str]:
+        """Return every prompt recorded for `step`."""
+        with self._lock:
+            return [str(e["prompt"]) for (name, _), e in self._answers.items() if name == step]
+
+    def keep(self, step: str, prompt: str, response: AgentResponse) -> None:
+        """Record `response` as the answer to this step and prompt, and save the file."""
+        entry: dict[str, object] = {
+            "step": step,
+            "prompt_sha256": _digest(prompt),
+            "prompt": prompt,
+            "text": response.text,
+            "usage": None if response.usage is None else response.usage.to_dict(),
+        }
+        with self._lock:
+            self._answers[(step, _digest(prompt))] = entry
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            payload = {"version": 1, "answers": list(self._answers.values())}
+            text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            temporary.write_text(text, encoding="utf-8")
+            temporary.replace(self.path)
+
+
+@final
+class RecordingAgent:
+    """Answer from a recording; record `inner`'s answers into it.
+
+    `mode="replay"` only replays (a miss fails; `inner` may be None);
+    `"record"` always asks `inner` and keeps each answer it gave;
+    `"auto"` replays what is recorded and records the rest. `recording` is
+    a path or a `Recording` several agents share (`adws run --record`
+    wraps every agent step of a workflow around one).
+    """
+
+    def __init__(
+        self,
+        inner: AgentBackend | None,
+        recording: str | os.PathLike[str] | Recording,
+        mode: Mode = "replay",
+    ) -> None:
+        """Load the recording; refuse a mode that cannot work."""
+        if mode not in _MODES:
+            msg = f"RecordingAgent: mode must be one of {', '.join(_MODES)}, got {mode!r}"
+            raise ValueError(msg)
+        if inner is None and mode != "replay":
+            msg = f"RecordingAgent: mode {mode!r} needs an inner agent to record"
+            raise ValueError(msg)
+        self.inner = inner
+        self.recording = recording if isinstance(recording, Recording) else Recording(recording)
+        self.mode = mode
+
+    def __repr__(self) -> str:
+        """Show the file and the mode."""
+        return f"RecordingAgent({str(self.recording.path)!r}, mode={self.mode!r})"
+
+    def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
+        """Replay the recorded answer to this prompt, or ask `inner` and record it."""
+        found = self.recording.find(request.step_name, request.prompt)
+        if found is not None and self.mode != "record":
+            replayed = {"replayed": str(self.recording.path)}
+            return IOSuccess(AgentResponse(str(found["text"]), replayed))
+        if self.inner is None or self.mode == "replay":
+            return IOFailure(self._miss(request))
+        answer = self.inner(request)
+        if isinstance(answer, IOSuccess):
+            self.recording.keep(
+                request.step_name, request.prompt, unsafe_perform_io(answer.unwrap())
+            )
+        return answer
+
+    def _miss(self, request: AgentRequest) -> PipelineError:
+        recorded = self.recording.prompts(request.step_name)
+        where = f"step {request.step_name!r}"
+        if not recorded:
+            message = f"{self!r} has no answer recorded for {where}; record one with mode='record'"
+            return PipelineError(request.step_name, ErrorType.AGENT_FAILED, message)
+        asked = request.prompt
+
+        def likeness(prompt: str) -> float:
+            return difflib.SequenceMatcher(None, prompt, asked).ratio()
+
+        closest = max(recorded, key=likeness)
+        diff = list(
+            difflib.unified_diff(
+                closest.splitlines(), asked.splitlines(), "recorded", "asked", lineterm=""
+            )
+        )
+        shown = "\n".join(diff[:_DIFF_LINES]) + ("\n…" if len(diff) > _DIFF_LINES else "")
+        message = (
+            f"{self!r} has no answer for this prompt of {where}; the closest recorded prompt"
+            f" differs:\n{shown}"
+        )
+        context: Mapping[str, object] = {"diff": diff}
+        return PipelineError(request.step_name, ErrorType.AGENT_FAILED, message, context)

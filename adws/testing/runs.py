@@ -1,0 +1,218 @@
+"""`run` and `resume`: a workflow run in a test, reported step by step.
+
+`run(workflow, inputs, agent=...)` runs through the real executor (with a
+sleep that does not wait) and returns a `RunReport`: the status, the final
+inputs, the error, and per step its status, its attempts, the requests its
+agent saw and what they cost. With `journal=PATH` the run is recorded as
+`adws run` records it, and `stop_after="step"` stops it right after that
+step as a Ctrl-C would (the `always_run` steps run; the run ends
+`interrupted`), so `resume(workflow, report.run_id, journal=PATH)` can
+prove that no finished step runs twice.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, final
+
+import attrs
+
+from adws.agent_steps import use_agent
+from adws.agents.base import AgentRequest
+from adws.context import WorkflowContext
+from adws.errors import PipelineError
+from adws.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
+from adws.executor import run_workflow
+from adws.journal import Journal, resume_point, stored_branches
+from adws.journal.fingerprint import fingerprint, step_fingerprints
+from adws.summary import RunSummary
+from adws.usage import Usage
+
+if TYPE_CHECKING:
+    from returns.io import IOResult
+
+    from adws.agents.base import AgentBackend, AgentResponse
+    from adws.step import Step, Workflow
+
+__all__ = ["RunReport", "StepReport", "resume", "run"]
+
+
+@final
+@attrs.frozen
+class StepReport:
+    """One step in a test run: how it ended, how often it ran, what its agent was asked."""
+
+    name: str
+    status: str
+    attempts: int
+    error: PipelineError | None
+    requests: tuple[AgentRequest, ...]
+    usage: Usage | None
+
+
+@final
+@attrs.frozen
+class RunReport:
+    """A test run: its id, status, final inputs, first error and per-step reports."""
+
+    run_id: str
+    status: str
+    inputs: Mapping[str, Any]
+    error: PipelineError | None
+    steps: Mapping[str, StepReport]
+    usage: Usage | None
+
+    def __getitem__(self, step: str) -> StepReport:
+        """Return one step's report: `report["research"].attempts`."""
+        return self.steps[step]
+
+
+class _Asked:
+    """Wrap the agent: keep each request under the top-level step in flight."""
+
+    def __init__(self, agent: AgentBackend) -> None:
+        self.agent = agent
+        self.step = ""
+        self.seen: dict[str, list[AgentRequest]] = {}
+        self.lock = threading.Lock()
+
+    def observe(self, event: RunEvent) -> None:
+        if isinstance(event, StepStarted | AttemptFailed | StepSucceeded):
+            self.step = event.step
+
+    def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
+        with self.lock:
+            self.seen.setdefault(self.step, []).append(request)
+        return self.agent(request)
+
+
+def _stopped_after(workflow: Workflow, stop_after: str) -> Workflow:
+    """Make the step after `stop_after` stop the run as a Ctrl-C there would."""
+    names = [step.name for step in workflow.steps]
+    if stop_after not in names[:-1]:
+        msg = (
+            f"stop_after={stop_after!r} must name a step of {workflow.name!r} that has one after it"
+        )
+        raise ValueError(msg)
+    index = names.index(stop_after) + 1
+
+    def stop(_ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        msg = f"stopped after {stop_after} by adws.testing.run"
+        raise KeyboardInterrupt(msg)
+
+    steps: list[Step] = list(workflow.steps)
+    steps[index] = attrs.evolve(steps[index], run=stop)
+    return attrs.evolve(workflow, steps=tuple(steps))
+
+
+def _execute(  # noqa: PLR0913 - run's and resume's options, all keyword-only
+    workflow: Workflow,
+    ctx: WorkflowContext,
+    *,
+    agent: AgentBackend | None,
+    journal: Journal | None,
+    run_id: str | None = None,
+    resume_from: str | None = None,
+    reuse: Mapping[str, Mapping[str, object]] | None = None,
+    stop_after: str | None = None,
+    spent: Usage | None = None,
+) -> RunReport:
+    asked = _Asked(agent) if agent is not None else None
+    steps = step_fingerprints(workflow)  # the workflow as written, whatever stop_after does
+    runnable = use_agent(workflow, asked) if asked is not None else workflow
+    if stop_after is not None:
+        runnable = _stopped_after(runnable, stop_after)
+    summary = RunSummary()
+    observers: list[Any] = [summary]
+    if asked is not None:
+        observers.insert(0, asked.observe)
+    if journal is not None:
+        observers.insert(0, journal.observer(fingerprint(workflow, steps), steps))
+    run_workflow(
+        runnable,
+        ctx,
+        observers=observers,
+        sleep=lambda _seconds: None,
+        run_id=run_id,
+        resume_from=resume_from,
+        reuse=reuse,
+        spent=spent,
+    )
+    seen = asked.seen if asked is not None else {}
+    finished = summary.finished
+    return RunReport(
+        summary.run_id,
+        summary.status,
+        {} if finished is None else dict(finished.context.inputs),
+        summary.error,
+        {
+            record.name: StepReport(
+                record.name,
+                record.status,
+                record.attempts,
+                record.error,
+                tuple(seen.get(record.name, ())),
+                record.usage,
+            )
+            for record in summary.steps
+        },
+        None if finished is None else finished.usage,
+    )
+
+
+def _journal(journal: str | Path | Journal | None) -> Journal | None:
+    return Journal(Path(journal)) if isinstance(journal, str | Path) else journal
+
+
+def run(
+    workflow: Workflow,
+    inputs: Mapping[str, object] | None = None,
+    *,
+    agent: AgentBackend | None = None,
+    journal: str | Path | Journal | None = None,
+    stop_after: str | None = None,
+) -> RunReport:
+    """Run `workflow` from `inputs`; every agent step asks `agent` when one is given.
+
+    Retries do not wait. `journal` (a path or a `Journal`) records the run
+    as `adws run` would; `stop_after` stops it after that step, as a Ctrl-C
+    would, to be resumed.
+    """
+    ctx = WorkflowContext(inputs=dict(inputs or {}))
+    return _execute(workflow, ctx, agent=agent, journal=_journal(journal), stop_after=stop_after)
+
+
+def resume(
+    workflow: Workflow,
+    run_id: str,
+    *,
+    journal: str | Path | Journal,
+    agent: AgentBackend | None = None,
+) -> RunReport:
+    """Resume a recorded run from its first step that did not succeed, as `adws resume` does.
+
+    Finished steps do not run again (their reports say `carried_over`); a
+    parallel step re-runs only its branches that did not succeed.
+    """
+    store = journal if isinstance(journal, Journal) else Journal(Path(journal))
+    found = store.find(run_id)
+    if isinstance(found, str):
+        raise LookupError(found)  # noqa: TRY004 - the run is missing, not of a wrong type
+    attempts = store.attempts(found.run_id)
+    names = [step.name for step in workflow.steps]
+    resume_from, ctx = resume_point(names, attempts, found.inputs())
+    if resume_from is None:
+        msg = f"every step of run {found.run_id} already succeeded; nothing to resume"
+        raise LookupError(msg)
+    return _execute(
+        workflow,
+        ctx,
+        agent=agent,
+        journal=store,
+        run_id=found.run_id,
+        resume_from=resume_from,
+        reuse=stored_branches(attempts, resume_from),
+        spent=found.usage,
+    )

@@ -1,0 +1,110 @@
+"""`adws new`: a workflow and its test that pass ruff ALL, mypy strict and 100% branch coverage."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adws.cli import main
+from tests.conftest import REPO
+
+BIN = Path(sys.executable).parent
+
+# The strictest configuration a user is likely to keep: ours (every ruff rule but the ones
+# that contradict the formatter or each other), mypy --strict with the returns plugin.
+PYPROJECT = """
+[tool.ruff]
+line-length = 100
+
+[tool.ruff.lint]
+select = ["ALL"]
+ignore = ["COM812", "CPY001", "D203", "D213", "ISC001"]
+"""
+
+MYPY_INI = """
+[mypy]
+strict = True
+plugins = returns.contrib.mypy.returns_plugin
+explicit_package_bases = True
+
+[mypy-adws.*]
+# adws is checked as an installed, typed package (py.typed), not as the user's own code.
+follow_imports = silent
+
+[mypy-claude_agent_sdk.*]
+ignore_missing_imports = True
+"""
+
+
+def check(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    # MYPYPATH lets mypy see adws's sources, which an editable install hides from it.
+    env = {**os.environ, "MYPYPATH": str(REPO)}
+    return subprocess.run(argv, cwd=project, capture_output=True, text=True, check=False, env=env)
+
+
+def test_the_generated_project_passes_ruff_mypy_and_full_coverage(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["new", "greeter"]) == 0
+    assert main(["new", "asker", "--agent"]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        (
+            "wrote workflows/greeter.py and tests/test_workflow_greeter.py; run them with:"
+            " pytest tests/test_workflow_greeter.py"
+        ),
+        (
+            "wrote workflows/asker.py and tests/test_workflow_asker.py; run them with:"
+            " pytest tests/test_workflow_asker.py"
+        ),
+    ]
+    (in_tmp / "pyproject.toml").write_text(PYPROJECT)
+    (in_tmp / "mypy.ini").write_text(MYPY_INI)
+    for argv in (
+        (str(BIN / "ruff"), "check", "."),
+        (str(BIN / "ruff"), "format", "--check", "."),
+        (str(BIN / "mypy"), "workflows", "tests"),
+        (
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--cov=workflows",
+            "--cov-branch",
+            "--cov-fail-under=100",
+            "tests",
+        ),
+    ):
+        done = check(in_tmp, *argv)
+        assert done.returncode == 0, (argv, done.stdout, done.stderr)
+    assert main(["check"]) == 0
+
+
+def test_new_never_overwrites(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["new", "greeter"]) == 0
+    (in_tmp / "tests" / "test_workflow_greeter.py").unlink()
+    assert main(["new", "greeter", "--agent"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "adws: error: workflows/greeter.py exists already; adws new never overwrites a file"
+    )
+
+
+def test_new_needs_an_identifier(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["new", "My Flow"]) == 2
+    assert capsys.readouterr().err == (
+        "adws: error: workflow name 'My Flow' is not an identifier: use lower-case letters,"
+        " digits and _\n"
+    )
+
+
+def test_new_writes_into_the_workflows_folder_given(in_tmp: Path) -> None:
+    outside = in_tmp.parent / f"{in_tmp.name}-flows"
+    assert main(["new", "greeter", "--workflows", str(outside)]) == 0
+    assert (outside / "greeter.py").exists()
+    test = (in_tmp / "tests" / "test_workflow_greeter.py").read_text()
+    assert f'WORKFLOWS = Path(__file__).resolve().parents[1] / "{outside}"' in test
