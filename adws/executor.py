@@ -34,7 +34,8 @@ from adws.events import (
     StepSucceeded,
     status_of,
 )
-from adws.usage import Budget, Meter, Usage, charging, metered
+from adws.usage import METER as _ATTEMPT
+from adws.usage import Budget, Meter, Usage, charging
 
 if TYPE_CHECKING:
     from adws.step import Step, Workflow
@@ -105,6 +106,7 @@ def current_sleep() -> Sleep:
     return current_scope().sleep
 
 
+_current_meter: Final = _ATTEMPT.get
 _INTERRUPTED_MESSAGE: Final = "interrupted by Ctrl-C"
 _FINAL: Final = frozenset({ErrorType.INTERRUPTED, ErrorType.BUDGET_EXCEEDED})
 """Errors no `retry_on` can retry: a Ctrl-C, and a budget already spent."""
@@ -223,10 +225,15 @@ def retry_step(
     timed = on_attempt_failed is not None  # durations only feed events
     while True:
         started = io_ops.monotonic() if timed else 0.0
-        with metered() as meter:
-            if meters is not None:
-                meters.append(meter)
+        # Inline rather than a context manager: this runs for every attempt of every step.
+        meter = Meter(_current_meter())
+        token = _ATTEMPT.set(meter)
+        if meters is not None:
+            meters.append(meter)
+        try:
             outcome = _call(step, attempt_ctx)
+        finally:
+            _ATTEMPT.reset(token)
         if isinstance(outcome, WorkflowContext):
             return outcome, attempt
         will_retry = _should_retry(step, outcome, attempt)
@@ -311,7 +318,6 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
     outcome, attempts = retry_step(step, ctx, sleep=sleep, on_attempt_failed=report, meters=meters)
     if isinstance(outcome, PipelineError):
         return outcome
-    usage = meters[-1].report()
     promoted = promote(ctx.inputs, outcome.outputs)  # rule 2
     if isinstance(promoted, PipelineError):
         error = promoted.with_step_name(step.name)  # rule 8
@@ -327,7 +333,7 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
                 False,
                 0.0,
                 0.0,
-                usage,
+                meters[-1].report(),
             )
         )
         return error.with_context(attempts=attempts, feedback=[])
@@ -335,7 +341,15 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
         seconds = io_ops.monotonic() - started
         emit(
             StepSucceeded(
-                run_id, step.name, index, total, attempts, seconds, promoted, outcome.outputs, usage
+                run_id,
+                step.name,
+                index,
+                total,
+                attempts,
+                seconds,
+                promoted,
+                outcome.outputs,
+                meters[-1].report(),
             )
         )
     return promoted

@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = [
+    "METER",
     "Budget",
     "Meter",
     "Usage",
     "charge",
     "charging",
-    "metered",
     "usage_of_failure",
 ]
 
@@ -96,14 +96,20 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         """Sum two usages; a model is kept when both agree (or one is unknown)."""
-        models = sorted({m for m in (self.model, other.model) if m is not None})
-        return Usage(
-            _add(self.cost_usd, other.cost_usd),
-            _add(self.input_tokens, other.input_tokens),  # type: ignore[arg-type] # int + int is an int
-            _add(self.output_tokens, other.output_tokens),  # type: ignore[arg-type] # int + int is an int
-            _add(self.turns, other.turns),  # type: ignore[arg-type] # int + int is an int
-            ", ".join(models) or None,
-        )
+        if self.model == other.model or other.model is None:
+            model = self.model
+        elif self.model is None:
+            model = other.model
+        else:
+            model = ", ".join(sorted({*self.model.split(", "), *other.model.split(", ")}))
+        # A sum of valid usages is valid: skip the validators, which cost more than the sum.
+        total = _new(Usage)
+        _set(total, "cost_usd", _add(self.cost_usd, other.cost_usd))
+        _set(total, "input_tokens", _add(self.input_tokens, other.input_tokens))
+        _set(total, "output_tokens", _add(self.output_tokens, other.output_tokens))
+        _set(total, "turns", _add(self.turns, other.turns))
+        _set(total, "model", model)
+        return total
 
     def to_dict(self) -> dict[str, object]:
         """Return the JSON-safe dict `--json` prints and a failed call's context carries.
@@ -144,6 +150,10 @@ class Usage:
         if self.tokens is not None:
             parts.append(f"{self.tokens:,} tokens")
         return ", ".join(parts) or "unknown"
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 def _limit_cost(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -228,55 +238,54 @@ class Meter:
     """Add up the usage charged inside one scope: a run, a step's attempt, a branch's.
 
     Charging a meter charges its parents too, under one lock, so a run's
-    total is exact however many branch threads charge at once.
+    total is exact however many branch threads charge at once. A meter is
+    made for every attempt of every step, so it costs nothing until charged.
     """
+
+    __slots__ = ("_usage", "parent")
 
     def __init__(self, parent: Meter | None = None, spent: Usage | None = None) -> None:
         """Start at `spent` (a resumed run's earlier spend), under `parent`."""
         self.parent = parent
-        self._usage = spent or Usage()
+        self._usage = spent
 
     @property
     def usage(self) -> Usage:
-        """Return what was charged so far."""
-        with _LOCK:
-            return self._usage
+        """Return what was charged so far (an empty usage when nothing was)."""
+        return self._usage or Usage()
 
     def charge(self, usage: Usage) -> None:
         """Add `usage` here and in every enclosing meter."""
         with _LOCK:
             meter: Meter | None = self
             while meter is not None:
-                meter._usage += usage  # noqa: SLF001 - the same class, under its lock
+                spent = meter._usage  # noqa: SLF001 - the same class, under its lock
+                meter._usage = usage if spent is None else spent + usage  # noqa: SLF001 - as above
                 meter = meter.parent
 
     def report(self) -> Usage | None:
         """Return the usage for an event: None when nothing was reported."""
-        usage = self.usage
-        return usage if usage.known else None
+        usage = self._usage  # one reference read: atomic, no lock needed
+        return usage if usage is not None and usage.known else None
 
 
-_METER: Final[ContextVar[Meter | None]] = ContextVar("adws_meter", default=None)
+METER: Final[ContextVar[Meter | None]] = ContextVar("adws_meter", default=None)
+"""The meter of the attempt in flight; the executor gives each attempt its own."""
 
 
 @contextlib.contextmanager
 def charging(meter: Meter) -> Iterator[Meter]:
     """Charge what runs inside to `meter` (the run's, for `run_workflow`)."""
-    token = _METER.set(meter)
+    token = METER.set(meter)
     try:
         yield meter
     finally:
-        _METER.reset(token)
-
-
-def metered() -> contextlib.AbstractContextManager[Meter]:
-    """Charge what runs inside to a fresh meter under the current one."""
-    return charging(Meter(_METER.get()))
+        METER.reset(token)
 
 
 def charge(usage: Usage | None) -> None:
     """Charge `usage` to the attempt in flight and everything enclosing it."""
-    meter = _METER.get()
+    meter = METER.get()
     if usage is not None and meter is not None:
         meter.charge(usage)
 

@@ -27,6 +27,7 @@ from adws.journal import Journal
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batch_bench
 import journal_bench
+import kit_bench
 import parallel_bench
 import timing
 
@@ -272,6 +273,7 @@ def main() -> None:
         "journal_v2": journal_bench.measure(),
         "parallel": parallel_bench.measure(),
         "batch": batch_bench.measure(),
+        "kit": kit_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -340,6 +342,8 @@ def render(results: dict[str, Any]) -> str:
     lines += parallel_bench.render(results["parallel"])
     lines += ["", "| batch | measured | target |", "| --- | --- | --- |"]
     lines += batch_bench.render(results["batch"])
+    lines += ["", "| cost and author's kit | measured | target |", "| --- | --- | --- |"]
+    lines += kit_bench.render(results["kit"])
     return "\n".join(lines)
 
 
