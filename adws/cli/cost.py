@@ -33,9 +33,10 @@ def _number(value: float | None, template: str) -> str:
 
 def cost_table(rows: list[CostRow], by: Grouping) -> str:
     """Render the rows, one per group, then their total."""
+    from adws.journal.costs import KEY_NAMES  # noqa: PLC0415 - see the note on imports in adws.cli.workflows
     from adws.render import table  # noqa: PLC0415 - see the note on imports in adws.cli.workflows
 
-    names = {"step": ("WORKFLOW", "STEP"), "workflow": ("WORKFLOW",), "day": ("DAY",)}[by]
+    names = tuple(name.upper() for name in KEY_NAMES[by])
     total = rows[0].usage
     for row in rows[1:]:
         total += row.usage

@@ -165,6 +165,12 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     return code
 
 
+def _with_agents(args: argparse.Namespace) -> Workflow:
+    """Load `args.workflow` with the agents `--agent`, `--record` and `--replay` chose."""
+    chosen = select_agent(load_workflow(args), args.agent, args.model, args.agent_output)
+    return recorded(chosen, args)
+
+
 def _budget(args: argparse.Namespace) -> Budget | None:
     from adws.usage import Budget  # noqa: PLC0415 - see the note on imports
 
@@ -193,9 +199,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
 
     inputs = parse_inputs(args.input, args.inputs)
-    workflow = recorded(
-        select_agent(load_workflow(args), args.agent, args.model, args.agent_output), args
-    )
+    workflow = _with_agents(args)
     missing = workflow.missing_inputs(inputs)
     if missing:
         flags = " ".join(f"-i {key}=..." for key in missing)
@@ -331,9 +335,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         err(f"run {record.run_id} already succeeded; nothing to resume")
         return EXIT_OK
     args.workflow = record.workflow
-    workflow = recorded(
-        select_agent(load_workflow(args), args.agent, args.model, args.agent_output), args
-    )
+    workflow = _with_agents(args)
     steps = step_fingerprints(workflow)
     names = [step.name for step in workflow.steps]
     attempts = journal.attempts(record.run_id)

@@ -17,7 +17,7 @@ from adws.usage import Usage
 if TYPE_CHECKING:
     from adws.journal.store import Journal
 
-__all__ = ["GROUPINGS", "CostRow", "Grouping", "costs"]
+__all__ = ["GROUPINGS", "KEY_NAMES", "CostRow", "Grouping", "costs"]
 
 Grouping: TypeAlias = Literal["step", "workflow", "day"]
 
@@ -27,6 +27,13 @@ GROUPINGS: Final[dict[str, tuple[str, ...]]] = {
     "day": ("substr(a.recorded, 1, 10)",),
 }
 """The columns each grouping of `adws cost --by` groups and orders by."""
+
+KEY_NAMES: Final[dict[str, tuple[str, ...]]] = {
+    "step": ("workflow", "step"),
+    "workflow": ("workflow",),
+    "day": ("day",),
+}
+"""What each grouping's key is made of, for `--json` and the table's header."""
 
 _SUMMED: Final = ("cost_usd", "input_tokens", "output_tokens", "turns")
 
@@ -43,9 +50,8 @@ class CostRow:
 
     def to_dict(self, by: Grouping) -> dict[str, object]:
         """Return the JSON-safe dict `adws cost --json` prints."""
-        names = {"step": ("workflow", "step"), "workflow": ("workflow",), "day": ("day",)}[by]
         return {
-            **dict(zip(names, self.key, strict=True)),
+            **dict(zip(KEY_NAMES[by], self.key, strict=True)),
             "runs": self.runs,
             "attempts": self.attempts,
             **self.usage.to_dict(),
@@ -64,7 +70,7 @@ def costs(
     `since` is an ISO date (or date and time): only attempts recorded then
     or later count. A journal older than schema 5 recorded no usage: [].
     """
-    if not journal.has_column("attempts", "cost_usd"):
+    if not journal.records_usage:
         return []
     columns = GROUPINGS[by]
     keys = ", ".join(columns)

@@ -218,9 +218,15 @@ class Journal:
         """Fetch rows as tuples, for the journal's reports (`adws cost`)."""
         return self._read(sql, params, plain=True)
 
-    def has_column(self, table: str, column: str) -> bool:
-        """Tell whether `table` has `column` (a journal read, never migrated, may not)."""
-        return any(row[1] == column for row in self._read(f"PRAGMA table_info({table})"))
+    @functools.cached_property
+    def records_usage(self) -> bool:
+        """Tell whether attempts carry usage (schema 5; a journal read, never migrated, may not)."""
+        return "cost_usd" in self._attempt_fields
+
+    @functools.cached_property
+    def _attempt_fields(self) -> frozenset[str]:
+        """Name the `attempts` columns, asked once per journal."""
+        return frozenset(row[1] for row in self._read("PRAGMA table_info(attempts)"))
 
     # -- writing ---------------------------------------------------------------
 
@@ -400,7 +406,7 @@ class Journal:
         A correlated subquery reads only the listed runs' rows, through the
         `attempts_by_run` index; a journal never migrated to schema 5 has none.
         """
-        if not self.has_column("attempts", "cost_usd"):
+        if not self.records_usage:
             return ""
         mine = "FROM attempts AS a WHERE a.run_id = runs.run_id AND instr(a.step, '[') = 0"
         columns = (
@@ -419,9 +425,8 @@ class Journal:
     @functools.cached_property
     def _attempt_columns(self) -> str:
         """Name the columns to read, asked once per journal: one never migrated may lack some."""
-        known = {row[1] for row in self._read("PRAGMA table_info(attempts)")}
         newer = ", ".join(
-            name if name in known else f"NULL AS {name}"
+            name if name in self._attempt_fields else f"NULL AS {name}"
             for name in (
                 "outputs",
                 "fingerprint",

@@ -83,15 +83,16 @@ class Recording:
 
     def keep(self, step: str, prompt: str, response: AgentResponse) -> None:
         """Record `response` as the answer to this step and prompt, and save the file."""
+        digest = _digest(prompt)
         entry: dict[str, object] = {
             "step": step,
-            "prompt_sha256": _digest(prompt),
+            "prompt_sha256": digest,
             "prompt": prompt,
             "text": response.text,
             "usage": None if response.usage is None else response.usage.to_dict(),
         }
         with self._lock:
-            self._answers[(step, _digest(prompt))] = entry
+            self._answers[(step, digest)] = entry
             self.path.parent.mkdir(parents=True, exist_ok=True)
             payload = {"version": 1, "answers": list(self._answers.values())}
             text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

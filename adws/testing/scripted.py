@@ -102,8 +102,10 @@ class ScriptedAgent:
             return {name: len(queue) for name, queue in self._queues.items() if queue}
 
     def _route(self, request: AgentRequest) -> str | None:
-        for name in (request.branch, request.step_name, ""):
-            if name in self._queues and (name or len(self._queues) == 1):
+        if "" in self._queues:
+            return ""  # one queue, in order, for every step
+        for name in (request.branch, request.step_name):
+            if name in self._queues:
                 return name
         return None
 
