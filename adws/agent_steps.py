@@ -109,6 +109,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     cwd: str | None = None,
     when: Callable[[WorkflowContext], bool] | None = None,
     budget: Budget | None = None,
+    rerun_on_resume: bool = False,
 ) -> Step:
     """Build a step that asks `agent` and lets only a proven answer through.
 
@@ -124,7 +125,8 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     attempt (and journaled with it), and before every call the run's spend
     so far is checked against `budget`, the workflow's and the command
     line's: past the tightest, the agent is not called and the step fails
-    `BudgetExceeded`, which is never retried. Impossible arguments (an agent
+    `BudgetExceeded`, which is never retried. `rerun_on_resume` makes `adws
+    resume` ask again even after a success (see `Step`). Impossible arguments (an agent
     given as a string, a timeout of `"5"`) are refused here, at definition
     time.
     """
@@ -176,6 +178,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         always_run=always_run,
         retry=retry,
         when=when,
+        rerun_on_resume=rerun_on_resume,
         kind="agent",
         spec=AgentSpec(prompt, agent, contract, timeout, cwd, budget),
     )
@@ -232,6 +235,7 @@ def _replace_agent(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> 
         when=step.when,
         reads=step.reads,
         writes=step.writes,
+        rerun_on_resume=step.rerun_on_resume,
     )
 
 

@@ -34,7 +34,12 @@ def _round_feedback(round_number: int, max_rounds: int, error: PipelineError) ->
 
 
 def with_verification(
-    main: Step, verify: Step, *, max_attempts: int = 3, name: str | None = None
+    main: Step,
+    verify: Step,
+    *,
+    max_attempts: int = 3,
+    name: str | None = None,
+    rerun_on_resume: bool = False,
 ) -> Step:
     """Run `main`, then `verify` on its outputs; on a failed verify, run both again.
 
@@ -48,6 +53,7 @@ def with_verification(
     error its policy will not retry (`Blocked`), ends the step at once; after
     `max_attempts` rounds the last verify error is returned with `rounds`.
     Retries inside a round wait through the run's injected `sleep`.
+    `rerun_on_resume` makes `adws resume` run it again (see `Step`).
     """
     require_type("with_verification", "main", main, Step, "a Step")
     require_type("with_verification", "verify", verify, Step, "a Step")
@@ -85,6 +91,7 @@ def with_verification(
     return Step(
         name or f"{main.name}_verified",
         run,
+        rerun_on_resume=rerun_on_resume,
         kind="verification",
         spec=VerificationSpec(main, verify, max_attempts),
         children=(main, verify),

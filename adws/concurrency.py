@@ -347,10 +347,12 @@ def parallel(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     min_successes: int | None = None,
     always_run: bool = False,
     when: Callable[[WorkflowContext], bool] | None = None,
+    rerun_on_resume: bool = False,
 ) -> Step:
     """Build a step that runs `steps` (distinct names) at the same time; see the module rules.
 
     A branch is named `<name>[<branch>]` in events and the journal.
+    `rerun_on_resume` makes `adws resume` run it again (see `Step`).
     """
     owner = f"parallel {name!r}"
     branches = tuple(steps)
@@ -379,6 +381,7 @@ def parallel(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         run,
         always_run=always_run,
         when=when,
+        rerun_on_resume=rerun_on_resume,
         kind="parallel",
         spec=ParallelSpec(branches, max_concurrency, min_successes),
         children=branches,
@@ -393,6 +396,7 @@ def fan_out(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     item: str = "item",
     max_concurrency: int | None = None,
     min_successes: int | None = None,
+    rerun_on_resume: bool = False,
 ) -> Step:
     """Build a step that runs `step` once per element of `ctx.inputs[over]`; see the module rules.
 
@@ -400,6 +404,7 @@ def fan_out(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     `<item>_index`, and is named `<name>[i]`. A missing or non-sequence
     `over` input is a `MissingInput` failure; an empty sequence succeeds
     with an empty tuple (unless `min_successes` asks for more).
+    `rerun_on_resume` makes `adws resume` run it again (see `Step`).
     """
     owner = f"fan_out {name!r}"
     require_type(owner, "step", step, Step, "a Step")
@@ -440,6 +445,7 @@ def fan_out(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     return Step(
         name,
         run,
+        rerun_on_resume=rerun_on_resume,
         kind="fan_out",
         spec=FanOutSpec(step, over, item, max_concurrency, min_successes),
         children=(step,),

@@ -56,7 +56,11 @@ def status_of(error: PipelineError | None) -> RunStatus:
 @final
 @attrs.frozen
 class RunStarted:
-    """A run began, or (`resumed`) continued at step index `first_step`, from `context`."""
+    """A run began, or (`resumed`) continued at step index `first_step`, from `context`.
+
+    `rerun` names the earlier steps a resume runs again first
+    (`rerun_on_resume`), in order.
+    """
 
     run_id: str
     workflow: str
@@ -64,6 +68,7 @@ class RunStarted:
     context: WorkflowContext
     first_step: int = 0
     resumed: bool = False
+    rerun: tuple[str, ...] = ()
 
 
 @final

@@ -360,22 +360,38 @@ def _interrupted(step: Step, exc: KeyboardInterrupt) -> PipelineError:
     return PipelineError(step.name, ErrorType.INTERRUPTED, str(exc) or _INTERRUPTED_MESSAGE)
 
 
+@final
+@attrs.frozen
+class _Start:
+    """Where a run starts: the step indices to run in order, and an error that halts it."""
+
+    first: int
+    order: tuple[int, ...]
+    rerun: tuple[str, ...]
+    error: PipelineError | None
+    resumed: bool
+
+
 def _starting_point(
-    workflow: Workflow, ctx: WorkflowContext, resume_from: str | None
-) -> tuple[int, PipelineError | None]:
-    """Find the first step to run, or the error that stops every non-always_run step."""
+    workflow: Workflow, ctx: WorkflowContext, resume_from: str | None, rerun: Iterable[str]
+) -> _Start:
+    """Find the steps to run (a resume's reruns first), or the error that halts the run."""
     names = [step.name for step in workflow.steps]
+    resumed = resume_from is not None
     if resume_from is not None and resume_from not in names:
         message = f"workflow {workflow.name!r} has no step {resume_from!r} to resume from"
-        return len(names), PipelineError("", ErrorType.INVALID_WORKFLOW, message)
+        error = PipelineError("", ErrorType.INVALID_WORKFLOW, message)
+        return _Start(len(names), (), (), error, resumed)
     first = 0 if resume_from is None else names.index(resume_from)
+    later = tuple(range(first, len(names)))
     missing = workflow.missing_inputs(ctx.inputs)
     if missing:
         message = f"workflow {workflow.name!r} needs input {', '.join(map(repr, missing))}"
-        return first, PipelineError(
-            "", ErrorType.MISSING_INPUT, message, {"missing": list(missing)}
-        )
-    return first, None
+        error = PipelineError("", ErrorType.MISSING_INPUT, message, {"missing": list(missing)})
+        return _Start(first, later, (), error, resumed)
+    wanted = frozenset(rerun)
+    again = tuple(index for index, name in enumerate(names[:first]) if name in wanted)
+    return _Start(first, again + later, tuple(names[i] for i in again), None, resumed)
 
 
 def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parallel's keywords
@@ -390,12 +406,16 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     reuse: Mapping[str, Mapping[str, object]] | None = None,
     budget: Budget | None = None,
     spent: Usage | None = None,
+    rerun: Iterable[str] = (),
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run `workflow`'s steps in order and return the final context or the first error.
 
     `run_id` names the run in its events (a fresh one by default).
     `resume_from` starts at that step, skipping the earlier ones without a
     trace, for `adws resume`: `ctx` must then be the context they left.
+    `rerun` names earlier steps that run again all the same, in order,
+    before it (`Step(rerun_on_resume=True)`: a scratch folder, a worktree);
+    `ctx` must then lack their outputs.
     The workflow's declared `inputs` are checked before any step runs. A
     workflow with no steps is the identity: it returns `ctx` as it was given.
     `sleep` reaches every wait of the run, the retries inside combinators
@@ -425,9 +445,9 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     token = _SCOPE.set(scope)
     try:
         with charging(scope.meter):
-            return _run_steps(
-                workflow, ctx if ctx is not None else WorkflowContext(), emit, scope, resume_from
-            )
+            ctx = ctx if ctx is not None else WorkflowContext()
+            start = _starting_point(workflow, ctx, resume_from, rerun)
+            return _run_steps(workflow, ctx, emit, scope, start)
     finally:
         _SCOPE.reset(token)
 
@@ -437,7 +457,7 @@ def _run_steps(
     ctx: WorkflowContext,
     emit: _Emitter,
     scope: RunScope,
-    resume_from: str | None,
+    start: _Start,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run the loop of `run_workflow` (rules 1 to 9)."""
     run_id = emit.run_id
@@ -445,11 +465,11 @@ def _run_steps(
     steps = workflow.steps
     total = len(steps)
     names = tuple(step.name for step in steps)
-    first, first_error = _starting_point(workflow, ctx, resume_from)
-    emit(RunStarted(run_id, workflow.name, names, ctx, first, resumed=resume_from is not None))
+    first_error = start.error
+    emit(RunStarted(run_id, workflow.name, names, ctx, start.first, start.resumed, start.rerun))
     started = io_ops.monotonic()
     late_failures: list[PipelineError] = []
-    for index in range(first, total):  # rule 1
+    for index in start.order:  # rule 1
         step = steps[index]
         if first_error is not None and not step.always_run:  # rule 4
             emit(StepSkipped(run_id, step.name, index, total, "halted"))

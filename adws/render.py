@@ -66,6 +66,9 @@ def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911 - one line per 
             resumed = ""
             if event.resumed and event.first_step < len(event.steps):
                 resumed = f", resuming at {event.steps[event.first_step]}"
+                if event.rerun:
+                    verb = "runs" if len(event.rerun) == 1 else "run"
+                    resumed += f" ({', '.join(event.rerun)} {verb} again)"
             count = len(event.steps)
             noun = "step" if count == 1 else "steps"
             return f"{event.workflow}: run {event.run_id}, {count} {noun}{resumed}"
@@ -310,19 +313,22 @@ def plan_text(record: RunRecord, plan: Sequence[StepPlan]) -> str:
     >>> from types import SimpleNamespace
     >>> from adws.journal import StepPlan
     >>> record = SimpleNamespace(run_id="r1", workflow="w", status="failed")
-    >>> print(plan_text(record, [StepPlan("a", "kept"), StepPlan("b", "to run")]))
+    >>> print(plan_text(record, [StepPlan("a", "kept"), StepPlan("b", "rerun"), StepPlan("c", "to run")]))
     run r1 · w · failed
       1. a: kept
-      2. b: to run
-    a resume starts at b
-    """
+      2. b: rerun (runs again on every resume)
+      3. c: to run
+    a resume starts at c
+    """  # noqa: E501
     lines = [f"run {record.run_id} · {record.workflow} · {record.status}"]
     for number, item in enumerate(plan, 1):
         detail = ""
         if item.action == "changed":
             detail = f" (recorded {item.recorded}, now {item.current})"
+        elif item.action == "rerun":
+            detail = " (runs again on every resume)"
         lines.append(f"  {number}. {item.step}: {item.action}{detail}")
-    first = next((item.step for item in plan if item.action != "kept"), None)
+    first = next((item.step for item in plan if item.action == "to run"), None)
     changed = any(item.action == "changed" for item in plan)
     if changed:
         lines.append(

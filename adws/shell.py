@@ -167,6 +167,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, safe to share
     when: Callable[[WorkflowContext], bool] | None = None,
     max_output_bytes: int = SHELL_MAX_OUTPUT_BYTES,
+    rerun_on_resume: bool = False,
 ) -> Step:
     """Build a step that runs `command` and records its output.
 
@@ -188,7 +189,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     (with the tails of stdout and stderr); printing more than
     `max_output_bytes` on either stream kills the process group and is
     `ShellFailed` naming the limit; a timeout kills the process group and is
-    `Timeout`.
+    `Timeout`. `rerun_on_resume` makes `adws resume` run it again (see `Step`).
     """
     spec_command = _checked_options(
         name,
@@ -225,6 +226,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         always_run=always_run,
         retry=retry,
         when=when,
+        rerun_on_resume=rerun_on_resume,
         kind="shell",
         spec=ShellSpec(spec_command, timeout, cwd, script_from, max_output_bytes),
     )

@@ -169,7 +169,8 @@ class Step:
     `verification` or plain `python`) so tools such as `adws show`, the
     fingerprint and `--agent` can inspect it; `children` lists the steps a
     combinator wraps. Most users never set them: `agent_step`, `shell_step`
-    and `with_verification` do. `reads` and `writes` (names or `Key`s)
+    and `with_verification` do. `rerun_on_resume` marks a step `adws
+    resume` runs again even though it finished (see the attribute). `reads` and `writes` (names or `Key`s)
     declare a plain Python step's dataflow for `adws check`, which infers
     the other kinds' from their templates and contracts.
 
@@ -191,6 +192,12 @@ class Step:
     """The inputs the step reads, for `adws check` (None: inferred, when it can be)."""
     writes: tuple[str, ...] | None = attrs.field(default=None, kw_only=True, converter=_to_keys)
     """The outputs the step writes, for `adws check` (None: inferred, when it can be)."""
+    rerun_on_resume: bool = attrs.field(default=False, kw_only=True)
+    """Run again on every resume, before the first unfinished step, its old outputs dropped.
+
+    For a step whose effect does not outlive a session: it makes a scratch
+    folder or a worktree that an `always_run` teardown removes.
+    """
 
     def __attrs_post_init__(self) -> None:
         """Refuse what could only fail later, inside a run."""
@@ -200,6 +207,7 @@ class Step:
         require_type(owner, "retry", self.retry, RetryPolicy, "a RetryPolicy")
         require_callable(owner, "when", self.when, optional=True)
         require_type(owner, "kind", self.kind, str, "a str")
+        require_type(owner, "rerun_on_resume", self.rerun_on_resume, bool, "a bool")
 
 
 def iter_steps(steps: tuple[Step, ...]) -> Iterator[Step]:

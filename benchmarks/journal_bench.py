@@ -20,7 +20,7 @@ from returns.io import IOResult, IOSuccess
 from timing import median_seconds
 
 from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow
-from adws.journal import Journal, plan_resume, resume_point
+from adws.journal import Journal, JournalObserver, plan_resume, resume_point
 from adws.journal.fingerprint import step_fingerprints
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,10 +49,10 @@ def journal_per_step(n: int, runs: int) -> float:
     start = WorkflowContext(inputs={"k0": 0})
     with tempfile.TemporaryDirectory() as folder:
         journal = Journal(Path(folder) / "runs.db")
-        run_workflow(_workflow(2_000), start, observers=[journal.observer("warm")])
+        run_workflow(_workflow(2_000), start, observers=[JournalObserver(journal, "warm")])
         started = time.perf_counter()
         for _ in range(runs):
-            run_workflow(workflow, start, observers=[journal.observer("bench", steps)])
+            run_workflow(workflow, start, observers=[JournalObserver(journal, "bench", steps)])
         seconds = time.perf_counter() - started
         journal.close()
     return seconds * 1e6 / (n * runs)
@@ -66,7 +66,9 @@ def journal_size(n: int, payload_bytes: int = 0) -> float:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "runs.db"
         journal = Journal(path)
-        run_workflow(workflow, WorkflowContext(inputs=inputs), observers=[journal.observer("b")])
+        run_workflow(
+            workflow, WorkflowContext(inputs=inputs), observers=[JournalObserver(journal, "b")]
+        )
         journal.close()
         total = sum(file.stat().st_size for file in Path(folder).iterdir())
     return total / 1e6
@@ -89,7 +91,7 @@ def library_resume(n: int) -> dict[str, float]:
         run_workflow(
             workflow,
             WorkflowContext(inputs={"k0": 0}),
-            observers=[journal.observer("b", current)],
+            observers=[JournalObserver(journal, "b", current)],
             run_id="r",
         )
 

@@ -22,7 +22,7 @@ from returns.result import Success
 
 from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow
 from adws.contract import OutputContract, validate_agent_output
-from adws.journal import Journal
+from adws.journal import Journal, JournalObserver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batch_bench
@@ -122,7 +122,7 @@ def journal_overhead(n: int) -> dict[str, float]:
     start = WorkflowContext(inputs={"k0": 0})
     with tempfile.TemporaryDirectory() as folder:
         journal = Journal(Path(folder) / "runs.db")
-        observer = journal.observer("bench")
+        observer = JournalObserver(journal, "bench")
         with_journal = median_seconds(
             lambda: run_workflow(workflow, start, observers=[observer]), repeats=5
         )

@@ -155,8 +155,14 @@ def test_a_resume_counts_what_the_run_spent_before(
     run_id = str(first["run_id"])
     code, again = run_json(["resume", run_id, "--max-tokens", "300"], capsys)
     assert (code, again["usage"]["input_tokens"]) == (1, 300)  # type: ignore[index] # a dict
-    code, done = run_json(["resume", run_id, "--max-cost", "1"], capsys)
+    # The recorded --max-tokens 300 still holds unless the resume gives another.
+    code, done = run_json(["resume", run_id, "--max-cost", "1", "--max-tokens", "1000"], capsys)
     assert (code, done["usage"]["cost_usd"]) == (0, 0.3)  # type: ignore[index] # a dict
+    assert done["options"] == {
+        "max_cost": 1.0,
+        "max_tokens": 1000,
+        "workflows": str((project / "workflows").resolve()),
+    }
 
 
 @pytest.mark.parametrize(

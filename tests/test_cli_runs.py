@@ -152,6 +152,7 @@ def test_a_changed_finished_step_is_refused_then_rerun_or_kept(
             "changed finished steps are refused; --rerun-changed runs again from the first, "
             "--force keeps their outputs"
         ),
+        "options: none",
     ]
     code, kept = run_json(["resume", run_id, "--force"], capsys)
     assert (code, kept["inputs"]["shipped"]) == (0, "s-fetched-built-shipped")  # type: ignore[index]
@@ -172,13 +173,17 @@ def test_the_plan_of_a_run_that_needs_nothing(
     (project / "fixed").touch()
     _, done = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
     assert main(["resume", str(done["run_id"]), "--plan"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "every step is done; nothing to resume"
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "every step is done; nothing to resume",
+        "options: none",
+    ]
     _, stuck = run_json(["run", "blocker", "-i", "seed=s"], capsys)
     assert main(["resume", str(stuck["run_id"]), "--plan"]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == [
         "  1. fetch: kept",
         "  2. ask: to run",
         "a resume starts at ask",
+        "options: none",
     ]
 
 

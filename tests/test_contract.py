@@ -22,7 +22,7 @@ from adws import (
 )
 from adws._strict import parse_strict_json
 from adws.contract import AgentReport, OutputContract, validate_agent_output
-from adws.journal import Journal
+from adws.journal import Journal, JournalObserver
 from tests.conftest import success
 from tests.strategies import Claim, Packet, valid_reports
 
@@ -255,7 +255,7 @@ def test_json_nested_512_deep_passes_and_survives_the_journal(tmp_path: Path) ->
     step = agent_step(
         "research", prompt="p", agent=agent, contract=OutputContract(("RESEARCH_PACKET_JSON",))
     )
-    result = run_workflow(Workflow("w", (step,)), observers=[journal.observer("f")])
+    result = run_workflow(Workflow("w", (step,)), observers=[JournalObserver(journal, "f")])
     final = success(result)
     [record] = journal.attempts(journal.runs()[0].run_id)
     assert WorkflowContext(inputs=record.outputs() or {}) == final

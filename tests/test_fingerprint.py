@@ -37,7 +37,7 @@ def flow(*steps: Step) -> Workflow:
 
 def test_the_same_definition_hashes_the_same() -> None:
     assert fingerprint(flow(Step("a", one))) == fingerprint(flow(Step("a", one)))
-    assert len(fingerprint(flow(Step("a", one)))) == 16
+    assert len(fingerprint(flow(Step("a", one)))) == 20
 
 
 def test_changes_to_steps_change_the_fingerprint() -> None:
@@ -73,8 +73,12 @@ def test_agent_contracts_shell_commands_and_rounds_count_but_the_backend_does_no
     )
     steps = describe_workflow(base)["steps"]
     assert isinstance(steps, list)
-    fields = steps[0]["agent"]["schemas"]["P_JSON"]["fields"]
-    assert [name for name, _ in fields] == ["verdict", "claims"]
+    described = steps[0]["spec"]
+    assert (described["spec"], described["prompt"], "agent" in described) == (
+        "AgentSpec",
+        "'p'",
+        False,
+    )
 
 
 def test_a_partials_arguments_are_part_of_its_fingerprint() -> None:
@@ -179,7 +183,7 @@ def recursive(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
 
 def test_recursion_and_late_bound_closures_are_described() -> None:
     assert fingerprint(flow(Step("a", recursive))) == fingerprint(flow(Step("a", recursive)))
-    assert len(fingerprint(flow(unbound_closure()))) == 16
+    assert len(fingerprint(flow(unbound_closure()))) == 20
 
 
 def test_a_thousand_steps_are_fingerprinted_quickly_enough_to_be_measured_not_asserted() -> None:
@@ -196,3 +200,16 @@ def test_a_parallel_steps_limits_are_part_of_its_fingerprint() -> None:
     assert fingerprint(flow(fan_out("f", Step("a", one), over="x"))) != fingerprint(
         flow(fan_out("f", Step("a", one), over="y"))
     )
+
+
+def test_a_custom_spec_counts_and_a_library_schema_is_named() -> None:
+    from adws.usage import Usage  # noqa: PLC0415 - a schema class from a library
+
+    custom = flow(Step("a", one, spec={"limit": 1}))
+    assert fingerprint(custom) == fingerprint(flow(Step("a", one, spec={"limit": 1})))
+    assert fingerprint(custom) != fingerprint(flow(Step("a", one, spec={"limit": 2})))
+    library = agent_step(
+        "u", prompt="p", agent=ScriptedAgent([]), contract=OutputContract(schemas={"U_JSON": Usage})
+    )
+    assert helper_sources(flow(library)) == ""
+    assert "adws.usage:Usage" in str(describe_workflow(flow(library)))

@@ -17,7 +17,7 @@ from adws import (
     WorkflowContext,
     run_workflow,
 )
-from adws.journal import MIGRATIONS, Journal, JournalError, resume_point
+from adws.journal import MIGRATIONS, Journal, JournalError, JournalObserver, resume_point
 from tests.conftest import FakeSleep, Recorder
 from tests.strategies import Claim, Packet
 
@@ -44,7 +44,7 @@ def test_a_runs_events_read_back_as_what_happened(
     result = run_workflow(
         flow,
         WorkflowContext(inputs={"seed": 1}),
-        observers=[journal.observer("fp1")],
+        observers=[JournalObserver(journal, "fp1")],
         run_id="run1",
         sleep=fake_sleep,
     )
@@ -99,7 +99,7 @@ def test_resume_point_is_the_first_step_that_did_not_succeed(
             Step("c", recorder.ok("c")),
         ),
     )
-    run_workflow(flow, observers=[journal.observer("f")], run_id="r")
+    run_workflow(flow, observers=[JournalObserver(journal, "f")], run_id="r")
     name, ctx = resume_point(("a", "b", "c"), journal.attempts("r"))
     assert name == "b"
     assert ctx is not None
@@ -111,7 +111,7 @@ def test_resume_point_is_none_when_every_step_succeeded(tmp_path: Path, recorder
     journal = Journal(tmp_path / "runs.db")
     run_workflow(
         Workflow("w", (Step("a", recorder.ok("a", x=1)),)),
-        observers=[journal.observer("f")],
+        observers=[JournalObserver(journal, "f")],
         run_id="r",
     )
     name, ctx = resume_point(("a",), journal.attempts("r"))
@@ -124,7 +124,7 @@ def test_runs_are_listed_newest_first_and_filtered(tmp_path: Path, recorder: Rec
     good = Workflow("good", (Step("a", recorder.ok("a")),))
     bad = Workflow("bad", (Step("a", recorder.fail("a")),))
     for run_id, flow in (("r1", good), ("r2", bad), ("r3", good)):
-        run_workflow(flow, observers=[journal.observer("f")], run_id=run_id)
+        run_workflow(flow, observers=[JournalObserver(journal, "f")], run_id=run_id)
     assert [r.run_id for r in journal.runs()] == ["r3", "r2", "r1"]
     assert [r.run_id for r in journal.runs(workflow="good")] == ["r3", "r1"]
     assert [r.run_id for r in journal.runs(status="failed")] == ["r2"]
@@ -136,7 +136,7 @@ def test_find_accepts_a_unique_prefix(tmp_path: Path, recorder: Recorder) -> Non
     for run_id in ("abc1", "abc2", "x_y"):
         run_workflow(
             Workflow("w", (Step("a", recorder.ok("a")),)),
-            observers=[journal.observer("f")],
+            observers=[JournalObserver(journal, "f")],
             run_id=run_id,
         )
     found = journal.find("x_")
@@ -155,11 +155,11 @@ def test_a_resumed_run_is_updated_in_place(tmp_path: Path, recorder: Recorder) -
     flow = Workflow(
         "w", (Step("a", recorder.ok("a", x=1)), Step("b", recorder.fail("b", times=1, y=2)))
     )
-    run_workflow(flow, observers=[journal.observer("f1")], run_id="r")
+    run_workflow(flow, observers=[JournalObserver(journal, "f1")], run_id="r")
     run_workflow(
         flow,
         WorkflowContext(inputs={"x": 1}),
-        observers=[journal.observer("f2")],
+        observers=[JournalObserver(journal, "f2")],
         run_id="r",
         resume_from="b",
     )
@@ -175,7 +175,9 @@ def test_a_resumed_run_is_updated_in_place(tmp_path: Path, recorder: Recorder) -
 def test_mark_sets_the_status(tmp_path: Path, recorder: Recorder) -> None:
     journal = Journal(tmp_path / "runs.db")
     run_workflow(
-        Workflow("w", (Step("a", recorder.ok("a")),)), observers=[journal.observer("f")], run_id="r"
+        Workflow("w", (Step("a", recorder.ok("a")),)),
+        observers=[JournalObserver(journal, "f")],
+        run_id="r",
     )
     journal.mark("r", "interrupted")
     assert journal.runs()[0].status == "interrupted"
@@ -191,7 +193,7 @@ def test_a_running_run_whose_process_is_gone_is_stale(tmp_path: Path) -> None:
     events: list[object] = []
     run_workflow(
         Workflow("w", (Step("a", dead_pid),)),
-        observers=[journal.observer("f"), events.append],
+        observers=[JournalObserver(journal, "f"), events.append],
         run_id="r",
     )
     journal.write("UPDATE runs SET status = 'running'", ())
@@ -224,7 +226,7 @@ def test_a_journal_from_a_newer_adws_is_refused(tmp_path: Path) -> None:
     db.commit()
     db.close()
     with pytest.raises(
-        JournalError, match=r"written by a newer adws \(schema 99, this one knows 5\)"
+        JournalError, match=r"written by a newer adws \(schema 99, this one knows 6\)"
     ):
         Journal(path)
 
@@ -239,6 +241,7 @@ def test_reopening_does_not_migrate_twice(tmp_path: Path) -> None:
         (3,),
         (4,),
         (5,),
+        (6,),
     ]
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from adws import Step, Workflow, WorkflowContext, run_workflow
 from adws.cli import main
-from adws.journal import MIGRATIONS, Journal, JournalError
+from adws.journal import MIGRATIONS, Journal, JournalError, JournalObserver
 from tests.conftest import REPO, Recorder
 from tests.test_cli_runs import RESUMABLE
 
@@ -41,7 +41,7 @@ def test_a_step_row_holds_only_the_outputs_that_step_promoted(tmp_path: Path) ->
     run_workflow(
         Workflow("w", steps),
         WorkflowContext(inputs={"big": big}),
-        observers=[journal.observer("f")],
+        observers=[JournalObserver(journal, "f")],
         run_id="r",
     )
     rows = sqlite3.connect(tmp_path / "runs.db").execute(
@@ -61,7 +61,7 @@ def test_eight_threads_sharing_one_journal_lose_nothing(tmp_path: Path) -> None:
 
     def one_run(n: int) -> None:
         try:
-            run_workflow(workflow, observers=[journal.observer("f")], run_id=f"run{n}")
+            run_workflow(workflow, observers=[JournalObserver(journal, "f")], run_id=f"run{n}")
         except BaseException as exc:  # noqa: BLE001 - the test reports any
             failures.append(exc)
 
@@ -128,6 +128,7 @@ def test_a_v1_journal_is_migrated_and_its_run_resumed(
         "  2. build: to run",
         "  3. ship: to run",
         "a resume starts at build",
+        "options: none",
     ]
     code, resumed = run_json(["resume", "old1"], capsys)
     assert (code, resumed["inputs"]["shipped"]) == (0, "s-fetched-built-shipped")  # type: ignore[index]
@@ -248,7 +249,7 @@ def test_a_read_only_journal_from_a_newer_adws_is_refused(tmp_path: Path) -> Non
     db.commit()
     db.close()
     with pytest.raises(
-        JournalError, match=r"written by a newer adws \(schema 99, this one knows 5\)"
+        JournalError, match=r"written by a newer adws \(schema 99, this one knows 6\)"
     ):
         Journal(path, readonly=True)
 
@@ -267,7 +268,10 @@ def test_a_step_skipped_by_its_condition_adds_nothing_on_resume(tmp_path: Path) 
         ),
     )
     run_workflow(
-        workflow, WorkflowContext(inputs={"seed": 0}), observers=[journal.observer("f")], run_id="r"
+        workflow,
+        WorkflowContext(inputs={"seed": 0}),
+        observers=[JournalObserver(journal, "f")],
+        run_id="r",
     )
     found = journal.find("r")
     assert not isinstance(found, str)

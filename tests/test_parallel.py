@@ -27,7 +27,7 @@ from adws import (
 )
 from adws.agents import AgentRequest
 from adws.events import BranchFinished
-from adws.journal import Journal
+from adws.journal import Journal, JournalObserver
 from adws.render import format_event, show_text, to_mermaid
 from adws.summary import RunSummary
 from tests.conftest import Events, FakeSleep, failure, success
@@ -77,7 +77,7 @@ def test_a_failure_cancels_the_running_branches_and_leaves_no_process(in_tmp: Pa
     error = failure(
         run_workflow(
             Workflow("w", (parallel("both", [slow, quick]),)),
-            observers=[events, journal.observer("f")],
+            observers=[events, JournalObserver(journal, "f")],
             run_id="r",
         )
     )
@@ -456,7 +456,7 @@ def test_status_lists_each_branch_and_its_last_error(tmp_path: Path) -> None:
 
     journal = Journal(tmp_path / "runs.db")
     step = parallel("checks", [ok("lint"), broken("tests")], min_successes=1, max_concurrency=1)
-    run_workflow(Workflow("w", (step,)), observers=[journal.observer("f")], run_id="r")
+    run_workflow(Workflow("w", (step,)), observers=[JournalObserver(journal, "f")], run_id="r")
     record = journal.find("r")
     assert not isinstance(record, str)
     assert status_text(record, journal.attempts("r")).splitlines()[2:] == [

@@ -19,6 +19,7 @@ from adws.batch.local import LocalPool
 from adws.batch.tasks import Message, Task
 from adws.errors import PipelineError
 from adws.journal import resume_point, stored_branches
+from adws.journal.batches import batch_runs, finish_batch, queue_batch
 from adws.journal.codec import decode_error, encode_context, encode_outputs
 
 if TYPE_CHECKING:
@@ -174,7 +175,8 @@ def plan_batch(
         (line, new_run_id(), encode_context(WorkflowContext(inputs=inputs)))
         for line, inputs in lines
     ]
-    journal.queue_batch(
+    queue_batch(
+        journal,
         batch_id,
         workflow.name,
         source,
@@ -349,10 +351,10 @@ def run_batch(  # noqa: PLR0913 - the batch and how to run it, all keyword-only 
     on_progress(coordinator.progress())
     runs = tuple(
         RunResult(line, run_id, status, _error(error))
-        for line, run_id, status, error in journal.batch_runs(batch_id)
+        for line, run_id, status, error in batch_runs(journal, batch_id)
     )
     batch = BatchReport(batch_id, workflow.name, runs, interrupted=bool(coordinator.stop.signals))
-    journal.finish_batch(batch_id, batch.status)
+    finish_batch(journal, batch_id, batch.status)
     return batch, coordinator.stop.first
 
 

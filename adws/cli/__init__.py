@@ -38,7 +38,7 @@ _HANDLERS: Final = {
     "run": ("adws.cli.runs", "cmd_run"),
     "runs": ("adws.cli.runs", "cmd_runs"),
     "status": ("adws.cli.runs", "cmd_status"),
-    "resume": ("adws.cli.runs", "cmd_resume"),
+    "resume": ("adws.cli.resume", "cmd_resume"),
     "batch": ("adws.cli.batch", "cmd_batch"),
     "cost": ("adws.cli.cost", "cmd_cost"),
 }

@@ -20,10 +20,13 @@ if TYPE_CHECKING:
 
     from adws.agents.base import AgentBackend
     from adws.journal import Journal
+    from adws.journal.options import RunOptions
     from adws.step import Workflow
 
 __all__ = [
     "UsageError",
+    "apply_options",
+    "given_options",
     "journal_path",
     "open_journal",
     "parse_inputs",
@@ -113,6 +116,42 @@ def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, obj
             raise UsageError(msg)
         inputs[match.group(1)] = match.group(2)
     return inputs
+
+
+def _absolute(path: str | None) -> str | None:
+    return None if path is None else str(Path(path).resolve())
+
+
+def given_options(args: argparse.Namespace, *, resume: bool = False) -> RunOptions:
+    """Collect a run's options from the command line, for the journal; paths made absolute.
+
+    A run records the workflows folder it was found in (`--workflows`,
+    `$ADWS_WORKFLOWS` or `./workflows`), so a resume from another folder or
+    shell finds it; a resume takes one only from `--workflows`.
+    """
+    from adws.discovery import workflows_dir  # noqa: PLC0415 - see the note on imports
+    from adws.journal.options import RunOptions  # noqa: PLC0415 - see the note on imports
+
+    folder = args.workflows if resume else workflows_dir(args.workflows)
+    return RunOptions(
+        agent=args.agent,
+        model=args.model,
+        agent_output=args.agent_output,
+        max_cost=args.max_cost,
+        max_tokens=args.max_tokens,
+        max_agents=args.max_agents,
+        workflows=_absolute(None if folder is None else str(folder)),
+        record=_absolute(args.record),
+        replay=_absolute(args.replay),
+    )
+
+
+def apply_options(args: argparse.Namespace, options: RunOptions) -> None:
+    """Set `args` to run with `options` (a resume's, recorded and given)."""
+    import attrs  # noqa: PLC0415 - see the note on imports
+
+    for name, value in attrs.asdict(options).items():
+        setattr(args, name, value)
 
 
 # -- commands ------------------------------------------------------------------

@@ -160,6 +160,44 @@ def _add_new(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # 
     )
 
 
+def _add_resume(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
+    resume = commands.add_parser(
+        "resume",
+        parents=parents,
+        help="continue a run from its first step that did not succeed",
+        description="Continue a run from its first step that did not succeed, without running "
+        "finished steps again (but those marked rerun_on_resume), with the options the run was "
+        "started with (--agent, --model, --agent-output, --max-cost, --max-tokens, --max-agents, "
+        "--workflows, --record/--replay): an option given here overrides the recorded one, and "
+        "the first line says what the resume uses. -i adds inputs the run has not produced.",
+    )
+    resume.add_argument("run", help="run id (or a unique prefix)")
+    resume.add_argument(
+        "--plan",
+        action="store_true",
+        help="print what a resume would do with each step (kept, changed, rerun, to run) and "
+        "the options it would use; run nothing",
+    )
+    resume.add_argument(
+        "--from",
+        dest="from_step",
+        metavar="STEP",
+        help="run again from STEP (a finished step, at or before the first unfinished one), "
+        "dropping the outputs of STEP and every step after it",
+    )
+    resume.add_argument(
+        "--rerun-changed",
+        action="store_true",
+        help="run again from the first finished step whose definition changed",
+    )
+    resume.add_argument(
+        "--force",
+        action="store_true",
+        help="keep the outputs of changed finished steps; resume a run that looks alive; "
+        "stop a child process group a crashed run left running",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Describe every command and option; `adws.cli` dispatches on `command`."""
     common = argparse.ArgumentParser(add_help=False)
@@ -256,29 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder of workflow modules, for --mermaid (default: $ADWS_WORKFLOWS or ./workflows)",
     )
 
-    resume = commands.add_parser(
-        "resume",
-        parents=[common, journaled, running],
-        help="continue a run from its first step that did not succeed",
-    )
-    resume.add_argument("run", help="run id (or a unique prefix)")
-    resume.add_argument(
-        "--plan",
-        action="store_true",
-        help="print what a resume would do with each step (kept, changed, to run); run nothing",
-    )
-    resume.add_argument(
-        "--rerun-changed",
-        action="store_true",
-        help="run again from the first finished step whose definition changed",
-    )
-    resume.add_argument(
-        "--force",
-        action="store_true",
-        help="keep the outputs of changed finished steps; resume a run that looks alive; "
-        "stop a child process group a crashed run left running",
-    )
-
+    _add_resume(commands, [common, journaled, running])
     _add_batch(commands, [common, journaled])
     _add_cost(commands, [journaled])
 

@@ -46,16 +46,17 @@ def _exit_code(report: BatchReport, signum: int) -> int:
 
 def _resumed(args: argparse.Namespace, folder: str) -> tuple[Journal, Workflow, str, list[Task]]:
     from adws.batch.coordinator import resume_task  # noqa: PLC0415 - see the note on imports
+    from adws.journal.batches import batch_runs, find_batch  # noqa: PLC0415 - see the note on imports
 
     journal = require_journal(args)
-    found = journal.batch(args.resume)
+    found = find_batch(journal, args.resume)
     if isinstance(found, str):
         raise UsageError(found)
     batch_id, args.workflow, _ = found
     workflow = load_workflow(args)
     tasks = [
         task
-        for _, run_id, status, _ in journal.batch_runs(batch_id)
+        for _, run_id, status, _ in batch_runs(journal, batch_id)
         if status != "succeeded"
         and (task := resume_task(journal, workflow, run_id, folder)) is not None
     ]

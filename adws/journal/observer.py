@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from adws.events import RunEvent
+    from adws.journal.options import RunOptions
     from adws.journal.store import Journal
 
 __all__ = ["JournalObserver"]
@@ -20,12 +21,23 @@ class JournalObserver:
     """Write each event of one run to the journal as it happens."""
 
     def __init__(
-        self, journal: Journal, fingerprint: str, steps: Mapping[str, str] | None = None
+        self,
+        journal: Journal,
+        fingerprint: str,
+        steps: Mapping[str, str] | None = None,
+        options: RunOptions | None = None,
     ) -> None:
-        """Record runs of a workflow whose definition hashes to `fingerprint`."""
+        """Record runs of a workflow whose definition hashes to `fingerprint`.
+
+        `steps` maps step names to their fingerprints (see
+        `adws.journal.fingerprint.step_fingerprints`); each success records
+        its step's, so a resume can tell which finished steps changed.
+        `options` are the ones the run was started (or resumed) with.
+        """
         self.journal = journal
         self.fingerprint = fingerprint
         self.steps: Mapping[str, str] = steps or {}
+        self.options = None if options is None else options.to_json()
         self.failure: str | None = None
         """What could not be recorded, first failure only; None while all is recorded."""
 
@@ -43,7 +55,7 @@ class JournalObserver:
             raise
 
     def _record(self, event: RunEvent) -> None:
-        statements = statements_for(event, self.fingerprint, self.steps)
+        statements = statements_for(event, self.fingerprint, self.steps, options=self.options)
         if statements:
             self.journal.apply(statements)
 

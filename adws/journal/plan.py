@@ -2,9 +2,10 @@
 
 A step is done when its latest record is a success or a skip by its
 condition. Steps before the first step that is not done are kept (their
-stored outputs rebuild the context) or, when their fingerprint differs from
-the one recorded when they ran, changed. From the first open step on,
-everything runs again.
+stored outputs rebuild the context), changed (their fingerprint differs
+from the one recorded when they ran) or, for a `rerun_on_resume` step,
+rerun (its outputs dropped; it runs again first). From the first open step
+on (or an earlier one a resume names: `--from`), everything runs again.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from adws.context import WorkflowContext
 from adws.journal.codec import decode_many_outputs
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
     from adws.journal.records import AttemptRecord
 
 __all__ = ["Action", "StepPlan", "plan_resume", "resume_point", "stored_branches"]
 
-Action: TypeAlias = Literal["kept", "changed", "to run"]
+Action: TypeAlias = Literal["kept", "changed", "rerun", "to run"]
 _DONE: Final = frozenset({"succeeded", "skipped:condition"})
 
 
@@ -46,16 +47,33 @@ def _latest(attempts: Sequence[AttemptRecord]) -> dict[str, AttemptRecord]:
     return latest
 
 
+def _changed(recorded: str | None, now: str | None) -> bool:
+    """Tell whether a fingerprint changed; one recorded by an older adws cannot be compared.
+
+    Fingerprints before schema 3 were not kept, and older versions hashed
+    16 characters (with a seed-dependent scheme): both count as unchanged.
+    """
+    if recorded is None or now is None or len(recorded) != len(now):
+        return False
+    return recorded != now
+
+
 def plan_resume(
     steps: Sequence[str],
     attempts: Sequence[AttemptRecord],
     current: Mapping[str, str] | None = None,
+    *,
+    rerun: Collection[str] = (),
+    start: str | None = None,
 ) -> tuple[StepPlan, ...]:
     """Say, per step of the workflow as it is now, whether a resume keeps or runs it.
 
     `current` maps step names to today's fingerprints; a finished step whose
-    recorded fingerprint differs is `changed`. A record made before per-step
-    fingerprints existed cannot be compared and counts as kept.
+    recorded fingerprint differs is `changed`. A record made by an older
+    adws cannot be compared and counts as kept. A finished step named in
+    `rerun` (`rerun_on_resume`) is `rerun`. `start` names a finished step
+    to run again from (`--from`, `--rerun-changed`): it and every step
+    after it are `to run`.
     """
     latest = _latest(attempts)
     current = current or {}
@@ -63,13 +81,15 @@ def plan_resume(
     open_from = False
     for name in steps:
         last = latest.get(name)
-        if open_from or last is None or last.status not in _DONE:
-            open_from = True
-            plans.append(StepPlan(name, "to run", None, current.get(name)))
-            continue
         now = current.get(name)
-        changed = last.fingerprint is not None and now is not None and last.fingerprint != now
-        plans.append(StepPlan(name, "changed" if changed else "kept", last.fingerprint, now))
+        if open_from or name == start or last is None or last.status not in _DONE:
+            open_from = True
+            plans.append(StepPlan(name, "to run", None, now))
+        elif name in rerun:
+            plans.append(StepPlan(name, "rerun", last.fingerprint, now))
+        else:
+            action: Action = "changed" if _changed(last.fingerprint, now) else "kept"
+            plans.append(StepPlan(name, action, last.fingerprint, now))
     return tuple(plans)
 
 
@@ -79,6 +99,7 @@ def resume_point(
     start: WorkflowContext | None = None,
     *,
     until: str | None = None,
+    drop: Collection[str] = (),
 ) -> tuple[str | None, WorkflowContext]:
     """Find the first step to run and rebuild the context the steps before it left.
 
@@ -86,7 +107,9 @@ def resume_point(
     step stored, in order; a record from a journal before schema 3 holds
     the whole context instead, which replaces what was built so far.
     `until` stops earlier, at a step that is done but must run again
-    (`--rerun-changed`). Returns `(None, context)` when every step is done.
+    (`--rerun-changed`, `--from`). The outputs of the steps in `drop` are
+    left out (they run again: `rerun_on_resume`). Returns `(None,
+    context)` when every step is done.
     """
     latest = _latest(attempts)
     base: dict[str, object] = dict((start or WorkflowContext()).inputs)
@@ -97,6 +120,8 @@ def resume_point(
         if name == until or last is None or last.status not in _DONE:
             first = name
             break
+        if name in drop:
+            continue
         if last.outputs_json is not None:
             stored.append(last.outputs_json)
             continue

@@ -12,6 +12,7 @@ from adws import io_ops
 from adws.context import WorkflowContext
 from adws.errors import PipelineError
 from adws.journal.codec import decode_context, decode_error, decode_outputs
+from adws.journal.options import RunOptions
 from adws.usage import Usage
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ class RunRecord:
     """Process groups the run's step in flight had started when it was last recorded."""
     usage: Usage | None = None
     """What the run's agent calls cost, all sessions summed (None if none reported any)."""
+    options: RunOptions = attrs.field(factory=RunOptions)
+    """The options the run was started with (or last resumed with), for `adws resume`."""
 
     def inputs(self) -> WorkflowContext:
         """Decode the inputs the run started with (load its workflow module first).
@@ -82,6 +85,7 @@ class RunRecord:
             "failed_step": self.failed_step,
             "resumes": self.resumes,
             "usage": None if self.usage is None else self.usage.to_dict(),
+            "options": self.options.to_dict(),
         }
 
 
@@ -140,6 +144,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
             _column(row, "spent_turns"),
             None,
         ),
+        RunOptions.from_json(_column(row, "options")),
     )
 
 

@@ -81,11 +81,12 @@ def _attempt(  # noqa: PLR0913 - one row's columns
 
 _RESTART = (
     "UPDATE runs SET status = 'running', finished = NULL, error = NULL, failed_step = NULL,"
-    " fingerprint = ?, pid = ?, host = ?, resumes = resumes + ? WHERE run_id = ?"
+    " fingerprint = ?, pid = ?, host = ?, resumes = resumes + ?, options = COALESCE(?, options)"
+    " WHERE run_id = ?"
 )
 _INSERT_RUN = (
-    "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started, pid, host)"
-    " VALUES (?, ?, ?, 'running', ?, '', ?, ?, ?)"
+    "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started, pid, host,"
+    " options) VALUES (?, ?, ?, 'running', ?, '', ?, ?, ?, ?)"
 )
 _FINISH = (
     "UPDATE runs SET status = ?, finished = ?, seconds = COALESCE(seconds, 0) + ?,"
@@ -93,13 +94,16 @@ _FINISH = (
 )
 
 
-def _started(event: RunStarted, fingerprint: str, *, row_exists: bool) -> list[Statement]:
+def _started(
+    event: RunStarted, fingerprint: str, options: str | None, *, row_exists: bool
+) -> list[Statement]:
     here = (os.getpid(), socket.gethostname())
     if event.resumed or row_exists:
-        return [(_RESTART, (fingerprint, *here, int(event.resumed), event.run_id))]
+        return [(_RESTART, (fingerprint, *here, int(event.resumed), options, event.run_id))]
     steps = json.dumps(list(event.steps))
+    row = (event.run_id, event.workflow, fingerprint, steps, io_ops.utc_now(), *here, options)
     return [
-        (_INSERT_RUN, (event.run_id, event.workflow, fingerprint, steps, io_ops.utc_now(), *here)),
+        (_INSERT_RUN, row),
         (
             "INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)",
             (event.run_id, encode_context(event.context)),
@@ -113,15 +117,18 @@ def statements_for(  # noqa: PLR0911 - one case per kind of event
     steps: Mapping[str, str],
     *,
     row_exists: bool = False,
+    options: str | None = None,
 ) -> list[Statement]:
     """Return what recording `event` writes; empty for events the journal does not keep.
 
     `row_exists` says the run's row was made before the run started (a batch
     queues its runs), so a first start updates it instead of inserting.
+    `options` is the run's encoded `RunOptions`: recorded when it starts,
+    and when a resume starts (None keeps what was recorded).
     """
     match event:
         case RunStarted():
-            return _started(event, fingerprint, row_exists=row_exists)
+            return _started(event, fingerprint, options, row_exists=row_exists)
         case AttemptFailed() | BranchAttemptFailed():
             status = "failed" if not event.will_retry else "retried"
             where = steps.get(event.step) if isinstance(event, AttemptFailed) else None

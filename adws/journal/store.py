@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Final
 from adws import io_ops
 from adws.context import WorkflowContext
 from adws.journal.codec import decode_context, encode_context
-from adws.journal.observer import JournalObserver
 from adws.journal.records import AttemptRecord, RunRecord, attempt_from_row, run_from_row
 from adws.journal.schema import MIGRATIONS
 
@@ -127,7 +126,7 @@ class Journal:
 
     def add_inputs(self, run_id: str, extra: Mapping[str, object]) -> None:
         """Add inputs given when resuming to the run's own, so a later resume has them too."""
-        with self._transaction() as db:
+        with self.transaction() as db:
             row = db.execute("SELECT inputs FROM run_inputs WHERE run_id = ?", (run_id,)).fetchone()
             merged = {**decode_context(row["inputs"]).inputs, **extra}
             encoded = encode_context(WorkflowContext(inputs=merged))
@@ -150,7 +149,7 @@ class Journal:
             )
             params.append(str(keep))
         where = " AND ".join(clauses)
-        with self._transaction() as db:
+        with self.transaction() as db:
             query = f"SELECT run_id FROM runs WHERE {where}"  # noqa: S608 - fixed clauses, values bound
             doomed = [row[0] for row in db.execute(query, params)]
             db.executemany("DELETE FROM attempts WHERE run_id = ?", [(r,) for r in doomed])
@@ -177,7 +176,8 @@ class Journal:
         self._db.close()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Hold the connection in one write transaction: committed at the end, else rolled back."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -188,7 +188,7 @@ class Journal:
             self._db.execute("COMMIT")
 
     def _migrate(self) -> None:
-        with self._transaction() as db:
+        with self.transaction() as db:
             db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
             version = row[0] or 0
@@ -230,91 +230,16 @@ class Journal:
 
     # -- writing ---------------------------------------------------------------
 
-    def observer(self, fingerprint: str, steps: Mapping[str, str] | None = None) -> JournalObserver:
-        """Return an observer that records one run of a workflow with these fingerprints.
-
-        `steps` maps step names to their fingerprints (see
-        `adws.journal.fingerprint.step_fingerprints`); each success records
-        its step's, so a resume can tell which finished steps changed.
-        """
-        return JournalObserver(self, fingerprint, steps)
-
     def apply(self, statements: Sequence[Statement]) -> None:
         """Run several statements in one transaction: one event, all or nothing."""
-        with self._transaction() as db:
+        with self.transaction() as db:
             for sql, params in statements:
                 db.execute(sql, params)
 
     def write(self, sql: str, params: Sequence[object]) -> None:
         """Run one statement in its own transaction."""
-        with self._transaction() as db:
+        with self.transaction() as db:
             db.execute(sql, params)
-
-    def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
-        self,
-        batch_id: str,
-        workflow: str,
-        source: str,
-        *,
-        runs: Sequence[tuple[int, str, str]],
-        steps: Sequence[str],
-        fingerprint: str,
-    ) -> None:
-        """Record a batch and queue its runs, `(line, run_id, encoded inputs)` each, in one go.
-
-        Queued runs have status `queued` until a worker starts them; a run
-        that never started is started by `adws batch --resume`.
-        """
-        now = io_ops.utc_now()
-        names = json.dumps(list(steps))
-        with self._transaction() as db:
-            db.execute(
-                "INSERT INTO batches (batch_id, workflow, source, total, status, started)"
-                " VALUES (?, ?, ?, ?, 'running', ?)",
-                (batch_id, workflow, source, len(runs), now),
-            )
-            db.executemany(
-                "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started,"
-                " batch_id, line) VALUES (?, ?, ?, 'queued', ?, '', ?, ?, ?)",
-                [
-                    (run_id, workflow, fingerprint, names, now, batch_id, line)
-                    for line, run_id, _ in runs
-                ],
-            )
-            db.executemany(
-                "INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)",
-                [(run_id, inputs) for _, run_id, inputs in runs],
-            )
-
-    def finish_batch(self, batch_id: str, status: str) -> None:
-        """Record how a batch ended (`succeeded`, `failed`, `blocked`, `interrupted`)."""
-        self.write(
-            "UPDATE batches SET status = ?, finished = ? WHERE batch_id = ?",
-            (status, io_ops.utc_now(), batch_id),
-        )
-
-    def batch(self, batch_id: str) -> tuple[str, str, int] | str:
-        """Return a batch's `(batch_id, workflow, total)` by id or unique prefix, or why not."""
-        escaped = batch_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = self._read(
-            "SELECT batch_id, workflow, total FROM batches WHERE batch_id LIKE ? ESCAPE '\\'"
-            " LIMIT 2",
-            (escaped + "%",),
-        )
-        if len(rows) != 1:
-            problem = "no batch" if not rows else "an ambiguous batch id"
-            return f"{problem} {batch_id!r} in {self.path}"
-        row = rows[0]
-        return row["batch_id"], row["workflow"], row["total"]
-
-    def batch_runs(self, batch_id: str) -> list[tuple[int, str, str, str | None]]:
-        """List a batch's runs in line order: `(line, run_id, status, error JSON)`."""
-        rows = self._read(
-            "SELECT line, run_id, status, error FROM runs WHERE batch_id = ? ORDER BY line",
-            (batch_id,),
-            plain=True,
-        )
-        return [(line, run_id, status, error) for line, run_id, status, error in rows]
 
     def claim(self, run_id: str, *, force: bool = False) -> str | None:
         """Take a run for this process to resume, atomically; say who holds it otherwise.
@@ -325,7 +250,7 @@ class Journal:
         unless `force`. The run's recorded child process groups are
         cleared: the caller has dealt with them (see `RunRecord.children`).
         """
-        with self._transaction() as db:
+        with self.transaction() as db:
             row = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             record = run_from_row(row)
             holder = record.pid

@@ -25,8 +25,9 @@ from adws.context import WorkflowContext
 from adws.errors import PipelineError
 from adws.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
 from adws.executor import run_workflow
-from adws.journal import Journal, resume_point, stored_branches
+from adws.journal import Journal, JournalObserver
 from adws.journal.fingerprint import fingerprint, step_fingerprints
+from adws.journal.resume import prepare_resume
 from adws.summary import RunSummary
 from adws.usage import Usage
 
@@ -118,6 +119,7 @@ def _execute(  # noqa: PLR0913 - run's and resume's options, all keyword-only
     reuse: Mapping[str, Mapping[str, object]] | None = None,
     stop_after: str | None = None,
     spent: Usage | None = None,
+    rerun: tuple[str, ...] = (),
 ) -> RunReport:
     asked = _Asked(agent) if agent is not None else None
     steps = step_fingerprints(workflow)  # the workflow as written, whatever stop_after does
@@ -129,7 +131,7 @@ def _execute(  # noqa: PLR0913 - run's and resume's options, all keyword-only
     if asked is not None:
         observers.insert(0, asked.observe)
     if journal is not None:
-        observers.insert(0, journal.observer(fingerprint(workflow, steps), steps))
+        observers.insert(0, JournalObserver(journal, fingerprint(workflow, steps), steps))
     run_workflow(
         runnable,
         ctx,
@@ -139,6 +141,7 @@ def _execute(  # noqa: PLR0913 - run's and resume's options, all keyword-only
         resume_from=resume_from,
         reuse=reuse,
         spent=spent,
+        rerun=rerun,
     )
     seen = asked.seen if asked is not None else {}
     finished = summary.finished
@@ -190,29 +193,35 @@ def resume(
     *,
     journal: str | Path | Journal,
     agent: AgentBackend | None = None,
+    **how: Any,  # noqa: ANN401 - prepare_resume's keywords, passed on
 ) -> RunReport:
     """Resume a recorded run from its first step that did not succeed, as `adws resume` does.
 
-    Finished steps do not run again (their reports say `carried_over`); a
-    parallel step re-runs only its branches that did not succeed.
+    Finished steps do not run again (their reports say `carried_over`) but
+    those marked `rerun_on_resume`; a parallel step re-runs only its
+    branches that did not succeed. `how` takes what `adws resume` takes
+    (`from_step`, `rerun_changed`, `force`, `extra` inputs); a resume the
+    CLI would refuse (a finished step changed, an input a finished step
+    wrote) raises `ValueError` with the CLI's message.
     """
     store = journal if isinstance(journal, Journal) else Journal(Path(journal))
     found = store.find(run_id)
     if isinstance(found, str):
         raise LookupError(found)  # noqa: TRY004 - the run is missing, not of a wrong type
-    attempts = store.attempts(found.run_id)
-    names = [step.name for step in workflow.steps]
-    resume_from, ctx = resume_point(names, attempts, found.inputs())
-    if resume_from is None:
+    start = prepare_resume(workflow, found, store.attempts(found.run_id), **how)
+    if isinstance(start, str):
+        raise ValueError(start)  # noqa: TRY004 - a refusal, not a value of a wrong type
+    if start.resume_from is None:
         msg = f"every step of run {found.run_id} already succeeded; nothing to resume"
         raise LookupError(msg)
     return _execute(
         workflow,
-        ctx,
+        start.context,
         agent=agent,
         journal=store,
         run_id=found.run_id,
-        resume_from=resume_from,
-        reuse=stored_branches(attempts, resume_from),
-        spent=found.usage,
+        resume_from=start.resume_from,
+        reuse=start.reuse,
+        spent=start.spent,
+        rerun=start.rerun,
     )

@@ -13,7 +13,7 @@ from adws import PipelineError, Workflow, WorkflowContext, run_workflow, testing
 from adws.agent_steps import use_agent
 from adws.agents import AgentRequest, AgentResponse
 from adws.cli import main
-from adws.journal import Journal, resume_point, stored_branches
+from adws.journal import Journal, JournalObserver, resume_point, stored_branches
 from adws.testing import ScriptedAgent
 from tests.conftest import failure, success
 from tests.workflows.conftest import SHIPPED
@@ -187,7 +187,9 @@ def test_a_resume_re_verifies_only_the_claim_that_was_not_verified(
     first = ByStep(
         {"ROP chains results": [GOOD["ROP chains results"]], "Errors are values": ["interrupt"]}
     )
-    error = failure(run(shipped, first, tmp_path, observers=[journal.observer("f")], run_id="r"))
+    error = failure(
+        run(shipped, first, tmp_path, observers=[JournalObserver(journal, "f")], run_id="r")
+    )
     assert error.error_type == "Interrupted"
     workflow = shipped["deep_research"]
     names = [step.name for step in workflow.steps]

@@ -1,0 +1,201 @@
+"""Run a workflow for `adws run` and `adws resume`: journal, progress, signals, exit code."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import TYPE_CHECKING, Final
+
+from adws import io_ops
+from adws.cli import EXIT_CODES
+from adws.cli._args import open_journal, recorded, select_agent
+from adws.cli._interrupts import Interrupts
+from adws.cli._output import err, out_json
+from adws.cli.workflows import load_workflow
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Collection, Iterator, Mapping
+
+    from adws.context import WorkflowContext
+    from adws.errors import PipelineError
+    from adws.events import RunEvent, RunObserver
+    from adws.journal import Journal, JournalObserver
+    from adws.journal.options import RunOptions
+    from adws.step import Workflow
+    from adws.summary import RunSummary
+    from adws.usage import Budget, Usage
+
+# Each command imports what it needs when it runs; see adws.cli.workflows.
+
+__all__ = ["execute", "progress", "with_agents"]
+
+EXIT_FAILED: Final = EXIT_CODES["failed"]
+
+
+def progress(event: RunEvent) -> None:
+    """Print one event as a progress line on stderr."""
+    from adws.render import format_event  # noqa: PLC0415 - see the note on imports
+
+    err(format_event(event))
+
+
+def _print_error_details(error: PipelineError) -> None:
+    from adws.errors import ErrorType  # noqa: PLC0415 - see the note on imports
+
+    problems = error.context.get("problems")
+    if error.error_type == ErrorType.CONTRACT_VIOLATION and problems:
+        err("problems with the agent's answer:")
+        for problem in problems:
+            err(f"  - {problem}")
+    for late in error.context.get("always_run_failures", ()):
+        err(f"also failed while cleaning up: {late}")
+
+
+@contextlib.contextmanager
+def _children_recorded(
+    journal: Journal | None, run_id: str, unrecorded: list[str]
+) -> Iterator[None]:
+    """Record in the journal which process groups the step in flight has started.
+
+    `adws resume` reads them to refuse resuming a run whose child still runs.
+    A write that fails is kept in `unrecorded`, never raised into the step.
+    """
+    if journal is None:
+        yield
+        return
+
+    def record(groups: tuple[int, ...]) -> None:
+        try:
+            journal.record_children(run_id, groups)
+        except Exception as exc:  # noqa: BLE001 - never break a step over bookkeeping; reported
+            unrecorded.append(f"child process groups {list(groups)}: {exc}")
+
+    io_ops.GROUPS.on_change = record
+    try:
+        yield
+    finally:
+        io_ops.GROUPS.on_change = None
+
+
+def _journal_problems(
+    journal: Journal | None,
+    recorder: JournalObserver | None,
+    summary: RunSummary,
+    problems: list[str],
+) -> list[str]:
+    """Say what the journal did not record; try once more to record how the run ended."""
+    if journal is None or recorder is None:
+        return problems
+    if recorder.failure is not None:
+        problems = [recorder.failure, *problems]
+    if problems and summary.run_id:
+        with contextlib.suppress(Exception):  # best effort: the message below says what is missing
+            journal.mark(summary.run_id, summary.status)
+    return problems
+
+
+def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows already
+    args: argparse.Namespace,
+    workflow: Workflow,
+    ctx: WorkflowContext,
+    *,
+    run_id: str | None = None,
+    resume_from: str | None = None,
+    steps: Mapping[str, str] | None = None,
+    reuse: Mapping[str, Mapping[str, object]] | None = None,
+    spent: Usage | None = None,
+    rerun: Collection[str] = (),
+    options: RunOptions | None = None,
+) -> int:
+    """Run `workflow` from `ctx` with journal, progress and signals; return the exit code.
+
+    `--max-cost` and `--max-tokens` become the run's budget; `spent` is what
+    a resumed run's earlier sessions cost, so that budget counts it.
+    `rerun` names the earlier steps a resume runs again first; `options`
+    are journaled with the run, for the next resume.
+    """
+    from adws.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
+    from adws.journal import JournalObserver  # noqa: PLC0415 - see the note on imports
+    from adws.journal.fingerprint import (  # noqa: PLC0415 - see the note on imports
+        fingerprint,
+        step_fingerprints,
+    )
+    from adws.summary import RunSummary  # noqa: PLC0415 - see the note on imports
+
+    journal = open_journal(args)
+    run_id = run_id or new_run_id()
+    summary = RunSummary()
+
+    mark = functools.partial(journal.mark, run_id, "interrupted") if journal else None
+    interrupts = Interrupts(mark or (lambda: None))
+    observers: list[RunObserver] = [interrupts.observe, summary]
+    recorder = None
+    if journal is not None:
+        steps = steps if steps is not None else step_fingerprints(workflow)
+        recorder = JournalObserver(journal, fingerprint(workflow, steps), steps, options)
+        observers.insert(1, recorder)
+    if not args.quiet:
+        observers.append(progress)
+    unrecorded: list[str] = []
+    with interrupts.installed(), _children_recorded(journal, run_id, unrecorded):
+        run_workflow(
+            workflow,
+            ctx,
+            observers=observers,
+            run_id=run_id,
+            resume_from=resume_from,
+            max_agents=args.max_agents,
+            reuse=reuse,
+            budget=_budget(args),
+            spent=spent,
+            rerun=rerun,
+        )
+    _report(args, summary, ctx, options)
+    code = EXIT_CODES.get(summary.status, EXIT_FAILED)
+    if summary.status == "interrupted":
+        code = interrupts.exit_code
+    problems = _journal_problems(journal, recorder, summary, unrecorded)
+    if problems and journal is not None:
+        err(
+            f"adws: the journal {journal.path} did not record this run completely "
+            f"({'; '.join(problems)}); `adws resume {run_id}` may run finished steps again"
+        )
+        code = code or EXIT_FAILED
+    return code
+
+
+def with_agents(args: argparse.Namespace) -> Workflow:
+    """Load `args.workflow` with the agents `--agent`, `--record` and `--replay` chose."""
+    chosen = select_agent(load_workflow(args), args.agent, args.model, args.agent_output)
+    return recorded(chosen, args)
+
+
+def _budget(args: argparse.Namespace) -> Budget | None:
+    from adws.usage import Budget  # noqa: PLC0415 - see the note on imports
+
+    if args.max_cost is None and args.max_tokens is None:
+        return None
+    return Budget(args.max_cost, args.max_tokens)
+
+
+def _report(
+    args: argparse.Namespace,
+    summary: RunSummary,
+    ctx: WorkflowContext,
+    options: RunOptions | None,
+) -> None:
+    """Print what a finished run left: why it failed, where its files went, its JSON."""
+    if args.quiet and summary.finished is not None and summary.status != "succeeded":
+        progress(summary.finished)  # -q hides progress, never why a run did not succeed
+    if summary.error is not None:
+        _print_error_details(summary.error)
+    if summary.finished is not None and not args.quiet:
+        final = summary.finished.context.inputs
+        for key in final:
+            if key.endswith("_path") and key not in ctx.inputs:
+                err(f"{key}: {final[key]}")
+    if args.json:
+        payload = summary.to_dict()
+        payload["options"] = {} if options is None else options.to_dict()
+        out_json(payload)

@@ -1,0 +1,126 @@
+"""`adws resume`: continue a recorded run, with the options it was started with."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from adws import io_ops
+from adws.cli import EXIT_CODES
+from adws.cli._args import (
+    UsageError,
+    apply_options,
+    given_options,
+    parse_inputs,
+    require_journal,
+)
+from adws.cli._execute import execute, with_agents
+from adws.cli._output import err, out
+from adws.cli.runs import find_run
+
+if TYPE_CHECKING:
+    import argparse
+
+    from adws.journal import RunRecord
+    from adws.journal.options import RunOptions
+
+# Each command imports what it needs when it runs; see adws.cli.workflows.
+
+__all__ = ["cmd_resume"]
+
+EXIT_OK: Final = EXIT_CODES["succeeded"]
+
+
+def _stop_children(record: RunRecord, *, force: bool) -> None:
+    """Refuse to resume over a child the run left running, or (`--force`) stop it first."""
+    alive = record.live_children()
+    if not alive:
+        return
+    groups = ", ".join(str(pgid) for pgid in alive)
+    if not force:
+        msg = (
+            f"run {record.run_id} left child process group {groups} running; "
+            "pass --force to stop it and resume"
+        )
+        raise UsageError(msg)
+    for pgid in alive:
+        io_ops.stop_group(pgid)
+    err(f"adws: stopped process group {groups} left by run {record.run_id}")
+
+
+def _options(args: argparse.Namespace, record: RunRecord) -> tuple[RunOptions, str]:
+    """Choose the options to resume with: the recorded ones, overridden by those given.
+
+    Returns them and the line that says what they are (what the resume
+    overrode shown with what was recorded). The workflows folder is named
+    only when it is not the one this shell would use anyway.
+    """
+    from adws.discovery import workflows_dir  # noqa: PLC0415 - see the note on imports
+
+    options, changed = record.options.merged(given_options(args, resume=True))
+    apply_options(args, options)
+    usual = str(workflows_dir(None).resolve())
+    hide = ("workflows",) if options.workflows in {None, usual} else ()
+    return options, options.describe(changed, hide=hide)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Continue a run from its first step that did not succeed (or show the plan)."""
+    from adws.journal.resume import prepare_resume, resume_plan  # noqa: PLC0415 - see the note on imports
+
+    journal = require_journal(args, readonly=args.plan)
+    record = find_run(journal, args.run)
+    if record.status == "succeeded" and not args.plan:
+        err(f"run {record.run_id} already succeeded; nothing to resume")
+        return EXIT_OK
+    options, described = _options(args, record)
+    args.workflow = record.workflow
+    workflow = with_agents(args)
+    attempts = journal.attempts(record.run_id)
+    if args.plan:
+        from adws.render import plan_text  # noqa: PLC0415 - see the note on imports
+
+        plan = resume_plan(
+            workflow, attempts, from_step=args.from_step, rerun_changed=args.rerun_changed
+        )
+        if isinstance(plan, str):
+            raise UsageError(plan)
+        out(plan_text(record, plan))
+        out(f"options: {described or 'none'}")
+        return EXIT_OK
+    extra = parse_inputs(args.input, args.inputs)
+    start = prepare_resume(
+        workflow,
+        record,
+        attempts,
+        from_step=args.from_step,
+        rerun_changed=args.rerun_changed,
+        force=args.force,
+        extra=extra,
+    )
+    if isinstance(start, str):
+        raise UsageError(start)
+    if start.resume_from is None:
+        err(f"every step of run {record.run_id} already succeeded; nothing to resume")
+        return EXIT_OK
+    if record.status != "running" or record.stale:
+        _stop_children(record, force=args.force)  # what a crashed run may have left behind
+    # The claim is the check: atomic, so of several resumes started at once one runs.
+    refused = journal.claim(record.run_id, force=args.force)
+    if refused is not None:
+        raise UsageError(refused)
+    if extra:
+        journal.add_inputs(record.run_id, extra)  # a later resume needs them too
+    if not args.quiet:
+        err(f"resuming run {record.run_id}" + (f" with {described}" if described else ""))
+    return execute(
+        args,
+        workflow,
+        start.context,
+        run_id=record.run_id,
+        resume_from=start.resume_from,
+        steps=start.steps,
+        reuse=start.reuse,
+        spent=start.spent,
+        rerun=start.rerun,
+        options=options,
+    )

@@ -1,0 +1,148 @@
+"""`RunOptions`: how a run was started, journaled so that a resume starts it the same way.
+
+`adws run W --agent claude --max-cost 5` records `agent` and `max_cost`
+with the run; a plain `adws resume RUN` uses them again, and an option
+given to the resume overrides the recorded one (and is recorded in its
+place, so a later resume keeps it). Paths (`workflows`, `record`,
+`replay`) are kept absolute, so a resume works from any folder.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Final, final
+
+import attrs
+
+__all__ = ["RunOptions"]
+
+_NAMES: Final = (
+    "agent",
+    "model",
+    "agent_output",
+    "max_cost",
+    "max_tokens",
+    "max_agents",
+    "workflows",
+    "record",
+    "replay",
+)
+_KINDS: Final[dict[str, tuple[type, ...]]] = {
+    "agent": (str,),
+    "model": (str,),
+    "agent_output": (str,),
+    "max_cost": (float, int),
+    "max_tokens": (int,),
+    "max_agents": (int,),
+    "workflows": (str,),
+    "record": (str,),
+    "replay": (str,),
+}
+_EXCLUSIVE: Final = ("record", "replay")
+"""Giving one of these to a resume replaces both: a run records or replays, never both."""
+
+
+_MAX_INT: Final = 2**63 - 1
+"""The largest whole number SQLite holds: a row claiming more was not written by adws."""
+
+
+def _valid(name: str, value: object) -> bool:
+    """Tell whether a decoded value is one `adws run` could have recorded for `name`."""
+    if isinstance(value, bool) or not isinstance(value, _KINDS[name]):
+        return False
+    if isinstance(value, str):
+        return True
+    number = float(value) if isinstance(value, int) and value <= _MAX_INT else value
+    return isinstance(number, float) and math.isfinite(number) and number >= (name == "max_agents")
+
+
+@final
+@attrs.frozen
+class RunOptions:
+    """The command-line options a run was started with (None: not given).
+
+    >>> RunOptions(agent="claude", max_cost=5.0).describe()
+    "agent: 'claude', max_cost: 5.0"
+    """
+
+    agent: str | None = None
+    model: str | None = None
+    agent_output: str | None = None
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    max_agents: int | None = None
+    workflows: str | None = None
+    record: str | None = None
+    replay: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the options that are set, by name, for the journal and `--json`."""
+        return {name: getattr(self, name) for name in _NAMES if getattr(self, name) is not None}
+
+    def to_json(self) -> str | None:
+        """Encode the options for the journal (None when there are none)."""
+        given = self.to_dict()
+        return json.dumps(given, sort_keys=True) if given else None
+
+    @classmethod
+    def from_json(cls, text: str | None) -> RunOptions:
+        """Decode what `to_json` wrote; anything else in the row is ignored, never trusted.
+
+        >>> RunOptions.from_json('{"agent": "x", "max_cost": -1, "other": 2}')
+        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None)
+        """  # noqa: E501
+        try:
+            loaded: Any = json.loads(text) if text else {}
+        except (ValueError, RecursionError):
+            return cls()
+        if not isinstance(loaded, dict):
+            return cls()
+        return cls(**{n: loaded[n] for n in _NAMES if n in loaded and _valid(n, loaded[n])})
+
+    def merged(self, given: RunOptions) -> tuple[RunOptions, dict[str, object]]:
+        """Apply the options given to a resume over these recorded ones.
+
+        Returns the options to use and, by name, the recorded value (None
+        where none was) of each option the resume changed. `record` and
+        `replay` go together: giving either drops the other.
+
+        >>> recorded = RunOptions(agent="sh demo.sh", max_cost=0.01)
+        >>> used, changed = recorded.merged(RunOptions(agent="claude"))
+        >>> used.describe(changed)
+        "agent: 'claude' (recorded: 'sh demo.sh'), max_cost: 0.01"
+        """
+        recorded = self.to_dict()
+        values = dict(recorded)
+        if given.record is not None or given.replay is not None:
+            values.pop("record", None)
+            values.pop("replay", None)
+        values.update(given.to_dict())
+        changed = {
+            name: recorded.get(name) for name in _NAMES if recorded.get(name) != values.get(name)
+        }
+        return RunOptions(**values), changed  # type: ignore[arg-type] # each value keeps its type
+
+    def describe(
+        self, changed: dict[str, object] | None = None, *, hide: tuple[str, ...] = ()
+    ) -> str:
+        """Name each option that is set and, after one a resume changed, what was recorded.
+
+        `hide` leaves out options not worth a line unless changed (the
+        workflows folder, when it is the usual one).
+        """
+        changed = changed or {}
+        parts = []
+        for name in _NAMES:
+            value = getattr(self, name)
+            if name not in changed and (value is None or name in hide):
+                continue
+            shown = f"{name}: {_show(value)}"
+            if name in changed:
+                shown += f" (recorded: {_show(changed[name])})"
+            parts.append(shown)
+        return ", ".join(parts)
+
+
+def _show(value: object) -> str:
+    return "none" if value is None else repr(value)

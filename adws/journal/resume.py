@@ -1,0 +1,185 @@
+"""One resume path for `adws resume`, the author's kit and `adws batch`.
+
+`resume_plan` says what a resume of a recorded run would do with each
+step; `prepare_resume` checks that it may (no finished step changed unless
+the caller allows it, no input given on the command line that a finished
+step wrote) and returns where the run starts again and with what: the
+context its kept steps left, the `rerun_on_resume` steps that run again
+first, the branch outputs a parallel step keeps, and what the run spent in
+earlier sessions. Claiming the run is the caller's next step
+(`Journal.claim`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, final
+
+import attrs
+
+from adws.check import flow_of
+from adws.context import WorkflowContext
+from adws.journal.fingerprint import step_fingerprints
+from adws.journal.plan import StepPlan, plan_resume, resume_point, stored_branches
+from adws.usage import Usage
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from adws.journal.records import AttemptRecord, RunRecord
+    from adws.step import Workflow
+
+__all__ = ["ResumeStart", "prepare_resume", "resume_plan"]
+
+
+@final
+@attrs.frozen
+class ResumeStart:
+    """Where a resumed run starts, and everything `run_workflow` needs to continue it.
+
+    `resume_from` is None when every step already succeeded: nothing to run.
+    """
+
+    resume_from: str | None
+    context: WorkflowContext
+    rerun: tuple[str, ...]
+    reuse: Mapping[str, Mapping[str, object]]
+    steps: Mapping[str, str]
+    """Today's step fingerprints, for the journal to record as the steps run."""
+    plan: tuple[StepPlan, ...]
+    spent: Usage | None
+
+
+def _first_open(plan: Sequence[StepPlan]) -> str | None:
+    return next((item.step for item in plan if item.action == "to run"), None)
+
+
+def resume_plan(
+    workflow: Workflow,
+    attempts: Sequence[AttemptRecord],
+    *,
+    from_step: str | None = None,
+    rerun_changed: bool = False,
+    steps: Mapping[str, str] | None = None,
+) -> tuple[StepPlan, ...] | str:
+    """Say what a resume would do with each step (see `plan_resume`), or why it cannot start.
+
+    `from_step` (`--from`) runs again from that step, which must be at or
+    before the first step that did not finish; `rerun_changed` runs again
+    from the first finished step that changed, if that comes earlier.
+    """
+    names = [step.name for step in workflow.steps]
+    rerun = frozenset(step.name for step in workflow.steps if step.rerun_on_resume)
+    current = step_fingerprints(workflow) if steps is None else steps
+    plan = plan_resume(names, attempts, current, rerun=rerun)
+    if from_step is not None:
+        if from_step not in names:
+            steps_list = ", ".join(names)
+            return f"--from {from_step}: workflow {workflow.name!r} has no such step ({steps_list})"
+        first = _first_open(plan)
+        if first is not None and names.index(from_step) > names.index(first):
+            return (
+                f"--from {from_step}: the run has not finished {first!r}, which comes before it; "
+                f"a resume starts at {first!r} without --from"
+            )
+    changed = [item.step for item in plan if item.action == "changed"]
+    first_changed = changed[0] if changed and rerun_changed else None
+    starts = [name for name in (from_step, first_changed) if name is not None]
+    if not starts:
+        return plan
+    return plan_resume(names, attempts, current, rerun=rerun, start=min(starts, key=names.index))
+
+
+def _written_by(
+    workflow: Workflow, plan: Sequence[StepPlan], attempts: Sequence[AttemptRecord]
+) -> dict[str, tuple[str, bool]]:
+    """Map each key a step wrote (or will write) to that step and whether it finished."""
+    owners: dict[str, tuple[str, bool]] = {}
+    kept = {item.step for item in plan if item.action in {"kept", "changed"}}
+    for record in attempts:
+        if record.step in kept and record.status == "succeeded":
+            owners.update((key, (record.step, True)) for key in record.outputs() or {})
+    for step in workflow.steps:
+        if step.name not in kept:
+            flow = flow_of(step)
+            owners.update((key, (step.name, False)) for key in (*flow.writes, *flow.may_write))
+    return owners
+
+
+def _refuse_inputs(
+    extra: Mapping[str, object], owners: Mapping[str, tuple[str, bool]], run_id: str
+) -> str | None:
+    for key in extra:
+        if key not in owners:
+            continue
+        step, finished = owners[key]
+        if finished:
+            return (
+                f"input {key!r} was written by step {step!r}, which finished: a resume never "
+                f"replaces a validated output (to run {step!r} again: adws resume {run_id} "
+                f"--from {step})"
+            )
+        return f"input {key!r} is written by step {step!r}, which this resume runs; leave it out"
+    return None
+
+
+def _refuse_changed(plan: Sequence[StepPlan], run_id: str) -> str | None:
+    changed = [item.step for item in plan if item.action == "changed"]
+    if not changed:
+        return None
+    names = ", ".join(repr(name) for name in changed)
+    noun = "step" if len(changed) == 1 else "steps"
+    return (
+        f"{noun} {names} of run {run_id} changed since it finished; pass "
+        "--rerun-changed to run again from the first of them, or --force to keep "
+        f"the outputs it made (see `adws resume {run_id} --plan`)"
+    )
+
+
+def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be asked for
+    workflow: Workflow,
+    record: RunRecord,
+    attempts: Sequence[AttemptRecord],
+    *,
+    from_step: str | None = None,
+    rerun_changed: bool = False,
+    force: bool = False,
+    extra: Mapping[str, object] | None = None,
+) -> ResumeStart | str:
+    """Check that `record` may be resumed as asked and say where it starts, or why it may not.
+
+    Refused: a finished step whose definition changed (unless
+    `rerun_changed`, which runs again from it, or `force`, which keeps its
+    outputs); an `extra` input that a finished step wrote (a validated
+    output is never replaced from the command line) or that a step about
+    to run writes; a `from_step` the run has not reached.
+    """
+    steps = step_fingerprints(workflow)
+    plan = resume_plan(
+        workflow, attempts, from_step=from_step, rerun_changed=rerun_changed, steps=steps
+    )
+    if isinstance(plan, str):
+        return plan
+    refused = None if force or rerun_changed else _refuse_changed(plan, record.run_id)
+    extra = dict(extra or {})
+    if refused is None and extra:
+        refused = _refuse_inputs(extra, _written_by(workflow, plan, attempts), record.run_id)
+    if refused is not None:
+        return refused
+    names = [step.name for step in workflow.steps]
+    rerun = tuple(item.step for item in plan if item.action == "rerun")
+    resume_from, ctx = resume_point(
+        names, attempts, record.inputs(), until=_first_open(plan), drop=rerun
+    )
+    # A parallel step that failed keeps the branches that succeeded; one run again on purpose
+    # (--from, --rerun-changed) runs all of them.
+    unfinished = _first_open(plan_resume(names, attempts)) == resume_from
+    return ResumeStart(
+        resume_from,
+        WorkflowContext(inputs={**ctx.inputs, **extra}),
+        rerun if resume_from is not None else (),
+        stored_branches(attempts, resume_from) if unfinished else {},
+        steps,
+        plan,
+        record.usage,
+    )
