@@ -1,13 +1,15 @@
 """Turn a shell template into a script whose values arrive as positional parameters.
 
 A `{key}` in a shell template never becomes shell text. Each distinct key
-is passed as a positional parameter (`sh -c SCRIPT sh V1 V2 ...`) and its
-placeholder is rewritten as the parameter expansion its quoting context
-needs: `"${1}"` where it stands bare, `${1}` inside double quotes or an
-unquoted heredoc (expansions there are never re-parsed). The shell then
-hands the command each value as one argument, byte for byte; what that
-command does with it (`eval`, `sh -c "$1"`, bash arithmetic) is its own
-business.
+is passed as a positional parameter (`sh -c SCRIPT sh V1 V2 ...`), copied
+into a private variable (`_adws_1`, ...) and shifted away before the
+script begins, so the script's own `$1`, `$@`, `$#` and `set --` are its
+own; each placeholder is rewritten as the expansion of its variable its
+quoting context needs: `"${_adws_1}"` where it stands bare, `${_adws_1}`
+inside double quotes or an unquoted heredoc (expansions there are never
+re-parsed). The shell then hands the command each value as one argument,
+byte for byte; what that command does with it (`eval`, `sh -c "$1"`, bash
+arithmetic) is its own business.
 
 Where the shell cannot expand a parameter safely (inside single quotes,
 `$'...'`, a quoted heredoc, backticks, `$((...))`, right after a `$` or a
@@ -45,7 +47,11 @@ _FIXES: Final = {
 @final
 @attrs.frozen
 class ShellScript:
-    """A script to run with `sh -c`, and the input keys its parameters hold, in order."""
+    """A script to run with `sh -c`, and the input keys its parameters hold, in order.
+
+    The values go right after the script's `$0`; the script starts by moving
+    them into its private variables and shifting them away.
+    """
 
     script: str
     keys: tuple[str, ...]
@@ -198,10 +204,10 @@ class _Lexer:
         return None
 
     def expansion(self, number: int) -> str:
-        """Return the parameter expansion for the current context."""
+        """Return the expansion of value `number`'s private variable for the current context."""
         if self.context in {"dq", "heredoc", "comment"}:
-            return f"${{{number}}}"
-        return f'"${{{number}}}"'
+            return f"${{_adws_{number}}}"
+        return f'"${{_adws_{number}}}"'
 
 
 _HANDLERS: Final = {
@@ -225,8 +231,8 @@ def compile_script(template: str, *, step_name: str) -> ShellScript:
     `{{` and `}}` stand for literal braces. Raises `ValueError`, naming the
     step and the placeholder, where a value could not be expanded safely.
 
-    >>> compile_script('git commit -m "{summary}" && echo {summary} {n}', step_name="s")
-    ShellScript(script='git commit -m "${1}" && echo "${1}" "${2}"', keys=('summary', 'n'))
+    >>> print(compile_script('git commit -m "{summary}" && echo {summary} {n}', step_name="s").script)
+    _adws_1=$1 _adws_2=$2; shift 2; git commit -m "${_adws_1}" && echo "${_adws_1}" "${_adws_2}"
     >>> compile_script("echo '{x}'", step_name="s")
     Traceback (most recent call last):
     ...
@@ -269,4 +275,7 @@ def compile_script(template: str, *, step_name: str) -> ShellScript:
         number = keys.setdefault(key, len(keys) + 1)
         parts.append(lexer.expansion(number))
     read(template[position:])
-    return ShellScript("".join(parts), tuple(keys))
+    if not keys:
+        return ShellScript("".join(parts), ())
+    copies = " ".join(f"_adws_{number}=${number}" for number in range(1, len(keys) + 1))
+    return ShellScript(f"{copies}; shift {len(keys)}; " + "".join(parts), tuple(keys))

@@ -24,7 +24,7 @@ from cattrs.cols import homogenous_tuple_structure_factory, is_sequence, list_st
 from cattrs.gen import make_dict_structure_fn
 from returns.result import Failure, Result, Success
 
-__all__ = ["example_of", "parse_strict_json", "structure"]
+__all__ = ["example_of", "loads_strict", "parse_strict_json", "structure"]
 
 _FENCE_LINE: Final = re.compile(r"^[ \t]*```", re.MULTILINE)
 _FENCED: Final = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n(.*)\n[ \t]*```", re.DOTALL)
@@ -123,6 +123,33 @@ def _unfence(text: str) -> Result[str, str]:
     return Success(match.group(1))
 
 
+def loads_strict(text: str) -> object:
+    """Parse strict JSON (as `parse_strict_json`, with no fence), or raise `ValueError` why not.
+
+    >>> loads_strict('{"a": [1, 2.5]}')
+    {'a': [1, 2.5]}
+    >>> loads_strict('{"a": 1e999}')
+    Traceback (most recent call last):
+    ...
+    ValueError: number 1e999 is not finite (it overflows to inf)
+    """
+    try:
+        parsed = json.loads(
+            text,
+            parse_constant=_no_constants,
+            parse_float=_finite,
+            object_pairs_hook=_unique_keys,
+        )
+    except RecursionError as exc:
+        msg = f"JSON nests deeper than {MAX_DEPTH} levels"
+        raise ValueError(msg) from exc
+    depth = _depth(parsed)
+    if depth > MAX_DEPTH:
+        msg = f"JSON nests {depth} levels deep; at most {MAX_DEPTH} are allowed"
+        raise ValueError(msg)
+    return parsed
+
+
 def parse_strict_json(text: str) -> Result[object, str]:
     r"""Parse strict JSON: no NaN/Infinity, no duplicate keys, one optional fence.
 
@@ -139,22 +166,13 @@ def parse_strict_json(text: str) -> Result[object, str]:
     if isinstance(unfenced, Failure):
         return unfenced
     try:
-        parsed = json.loads(
-            unfenced.unwrap(),
-            parse_constant=_no_constants,
-            parse_float=_finite,
-            object_pairs_hook=_unique_keys,
-        )
+        return Success(loads_strict(unfenced.unwrap()))
     except json.JSONDecodeError as exc:
         return Failure(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
-    except (ValueError, RecursionError) as exc:
-        if isinstance(exc, RecursionError):
-            return Failure(f"JSON nests deeper than {MAX_DEPTH} levels")
+    except ValueError as exc:
+        if str(exc).startswith("JSON nests"):
+            return Failure(str(exc))
         return Failure(f"not valid JSON: {exc}")
-    depth = _depth(parsed)
-    if depth > MAX_DEPTH:
-        return Failure(f"JSON nests {depth} levels deep; at most {MAX_DEPTH} are allowed")
-    return Success(parsed)
 
 
 # -- strict structuring --------------------------------------------------------

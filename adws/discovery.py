@@ -14,6 +14,7 @@ from typing import Final, final
 import attrs
 
 from adws._frozen import freeze_mapping
+from adws._optional import WORKFLOW_FOLDERS
 from adws.step import Workflow
 
 __all__ = ["ENV_VAR", "Catalog", "LoadError", "discover_workflows", "workflows_dir"]
@@ -91,7 +92,10 @@ def discover_workflows(directory: Path) -> Catalog:
     is put at the end of `sys.path`, so workflow modules can import private
     helpers such as `_common.py` by plain name while a workflow file named
     `uuid.py` or `socket.py` shadows nothing of the standard library or the
-    installed packages. Each module has `__file__` set, as an imported one.
+    installed packages; an optional extra is never taken for a workflow file
+    of the same name (see `adws._optional`). Each module has `__file__`
+    set, as an imported one. A `*.py` that is not a regular file (a FIFO, a
+    dangling link) is listed in `errors` unread.
     """
     workflows: dict[str, Workflow] = {}
     sources: dict[str, Path] = {}
@@ -103,8 +107,12 @@ def discover_workflows(directory: Path) -> Catalog:
     folder = str(directory.resolve())
     if folder not in sys.path:
         sys.path.append(folder)
+    WORKFLOW_FOLDERS.add(Path(folder))
     for path in sorted(directory.glob("*.py")):
         if path.name.startswith("_"):
+            continue
+        if not path.is_file():  # a FIFO, a device, a dangling link: reading it could hang
+            errors.append(LoadError(path, "not a regular file"))
             continue
         try:
             module = _load(path)

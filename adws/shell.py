@@ -14,6 +14,7 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
+from adws._argv import SHELLS, ArgvError, locate_script
 from adws._checks import require_count, require_seconds, require_type
 from adws._shell_script import ShellScript, compile_script
 from adws.errors import ErrorType, PipelineError
@@ -29,11 +30,6 @@ __all__ = ["SHELLS", "SHELL_MAX_OUTPUT_BYTES", "ShellSpec", "shell_step"]
 
 SHELL_MAX_OUTPUT_BYTES: Final = 16 << 20
 """How much a shell step may print on stdout (and on stderr) before it is killed."""
-
-SHELLS: Final = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
-"""Programs whose `-c` argument is a script: its placeholders are parameters too."""
-
-_OPTIONS_WITH_VALUE: Final = frozenset({"-o", "+o", "-O", "+O"})
 
 
 @final
@@ -59,7 +55,10 @@ class _Plan:
 
     `argv` holds the template's parts (rendered as plain text: no shell sees
     them) with the script, if any, at `script_at` already compiled; the
-    compiled script's parameters are appended after `argv`.
+    values of the script's placeholders go in at `script_at + 2`, right
+    after the script's `$0`, where the script takes them (see
+    `adws._shell_script`), so the user's own arguments after `$0` stay `$1`,
+    `$2`, ...
     """
 
     argv: tuple[str, ...]
@@ -67,43 +66,26 @@ class _Plan:
     script_at: int = -1
 
 
-def _script_index(argv: tuple[str, ...]) -> int | None:
-    """Find the script of an argv that starts a shell with `-c`, or None.
-
-    >>> _script_index(("bash", "-o", "pipefail", "-ec", "echo {x}"))
-    4
-    >>> _script_index(("sh", "script.sh", "{x}")) is None
-    True
-    """
-    if not argv or PurePath(argv[0]).name not in SHELLS:
-        return None
-    index, takes_script = 1, False
-    while index < len(argv) and argv[index][:1] in {"-", "+"} and argv[index] != "--":
-        option = argv[index]
-        if option in _OPTIONS_WITH_VALUE:
-            index += 1
-        elif option[:1] == "-" and "c" in option[1:]:
-            takes_script = True
-        index += 1
-    return index if takes_script and index < len(argv) else None
-
-
 def _plan(name: str, command: str | tuple[str, ...]) -> _Plan:
     if isinstance(command, str):
         return _Plan(("sh", "-c", "", "sh"), compile_script(command, step_name=name), 2)
-    at = _script_index(command)
+    try:
+        at = locate_script(command)
+    except ArgvError as exc:
+        if any(placeholders(part) for part in command):
+            msg = (
+                f"shell_step {name!r}: cannot tell where the script starts in {list(command)}"
+                f" ({exc}); give the shell its options plainly, as in ['bash', '-c', SCRIPT]"
+            )
+            raise ValueError(msg) from exc
+        at = None  # nothing to protect: no value goes into this command
     if at is None:
         return _Plan(command)
-    # The user's own arguments after the script keep their positions ($0, $1, ...);
-    # the values of the script's placeholders follow them.
     script = compile_script(command[at], step_name=name)
-    after = command[at + 1 :] or (PurePath(command[0]).name,)
-    offset = len(after) - 1
-    if offset:
-        renumbered = script.script
-        for number in range(len(script.keys), 0, -1):
-            renumbered = renumbered.replace(f"${{{number}}}", f"${{{number + offset}}}")
-        script = ShellScript(renumbered, script.keys)
+    shell = next(
+        PurePath(part).name for part in reversed(command[:at]) if PurePath(part).name in SHELLS
+    )
+    after = command[at + 1 :] or (shell,)
     return _Plan((*command[:at], "", *after), script, at)
 
 
@@ -119,8 +101,11 @@ def _argv(name: str, plan: _Plan, ctx: WorkflowContext) -> tuple[str, ...] | Pip
         script if index == plan.script_at else render(part, ctx.inputs).unwrap()
         for index, part in enumerate(plan.argv)
     )
-    values = () if plan.script is None else tuple(to_text(ctx.inputs[k]) for k in plan.script.keys)
-    return (*parts, *values)
+    if plan.script is None:
+        return parts
+    values = tuple(to_text(ctx.inputs[key]) for key in plan.script.keys)
+    cut = plan.script_at + 2  # right after the script's $0
+    return (*parts[:cut], *values, *parts[cut:])
 
 
 def _script_argv(

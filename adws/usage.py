@@ -12,6 +12,7 @@ of the attempt that started it, and one lock keeps the sums exact.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -20,11 +21,14 @@ from typing import TYPE_CHECKING, Any, Final, final
 import attrs
 
 from adws._checks import require_count, require_seconds, require_type
+from adws._limits import MAX_COST_USD, MAX_COUNT
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = [
+    "MAX_COST_USD",
+    "MAX_COUNT",
     "METER",
     "Budget",
     "Meter",
@@ -35,25 +39,47 @@ __all__ = [
 ]
 
 _FIELDS: Final = ("cost_usd", "input_tokens", "output_tokens", "turns", "model")
+_NUMBERS: Final = ("cost_usd", "input_tokens", "output_tokens", "turns")
 
 
 def _cost(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     require_seconds("Usage", attribute.name, value, optional=True)
+    if value is not None and value > MAX_COST_USD:  # type: ignore[operator] # a number, checked
+        msg = f"Usage: {attribute.name} must be at most {MAX_COST_USD:.0f}, got {value!r}"
+        raise ValueError(msg)
 
 
 def _count(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None:
         require_count("Usage", attribute.name, value, minimum=0)
+        if value > MAX_COUNT:  # type: ignore[operator] # an int, checked above
+            msg = f"Usage: {attribute.name} must be at most {MAX_COUNT:,}, got {value!r}"
+            raise ValueError(msg)
 
 
 def _model(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     require_type("Usage", attribute.name, value, (str, type(None)), "a str or None")
 
 
-def _add(left: float | None, right: float | None) -> float | None:
+def _add(left: float | None, right: float | None, most: float) -> float | None:
+    """Add two parts of a usage, saturating at `most`: a sum never leaves the bounds."""
     if left is None:
         return right
-    return left if right is None else left + right
+    return left if right is None else min(left + right, most)
+
+
+def _bounded(value: object, most: float, *, whole: bool) -> float | None:
+    """Read a number the journal summed: anything impossible or past `most` saturates to it.
+
+    A negative, non-finite or oversized sum (a forged or corrupt row, a sum
+    past the bounds) counts as `most`, which is at or over any budget.
+    """
+    if value is None:
+        return None
+    number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else -1
+    if not math.isfinite(number) or not 0 <= number <= most:
+        return int(most) if whole else most
+    return int(number) if whole else number
 
 
 @final
@@ -65,7 +91,11 @@ class Usage:
     (cache reads and writes included), `output_tokens` every one it wrote.
     A backend that reports nothing leaves the field `None`, and sums keep
     unknown apart from zero. Impossible values (a negative or non-finite
-    cost, a negative count) are refused, so an agent cannot forge a refund.
+    cost, a negative count) are refused, so an agent cannot forge a refund,
+    and so are values no call could reach (over `MAX_COST_USD` dollars or
+    `MAX_COUNT` tokens), so nothing an agent reports can overflow a sum or
+    the journal. Sums saturate at those bounds, and a budget can be no
+    larger: a saturated sum is over any budget.
 
     >>> total = Usage(0.25, 100, 20, 1, "sonnet") + Usage(0.5, 10, 2, 2, "sonnet")
     >>> total.describe(), total.tokens
@@ -104,10 +134,10 @@ class Usage:
             model = ", ".join(sorted({*self.model.split(", "), *other.model.split(", ")}))
         # A sum of valid usages is valid: skip the validators, which cost more than the sum.
         total = _new(Usage)
-        _set(total, "cost_usd", _add(self.cost_usd, other.cost_usd))
-        _set(total, "input_tokens", _add(self.input_tokens, other.input_tokens))
-        _set(total, "output_tokens", _add(self.output_tokens, other.output_tokens))
-        _set(total, "turns", _add(self.turns, other.turns))
+        _set(total, "cost_usd", _add(self.cost_usd, other.cost_usd, MAX_COST_USD))
+        _set(total, "input_tokens", _add(self.input_tokens, other.input_tokens, MAX_COUNT))
+        _set(total, "output_tokens", _add(self.output_tokens, other.output_tokens, MAX_COUNT))
+        _set(total, "turns", _add(self.turns, other.turns, MAX_COUNT))
         _set(total, "model", model)
         return total
 
@@ -138,6 +168,25 @@ class Usage:
         except (TypeError, ValueError):
             return None
 
+    @classmethod
+    def from_sums(cls, *columns: object) -> Usage:
+        """Build a usage from the journal's sums (`cost_usd`, the counts, `model`), saturated.
+
+        A sum past the bounds, or a corrupt value, reads as the bound: the
+        spend stays over any budget instead of reading as unknown or $0.
+
+        >>> Usage.from_sums(float("inf"), 2**70, None, 3, None).describe()
+        'over $1,000,000,000, over 1,000,000,000,000 tokens'
+        """
+        values = dict(zip(_FIELDS, columns, strict=True))
+        total = _new(Usage)
+        _set(total, "cost_usd", _bounded(values["cost_usd"], MAX_COST_USD, whole=False))
+        for name in _NUMBERS[1:]:
+            _set(total, name, _bounded(values[name], MAX_COUNT, whole=True))
+        model = values["model"]
+        _set(total, "model", model if isinstance(model, str) else None)
+        return total
+
     def describe(self) -> str:
         """Say the cost and the tokens in a few words ("unknown" when nothing was reported).
 
@@ -146,9 +195,12 @@ class Usage:
         """
         parts = []
         if self.cost_usd is not None:
-            parts.append(f"${self.cost_usd:.4f}")
-        if self.tokens is not None:
-            parts.append(f"{self.tokens:,} tokens")
+            over = self.cost_usd >= MAX_COST_USD
+            parts.append(f"over ${MAX_COST_USD:,.0f}" if over else f"${self.cost_usd:.4f}")
+        tokens = self.tokens
+        if tokens is not None:
+            over = max(self.input_tokens or 0, self.output_tokens or 0) >= MAX_COUNT
+            parts.append(f"over {MAX_COUNT:,} tokens" if over else f"{tokens:,} tokens")
         return ", ".join(parts) or "unknown"
 
 
@@ -158,11 +210,17 @@ _set = object.__setattr__
 
 def _limit_cost(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     require_seconds("Budget", attribute.name, value, optional=True)
+    if value is not None and value > MAX_COST_USD:  # type: ignore[operator] # a number, checked
+        msg = f"Budget: {attribute.name} must be at most {MAX_COST_USD:.0f}, got {value!r}"
+        raise ValueError(msg)
 
 
 def _limit_tokens(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None:
         require_count("Budget", attribute.name, value, minimum=0)
+        if value > MAX_COUNT:  # type: ignore[operator] # an int, checked above
+            msg = f"Budget: {attribute.name} must be at most {MAX_COUNT:,}, got {value!r}"
+            raise ValueError(msg)
 
 
 def _tighter(left: float | None, right: float | None) -> float | None:

@@ -486,3 +486,50 @@ def test_max_agents_must_be_a_whole_number_of_at_least_one(
             f"argument --max-agents: expected a whole number of at least 1, got '{bad}'"
             in capsys.readouterr().err
         )
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("/dev/zero", "adws: error: inputs file /dev/zero is not a regular file\n"),
+        ("huge.json", "adws: error: inputs file huge.json is larger than 64 MiB\n"),
+        ("latin1.json", "adws: error: inputs file latin1.json is not valid JSON: "),
+    ],
+)
+def test_an_inputs_file_that_would_never_end_or_fill_memory_is_refused(
+    flows: Path, capsys: pytest.CaptureFixture[str], source: str, message: str
+) -> None:
+    with Path("huge.json").open("wb") as huge:
+        huge.truncate((64 << 20) + 1)  # sparse: no disk used
+    Path("latin1.json").write_bytes(b'{"word": "\xe9"}')
+    assert main(["run", "passes", "--inputs", source]) == 2
+    assert capsys.readouterr().err.startswith(message)
+
+
+def test_a_recording_nested_past_the_recursion_limit_is_named_not_a_traceback(
+    flows: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path("answers").mkdir()
+    Path("answers/passes.json").write_text('{"answers": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert main(["run", "passes", "-i", "word=w", "--replay", "answers"]) == 2
+    assert capsys.readouterr().err == (
+        "adws: error: answers/passes.json is not a recording of agent answers (RecursionError)\n"
+    )
+
+
+def test_a_write_that_fails_for_another_reason_than_a_gone_reader_is_raised() -> None:
+    import errno  # noqa: PLC0415 - only this test builds the error
+
+    from adws.cli._output import _write  # noqa: PLC0415 - the printing helper, alone
+
+    class Full:
+        """A stream on a full disk."""
+
+        def write(self, _text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def flush(self) -> None:
+            pass
+
+    with pytest.raises(OSError, match="No space left"):
+        _write(Full(), "x")  # type: ignore[arg-type] # a fake stream

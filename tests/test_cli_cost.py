@@ -168,17 +168,19 @@ def test_a_resume_counts_what_the_run_spent_before(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (
-            ["--max-cost", "free"],
-            "argument --max-cost: expected an amount in US dollars of at least 0, got 'free'",
+        *(
+            (
+                ["--max-cost", amount],
+                f"argument --max-cost: expected an amount in US dollars from 0 to 1,000,000,000, got '{amount}'",
+            )
+            for amount in ("free", "nan", "1e10")
         ),
-        (
-            ["--max-cost", "nan"],
-            "argument --max-cost: expected an amount in US dollars of at least 0, got 'nan'",
-        ),
-        (
-            ["--max-tokens", "-1"],
-            "argument --max-tokens: expected a whole number of tokens, got '-1'",
+        *(
+            (
+                ["--max-tokens", count],
+                f"argument --max-tokens: expected a whole number of tokens from 0 to 1,000,000,000,000, got '{count}'",
+            )
+            for count in ("9" * 40, "-1")
         ),
     ],
 )
@@ -269,3 +271,62 @@ def test_a_journal_from_before_usage_is_read_without_costs(
     assert json.loads(capsys.readouterr().out)[0]["usage"] is None
     assert main(["cost", "--journal", str(path)]) == 0
     assert capsys.readouterr().err == f"no agent usage recorded in {path}\n"
+
+
+@pytest.mark.agent_process
+def test_usage_a_journal_cannot_hold_is_refused_at_the_agent(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "huge.py").write_text(
+        "import json\n"
+        "print(json.dumps({'type': 'result', 'is_error': False, 'result': 'STATUS: done',"
+        f" 'usage': {{'input_tokens': {2**62}}}}}))\n"
+    )
+    agent = f"{sys.executable} huge.py"
+    code, summary = run_json(
+        ["run", "priced", "--agent", agent, "--agent-output", "claude-json"], capsys
+    )
+    error = summary["error"]
+    assert isinstance(error, dict)
+    assert (code, error["error_type"]) == (1, "AgentFailed")
+    assert f"input_tokens must be at most 1,000,000,000,000, got {2**62}" in error["message"]
+
+
+def corrupt(project: Path, run_id: str) -> None:
+    """Write usage no adws would: two attempts of 2**62 tokens and $1e308 each."""
+    db = sqlite3.connect(project / ".adws" / "runs.db")
+    with db:
+        db.execute(
+            "UPDATE attempts SET input_tokens = ?, cost_usd = 1e308 WHERE run_id = ?"
+            " AND step IN ('plan', 'draft')",
+            (2**62, run_id),
+        )
+    db.close()
+
+
+def test_a_journal_holding_overflowing_usage_is_read_and_stays_over_budget(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, first = run_json(["run", "priced", "--max-tokens", "300"], capsys)
+    run_id = str(first["run_id"])
+    corrupt(project, run_id)
+    for argv in (
+        ["runs", "--json"],
+        ["status", run_id, "--json"],
+        ["cost", "--by", "workflow", "--json"],
+    ):
+        assert main(argv) == 0
+        text = capsys.readouterr().out
+        assert "Infinity" not in text
+        json.loads(text)
+    assert main(["runs"]) == 0
+    assert "over $1,000,000,000" in capsys.readouterr().out
+    assert main(["resume", run_id, "--plan"]) == 0
+    capsys.readouterr()
+    code, resumed = run_json(
+        ["resume", run_id, "--max-cost", "0.5", "--max-tokens", "1000"], capsys
+    )
+    error = resumed["error"]
+    assert isinstance(error, dict)
+    assert (code, error["error_type"]) == (1, "BudgetExceeded")
+    assert error["message"].startswith("the run has spent $1000000000.0000 of its $0.5000 budget")

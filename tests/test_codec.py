@@ -135,3 +135,10 @@ def test_every_json_value_round_trips_exactly(value: object) -> None:
     encoded = encode_context(ctx)
     encoded.encode("utf-8")
     assert decode_context(encoded) == ctx
+
+
+def test_one_corrupt_row_among_many_outputs_is_named() -> None:
+    from adws.journal.codec import decode_many_outputs  # noqa: PLC0415 - the one test of it here
+
+    with pytest.raises(ValueError, match="a step's outputs in the journal are not JSON: 'nope'"):
+        decode_many_outputs(['{"a": 1}', "nope"])

@@ -32,7 +32,7 @@ from adws.events import (
     RunFinished,
     StepSucceeded,
 )
-from adws.usage import Budget, Usage, charge
+from adws.usage import MAX_COST_USD, MAX_COUNT, Budget, Usage, charge
 from tests.conftest import Events, failure, success
 
 if TYPE_CHECKING:
@@ -279,6 +279,19 @@ def test_a_budget_admits_exactly_the_calls_that_start_under_it(
         (lambda: Budget(max_tokens=1.5), "Budget: max_tokens must be an int >= 0, got 1.5"),  # type: ignore[arg-type] # the mistake under test
         (lambda: Usage(input_tokens=-3), "Usage: input_tokens must be an int >= 0, got -3"),
         (
+            lambda: Usage(input_tokens=2**62),
+            f"Usage: input_tokens must be at most 1,000,000,000,000, got {2**62}",
+        ),
+        (lambda: Usage(cost_usd=1e308), "Usage: cost_usd must be at most 1000000000, got 1e+308"),
+        (
+            lambda: Budget(max_cost_usd=2e9),
+            "Budget: max_cost_usd must be at most 1000000000, got 2000000000.0",
+        ),
+        (
+            lambda: Budget(max_tokens=10**13),
+            "Budget: max_tokens must be at most 1,000,000,000,000, got 10000000000000",
+        ),
+        (
             lambda: Usage(cost_usd=math.nan),
             "Usage: cost_usd must be a finite number >= 0.0 or None, got nan",
         ),
@@ -309,3 +322,32 @@ def test_usage_sums_keep_unknown_apart_from_zero() -> None:
     assert Budget().exceeded(Usage(99.0, 10**9)) is None
     assert Budget(1.0).tighter(None) == Budget(1.0)
     assert Budget(1.0, 50).tighter(Budget(2.0, 10)) == Budget(1.0, 10)
+
+
+def test_a_sum_past_the_bounds_saturates_and_is_over_any_budget() -> None:
+    most = Usage(MAX_COST_USD, MAX_COUNT, MAX_COUNT, MAX_COUNT)
+    total = most + most
+    assert total == most
+    assert total.describe() == "over $1,000,000,000, over 1,000,000,000,000 tokens"
+    assert Budget(MAX_COST_USD).exceeded(total) is not None
+    assert Budget(max_tokens=MAX_COUNT).exceeded(total) is not None
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        (float("inf"), None, None, None, None),
+        (float("nan"), None, None, None, None),
+        (-5.0, None, None, None, None),
+        ("free", None, None, None, None),
+        (None, 2**70, None, None, None),
+        (None, -1, None, None, None),
+        (None, True, None, None, None),
+    ],
+)
+def test_a_corrupt_or_overflowed_journal_sum_reads_as_over_any_budget(
+    columns: tuple[object, ...],
+) -> None:
+    spent = Usage.from_sums(*columns)
+    assert Budget(0.5, 1_000).exceeded(spent) is not None
+    assert Budget(MAX_COST_USD, MAX_COUNT).exceeded(spent) is not None

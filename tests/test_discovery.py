@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from adws.discovery import discover_workflows, workflows_dir
+from tests.conftest import start_adws
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -99,3 +101,42 @@ def test_a_discovered_module_has_its_file_set(tmp_path: Path) -> None:
     assert not catalog.errors
     module = __import__("sys").modules["adws_workflows.where"]
     assert tmp_path == module.HERE
+
+
+def test_a_fifo_named_like_a_module_is_reported_not_read(tmp_path: Path) -> None:
+    """`adws list` in its own process: reading a FIFO would block it for ever."""
+    folder = tmp_path / "workflows"
+    folder.mkdir()
+    (folder / "good.py").write_text(GOOD)
+    os.mkfifo(folder / "pipe.py")
+    (folder / "gone.py").symlink_to(tmp_path / "nowhere.py")
+    process = start_adws(tmp_path, "list")
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out) == (0, "good  A good one.\n")
+    assert err.splitlines() == [
+        "warning: could not load gone.py: not a regular file",
+        "warning: could not load pipe.py: not a regular file",
+    ]
+
+
+SHADOW = """
+from adws import OutputContract, Workflow, agent_step
+from adws.testing import ScriptedAgent
+
+flow = Workflow("shadowed", (agent_step("ask", prompt="p", agent=ScriptedAgent([]), contract=OutputContract(("A",))),))
+"""
+
+
+def test_a_workflow_file_named_like_a_missing_extra_is_not_taken_for_it(tmp_path: Path) -> None:
+    folder = tmp_path / "workflows"
+    folder.mkdir()
+    (folder / "claude_agent_sdk.py").write_text(SHADOW)
+    process = start_adws(tmp_path, "run", "shadowed", "--agent", "claude-sdk")
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert "AttributeError" not in err
+    assert (
+        "ClaudeAgent needs the Claude Agent SDK: pip install 'adws[claude]' (No module named "
+        "'claude_agent_sdk' is installed (" in err
+    )
+    assert "workflows/claude_agent_sdk.py in the workflows" in err

@@ -169,20 +169,49 @@ def test_prune_deletes_old_finished_runs_and_keeps_running_ones(
     assert sorted(run.run_id for run in journal.runs()) == sorted([ids[1], ids[3]])
 
 
+def test_prune_without_a_limit_is_a_usage_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    assert main(["runs", "--prune"]) == 2
+    assert capsys.readouterr().err == "adws: error: --prune needs --older-than DAYS or --keep N\n"
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--prune"], "--prune needs --older-than DAYS or --keep N"),
-        (["--prune", "--keep", "-1"], "--older-than and --keep must not be negative"),
-        (["--prune", "--older-than", "-2"], "--older-than and --keep must not be negative"),
+        (["--keep", "-1"], "argument --keep: expected a whole number of at least 0, got '-1'"),
+        (
+            ["--keep", str(2**63)],
+            f"argument --keep: expected a whole number of at least 0, got '{2**63}'",
+        ),
+        (
+            ["--limit", "1" * 30],
+            f"argument --limit: expected a whole number of at least 0, got '{'1' * 30}'",
+        ),
+        (["--limit", "²"], "argument --limit: expected a whole number of at least 0, got '²'"),
+        *(
+            (
+                ["--older-than", days],
+                f"argument --older-than: expected a number of days from 0 to 700,000, got '{days}'",
+            )
+            for days in ("-2", "nan", "inf", "1e308", "soon")
+        ),
     ],
 )
-def test_prune_without_a_limit_is_a_usage_error(
+def test_impossible_numbers_for_prune_and_limit_are_usage_errors_not_tracebacks(
     project: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
+    assert main(["runs", "--prune", *argv]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"adws runs: error: {message}"
+
+
+def test_the_oldest_cutoff_prunes_nothing_and_does_not_overflow(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run_json(["run", "pipeline", "-i", "seed=s"], capsys)
-    assert main(["runs", *argv]) == 2
-    assert capsys.readouterr().err == f"adws: error: {message}\n"
+    assert main(["runs", "--prune", "--older-than", "700000"]) == 0
+    assert capsys.readouterr().err == "deleted 0 runs from .adws/runs.db\n"
 
 
 def test_status_mermaid_colours_the_diagram_by_what_happened(
@@ -301,3 +330,37 @@ def test_a_journal_whose_attempts_cannot_be_read_says_so(tmp_path: Path) -> None
         JournalError, match=r"cannot read the run journal .*: no such table: attempts"
     ):
         journal.attempts("r")
+
+
+def test_a_copied_journal_with_its_wal_but_no_shm_shows_every_run(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI artifact of `.adws/`: the runs still in the WAL are read, in a folder no one writes."""
+    journal = Journal(project / ".adws" / "runs.db")
+    journal.write("PRAGMA wal_autocheckpoint = 0", ())
+    run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    artifact = project / "artifact"
+    artifact.mkdir()
+    for name in ("runs.db", "runs.db-wal"):
+        shutil.copyfile(project / ".adws" / name, artifact / name)
+    journal.close()
+    assert (artifact / "runs.db-wal").stat().st_size > 0
+    artifact.chmod(0o555)
+    drop = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"] if os.geteuid() == 0 else []
+    if drop and shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv to drop root's capabilities")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "ADWS_JOURNAL": str(artifact / "runs.db")}
+    done = subprocess.run(
+        [*drop, sys.executable, "-m", "adws", "runs", "--json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    artifact.chmod(0o755)
+    assert (done.returncode, [run["workflow"] for run in json.loads(done.stdout)]) == (
+        0,
+        ["pipeline"],
+    )
+    assert sorted(path.name for path in artifact.iterdir()) == ["runs.db", "runs.db-wal"]

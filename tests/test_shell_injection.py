@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -204,7 +206,11 @@ def test_an_argv_shell_script_is_checked_too() -> None:
 def test_each_placeholder_becomes_the_expansion_its_context_needs(
     template: str, script: str
 ) -> None:
-    assert compile_script(template, step_name="s").script == script
+    """Values move into private variables first (`_adws_N=$N`), then the script uses those."""
+    count = len(set(re.findall(r"\$\{(\d)\}", script)))
+    copies = " ".join(f"_adws_{n}=${n}" for n in range(1, count + 1))
+    private = re.sub(r"\$\{(\d)\}", r"${_adws_\1}", script)
+    assert compile_script(template, step_name="s").script == f"{copies}; shift {count}; {private}"
 
 
 def test_script_from_runs_the_users_script_as_written(in_tmp: Path) -> None:
@@ -296,3 +302,137 @@ def test_impossible_shell_steps_are_refused_at_definition(
     with pytest.raises(error) as raised:
         shell_step("s", **kwargs)  # type: ignore[arg-type] # wrong on purpose
     assert str(raised.value) == message
+
+
+WRAPPED = [
+    ["bash", "--rcfile", "/dev/null", "-c", "printf '%s' {v}"],
+    ["bash", "--init-file", "/dev/null", "-c", "printf '%s' {v}"],
+    ["bash", "--norc", "--noprofile", "-c", "printf '%s' {v}"],
+    ["bash", "-O", "extglob", "-eo", "pipefail", "-c", "printf '%s' {v}"],
+    ["bash", "-ceo", "pipefail", "printf '%s' {v}"],
+    ["sh", "+e", "-c", "printf '%s' {v}"],
+    ["dash", "-e", "-c", "printf '%s' {v}"],
+    ["env", "bash", "-c", "printf '%s' {v}"],
+    ["env", "-i", "-u", "HOME", "PATH=/usr/bin:/bin", "LANG=C", "sh", "-c", "printf '%s' {v}"],
+    ["/usr/bin/env", "--chdir=.", "sh", "-c", "printf '%s' {v}"],
+    ["timeout", "10", "sh", "-c", "printf '%s' {v}"],
+    ["timeout", "-s", "KILL", "--kill-after=5", "10", "bash", "-c", "printf '%s' {v}"],
+    ["nice", "-n", "5", "sh", "-c", "printf '%s' {v}"],
+    ["nice", "-5", "sh", "-c", "printf '%s' {v}"],
+    ["nohup", "sh", "-c", "printf '%s' {v}"],
+    ["stdbuf", "-oL", "-e", "0", "sh", "-c", "printf '%s' {v}"],
+    ["setsid", "-w", "sh", "-c", "printf '%s' {v}"],
+    ["env", "timeout", "10", "nice", "sh", "-c", "printf '%s' {v}"],
+]
+
+
+@pytest.mark.parametrize("argv", WRAPPED, ids=[" ".join(argv[:4]) for argv in WRAPPED])
+def test_a_shell_behind_options_or_wrappers_still_gets_its_values_as_data(
+    argv: list[str], in_tmp: Path
+) -> None:
+    step = shell_step("s", argv)
+    value = "$(touch pwned) `touch pwned`"
+    ctx = success(run_workflow(Workflow("w", (step,)), WorkflowContext(inputs={"v": value})))
+    assert (ctx.inputs["s_stdout"], sorted(in_tmp.iterdir())) == (value, [])
+
+
+@pytest.mark.parametrize(
+    ("argv", "problem"),
+    [
+        (["bash", "--frobnicate", "-c", "echo {x}"], "option '--frobnicate' of 'bash'"),
+        (["env", "-S", "sh -c", "echo {x}"], "option '-S' of 'env'"),
+        (["timeout", "--weird", "10", "sh", "-c", "echo {x}"], "option '--weird' of 'timeout'"),
+    ],
+)
+def test_an_argv_whose_script_cannot_be_located_is_refused_at_definition(
+    argv: list[str], problem: str
+) -> None:
+    with pytest.raises(ValueError, match="cannot tell where the script starts") as raised:
+        shell_step("s", argv)
+    assert f"({problem} is not one adws knows)" in str(raised.value)
+
+
+def test_an_unknown_option_is_fine_when_no_value_goes_into_the_command(in_tmp: Path) -> None:
+    step = shell_step("s", ["bash", "--frobnicate", "-c", "echo {{x}}"])
+    assert step.name == "s"
+
+
+def test_the_scripts_own_positional_parameters_are_its_own(in_tmp: Path) -> None:
+    """A value reaches its placeholder, whatever the script does with $1, $@, $# and set --."""
+    said = shell_step("say", 'set -- first; printf "%s|%s|%s" "${1}" "{name}" "$#"')
+    counted = shell_step("count", 'printf "%s|%s|%s" "$#" "$@" {name}')
+    argv = shell_step("argv", ["bash", "-c", 'printf "%s|" "$0" "$1" "$#" "{name}"', "me", "mine"])
+    ctx = success(
+        run_workflow(Workflow("w", (said, counted, argv)), WorkflowContext(inputs={"name": "n"}))
+    )
+    assert (ctx.inputs["say_stdout"], ctx.inputs["count_stdout"], ctx.inputs["argv_stdout"]) == (
+        "first|n|1",
+        "0|n|",
+        "me|mine|1|n|",
+    )
+
+
+COMMON_OPTIONS = [["-e"], ["-u"], ["+e"], ["-o", "errexit"], ["-eo", "nounset"]]
+BASH_OPTIONS = [
+    ["-o", "pipefail"],
+    ["+o", "posix"],
+    ["-O", "extglob"],
+    ["--norc"],
+    ["--rcfile", "/dev/null"],
+]
+AVAILABLE = [shell for shell in ("sh", "bash", "dash") if shutil.which(shell)]
+
+
+@st.composite
+def shell_argvs(draw: st.DrawFn) -> list[str]:
+    """Draw wrappers, a shell, its options in any order with -c among them, before the script."""
+    wrappers = draw(
+        st.lists(
+            st.sampled_from([["env"], ["env", "LC_ALL=C"], ["timeout", "30"], ["nice"], ["nohup"]]),
+            max_size=2,
+        )
+    )
+    shell = draw(st.sampled_from(AVAILABLE))
+    choices = COMMON_OPTIONS + (BASH_OPTIONS if shell == "bash" else [])
+    options = draw(st.lists(st.sampled_from(choices), max_size=3))
+    long_options = [group for group in options if group[0].startswith("--")]
+    short = [group for group in options if not group[0].startswith("--")]
+    short.insert(draw(st.integers(0, len(short))), ["-c"])
+    flags = [part for group in (*long_options, *short) for part in group]
+    return [*(part for wrapper in wrappers for part in wrapper), shell, *flags]
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(argv=shell_argvs(), value=text_without_nul)
+def test_any_shell_argv_in_any_option_order_runs_no_value_as_code(
+    in_tmp: Path, argv: list[str], value: str
+) -> None:
+    step = shell_step("s", [*argv, "printf '%s' {v}"])
+    ctx = success(run_workflow(Workflow("w", (step,)), WorkflowContext(inputs={"v": value})))
+    assert (ctx.inputs["s_stdout"], sorted(in_tmp.iterdir())) == (value, [])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["env", "--", "sh", "-c", "printf '%s' {v}"],
+        ["sh", "-c", "--", "printf '%s' {v}"],
+        ["bash", "-c", "-", "printf '%s' {v}"],
+    ],
+)
+def test_the_end_of_options_is_read_as_the_programs_read_it(argv: list[str], in_tmp: Path) -> None:
+    step = shell_step("s", argv)
+    value = "$(touch pwned)"
+    ctx = success(run_workflow(Workflow("w", (step,)), WorkflowContext(inputs={"v": value})))
+    assert (ctx.inputs["s_stdout"], sorted(in_tmp.iterdir())) == (value, [])
+
+
+def test_wrappers_with_no_command_run_no_script() -> None:
+    from adws._argv import locate_script  # noqa: PLC0415 - the one test of it alone
+
+    assert (locate_script(("env",)), locate_script(("timeout", "10"))) == (None, None)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -98,6 +100,10 @@ effects = Workflow("effects", (Step("fail", broken), Step("effect", side_effect)
 greets = Workflow("greets", (Step("greet", greet),), inputs=("name",))
 forgets = Workflow("forgets", (Step("drop", drop_children), shell_step("echo", ["true"])))
 loses = Workflow("loses", (Step("drop", drop_attempts), Step("greet", greet)), inputs=("name",))
+locked = Workflow(
+    "locked",
+    (shell_step("nap", ["sh", "-c", "touch nap.started; sleep 2"], timeout=5),),
+)
 """
 
 
@@ -271,3 +277,54 @@ def test_a_child_group_that_cannot_be_recorded_is_named_and_fails_the_exit(proje
     last = err.strip().splitlines()[-1]
     assert "did not record this run completely (child process groups [" in last
     assert "no such column: children" in last
+
+
+def in_a_terminal(project: Path, *argv: str) -> tuple[subprocess.Popen[bytes], int]:
+    """Start `adws ARGV` with a new pseudo-terminal as its controlling terminal."""
+    main_fd, child_fd = os.openpty()
+
+    def own_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "adws", *argv],
+        cwd=project,
+        env={**os.environ, "ADWS_JOURNAL": str(project / "runs.db"), "PYTHONPATH": str(REPO)},
+        stdin=child_fd,
+        stdout=child_fd,
+        stderr=child_fd,
+        preexec_fn=own_terminal,  # noqa: PLW1509 - the child's own session and terminal, before exec
+    )
+    os.close(child_fd)
+    return process, main_fd
+
+
+@pytest.mark.parametrize("argv", [["run", "waits", "--json"], ["run", "waits"]])
+def test_closing_the_terminal_runs_cleanup_and_exits_129_without_a_traceback(
+    project: Path, argv: list[str]
+) -> None:
+    process, terminal = in_a_terminal(project, *argv)
+    pid = child_pid(project)
+    os.close(terminal)  # the terminal window closes: the kernel hangs up the session
+    assert process.wait(timeout=60) == 129
+    assert (project / "cleaned").read_text() == "wait: Interrupted: interrupted by SIGHUP"
+    wait_for(lambda: gone(pid))
+    assert [run["status"] for run in runs(project)] == ["interrupted"]
+
+
+def test_a_journal_locked_by_another_process_does_not_eat_a_steps_timeout(
+    project: Path,
+) -> None:
+    """The step's child groups are journaled off its thread: bookkeeping never times a step out."""
+    process = adws(project, "run", "locked", "--json", "-q")
+    wait_for((project / "nap.started").exists)
+    holder = sqlite3.connect(project / "runs.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock for 8 s
+    time.sleep(8)
+    holder.execute("COMMIT")
+    holder.close()
+    out, _ = process.communicate(timeout=60)
+    summary = json.loads(out)
+    assert (process.returncode, summary["status"]) == (0, "succeeded")
+    assert summary["steps"][0]["seconds"] < 5

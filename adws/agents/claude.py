@@ -13,6 +13,7 @@ from typing import Any, Final, final
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
+from adws._optional import import_optional
 from adws.agents.base import AgentRequest, AgentResponse
 from adws.agents.offline import OFFLINE
 from adws.agents.parsers import AnswerError, claude_usage
@@ -40,7 +41,7 @@ class SdkApi:
 def load_sdk() -> SdkApi | str:
     """Import the SDK, or explain how to install it."""
     try:
-        import claude_agent_sdk as sdk  # noqa: PLC0415 - optional extra, loaded on first use
+        sdk: Any = import_optional("claude_agent_sdk")  # the extra, loaded on first use
     except ImportError as exc:
         return f"ClaudeAgent needs the Claude Agent SDK: {INSTALL_HINT} ({exc})"
     return SdkApi(sdk.query, sdk.ClaudeAgentOptions, sdk.ResultMessage, sdk.ClaudeSDKError)

@@ -1,26 +1,36 @@
-"""Read a batch's inputs: one JSON object per line, every problem named by its line."""
+r"""Read a batch's inputs: one JSON object per line, every problem named by its line.
+
+Lines are the file's `\n`-separated parts, read one at a time (a raw
+U+2028 or U+0085 inside a JSON string is data, not a line break), and each
+is strict JSON, as the validator reads an agent's: `NaN`, `Infinity` and
+numbers that overflow (`1e999`) are refused, never turned into text.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from adws._checks import is_input_name
+from adws._strict import loads_strict
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
-__all__ = ["BatchInputError", "read_lines"]
+__all__ = ["BatchInputError", "iter_lines", "read_lines"]
 
 
 class BatchInputError(ValueError):
     """A batch's inputs file cannot be used; the message names the file and the line."""
 
 
-def _line_inputs(path: Path, number: int, text: str) -> dict[str, object]:
+def _line_inputs(path: Path, number: int, raw: bytes) -> dict[str, object]:
     try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as exc:
+        value = loads_strict(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        msg = f"{path}, line {number}: not UTF-8 ({exc.reason} at byte {exc.start})"
+        raise BatchInputError(msg) from exc
+    except ValueError as exc:
         msg = f"{path}, line {number}: not JSON ({exc})"
         raise BatchInputError(msg) from exc
     if not isinstance(value, dict):
@@ -33,22 +43,28 @@ def _line_inputs(path: Path, number: int, text: str) -> dict[str, object]:
     return value
 
 
+def iter_lines(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
+    """Yield `(line number, inputs)` for every non-blank line, reading one line at a time.
+
+    Raises `BatchInputError` naming the first bad line (or the file, when it
+    cannot be read); blank lines are skipped (a trailing newline is not a run).
+    """
+    try:
+        with path.open("rb") as lines:
+            for number, raw in enumerate(lines, 1):
+                if raw.strip():
+                    yield number, _line_inputs(path, number, raw)
+    except OSError as exc:
+        msg = f"cannot read {path}: {exc}"
+        raise BatchInputError(msg) from exc
+
+
 def read_lines(path: Path) -> list[tuple[int, dict[str, object]]]:
     """Return `(line number, inputs)` for every non-blank line, or raise naming the bad one.
 
-    Blank lines are skipped (a trailing newline is not a run); a file with no
-    runs at all is an error too, before anything starts.
+    A file with no runs at all is an error too, before anything starts.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        msg = f"cannot read {path}: {exc}"
-        raise BatchInputError(msg) from exc
-    runs = [
-        (number, _line_inputs(path, number, line))
-        for number, line in enumerate(text.splitlines(), 1)
-        if line.strip()
-    ]
+    runs = list(iter_lines(path))
     if not runs:
         msg = f"{path} holds no runs: write one JSON object of inputs per line"
         raise BatchInputError(msg)

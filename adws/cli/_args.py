@@ -80,13 +80,33 @@ def require_journal(
     return _journal_at(path, readonly=readonly)
 
 
+MAX_INPUTS_BYTES: Final = 64 << 20
+"""The largest `--inputs` file read: inputs are values for prompts and commands, not data sets."""
+
+
+def _read_small(path: Path) -> str:
+    """Read a regular file of at most `MAX_INPUTS_BYTES`, or raise `UsageError` saying why not.
+
+    `/dev/zero` or a FIFO would never end; a huge file would fill memory.
+    """
+    if path.exists() and not path.is_file():
+        msg = f"inputs file {path} is not a regular file"
+        raise UsageError(msg)
+    with path.open("rb") as handle:
+        data = handle.read(MAX_INPUTS_BYTES + 1)
+    if len(data) > MAX_INPUTS_BYTES:
+        msg = f"inputs file {path} is larger than {MAX_INPUTS_BYTES >> 20} MiB"
+        raise UsageError(msg)
+    return data.decode("utf-8")
+
+
 def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, object]:
     """Merge `--inputs FILE.json` with `-i key=value` pairs (the pairs win)."""
     inputs: dict[str, object] = {}
     if inputs_file is not None:
         path = Path(inputs_file)
         try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
+            loaded = json.loads(_read_small(path))
         except OSError as exc:
             msg = f"cannot read inputs file {path}: {exc.strerror}"
             raise UsageError(msg) from exc

@@ -56,7 +56,7 @@ def _print_error_details(error: PipelineError) -> None:
 def _children_recorded(
     journal: Journal | None, run_id: str, unrecorded: list[str]
 ) -> Iterator[None]:
-    """Record in the journal which process groups the step in flight has started.
+    """Record in the journal, off the step's thread, which process groups the step has started.
 
     `adws resume` reads them to refuse resuming a run whose child still runs.
     A write that fails is kept in `unrecorded`, never raised into the step.
@@ -64,18 +64,16 @@ def _children_recorded(
     if journal is None:
         yield
         return
+    from adws.journal.children import ChildrenRecorder  # noqa: PLC0415 - see the note on imports
+    from adws.journal.store import BUSY_TIMEOUT_SECONDS  # noqa: PLC0415 - as above
 
-    def record(groups: tuple[int, ...]) -> None:
-        try:
-            journal.record_children(run_id, groups)
-        except Exception as exc:  # noqa: BLE001 - never break a step over bookkeeping; reported
-            unrecorded.append(f"child process groups {list(groups)}: {exc}")
-
-    io_ops.GROUPS.on_change = record
+    recorder = ChildrenRecorder(journal, run_id, unrecorded)
+    io_ops.GROUPS.on_change = recorder
     try:
         yield
     finally:
         io_ops.GROUPS.on_change = None
+        recorder.close(BUSY_TIMEOUT_SECONDS + 1.0)
 
 
 def _journal_problems(

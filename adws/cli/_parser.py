@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import Any, Final
+
+from adws._limits import MAX_COST_USD, MAX_COUNT
 
 __all__ = ["build_parser"]
 
@@ -26,22 +28,54 @@ def _positive(text: str) -> int:
 
 
 def _money(text: str) -> float:
-    """Parse a finite amount of US dollars of at least 0, for argparse."""
+    """Parse a finite amount of US dollars from 0 to `MAX_COST_USD`, for argparse."""
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not math.isfinite(value) or value < 0:
-        msg = f"expected an amount in US dollars of at least 0, got {text!r}"
+    if not math.isfinite(value) or not 0 <= value <= MAX_COST_USD:
+        msg = f"expected an amount in US dollars from 0 to {MAX_COST_USD:,.0f}, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _digits(text: str, most: int) -> bool:
+    """Tell whether `text` is at most `most` ASCII digits (`"²".isdigit()` is true, too)."""
+    return text.isascii() and text.isdigit() and len(text) <= most
+
+
+_MOST_ROWS: Final = 2**63 - 1
+"""SQLite's largest integer: a LIMIT past it is an error there."""
+_MOST_DAYS: Final = 700_000.0
+"""About 1,900 years: any more and the cutoff date falls before the year 1."""
+
+
+def _whole(text: str) -> int:
+    """Parse a whole number from 0 to SQLite's largest, for argparse."""
+    value = int(text) if _digits(text, len(str(_MOST_ROWS))) else -1
+    if not 0 <= value <= _MOST_ROWS:
+        msg = f"expected a whole number of at least 0, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _days(text: str) -> float:
+    """Parse a finite number of days from 0 to about 1,900 years, for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or not 0 <= value <= _MOST_DAYS:
+        msg = f"expected a number of days from 0 to {_MOST_DAYS:,.0f}, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
 
 
 def _tokens(text: str) -> int:
-    """Parse a whole number of at least 0, for argparse."""
-    value = int(text) if text.isdigit() else -1
-    if value < 0:
-        msg = f"expected a whole number of tokens, got {text!r}"
+    """Parse a whole number of tokens from 0 to `MAX_COUNT`, for argparse."""
+    value = int(text) if _digits(text, len(str(MAX_COUNT))) else -1
+    if not 0 <= value <= MAX_COUNT:
+        msg = f"expected a whole number of tokens from 0 to {MAX_COUNT:,}, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
 
@@ -265,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["running", "succeeded", "failed", "blocked", "interrupted"],
         help="only runs with this status",
     )
-    runs.add_argument("--limit", type=int, metavar="N", help="at most N runs")
+    runs.add_argument("--limit", type=_whole, metavar="N", help="at most N runs")
     runs.add_argument("--batch", metavar="BATCH", help="only the runs of this batch, in line order")
     runs.add_argument("--json", action="store_true", help="print a JSON list")
     runs.add_argument(
@@ -274,9 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="delete finished runs (with --older-than or --keep) and reclaim the space",
     )
     runs.add_argument(
-        "--older-than", type=float, metavar="DAYS", help="with --prune: runs started before"
+        "--older-than", type=_days, metavar="DAYS", help="with --prune: runs started before"
     )
-    runs.add_argument("--keep", type=int, metavar="N", help="with --prune: keep the newest N")
+    runs.add_argument("--keep", type=_whole, metavar="N", help="with --prune: keep the newest N")
 
     status = commands.add_parser(
         "status", parents=[journaled], help="show one run's steps, attempts and errors"

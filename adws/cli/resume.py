@@ -15,13 +15,16 @@ from adws.cli._args import (
 )
 from adws.cli._execute import execute, with_agents
 from adws.cli._output import err, out
-from adws.cli.runs import find_run
+from adws.cli.runs import find_run, unreadable
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Mapping
 
-    from adws.journal import RunRecord
+    from adws.journal import Journal, RunRecord
     from adws.journal.options import RunOptions
+    from adws.journal.resume import ResumeStart
+    from adws.step import Workflow
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
@@ -63,10 +66,62 @@ def _options(args: argparse.Namespace, record: RunRecord) -> tuple[RunOptions, s
     return options, options.describe(changed, hide=hide)
 
 
+def _plan(
+    args: argparse.Namespace,
+    journal: Journal,
+    record: RunRecord,
+    workflow: Workflow,
+    described: str,
+) -> int:
+    """Print what a resume would do, and the options it would use; run nothing."""
+    from adws.journal.resume import resume_plan  # noqa: PLC0415 - see the note on imports
+    from adws.render import plan_text  # noqa: PLC0415 - see the note on imports
+
+    attempts = journal.attempts(record.run_id)
+    plan = resume_plan(
+        workflow, attempts, from_step=args.from_step, rerun_changed=args.rerun_changed
+    )
+    if isinstance(plan, str):
+        raise UsageError(plan)
+    out(plan_text(record, plan))
+    out(f"options: {described or 'none'}")
+    return unreadable(journal, [record], attempts)
+
+
+def _start(
+    args: argparse.Namespace,
+    journal: Journal,
+    record: RunRecord,
+    workflow: Workflow,
+    extra: Mapping[str, object],
+) -> ResumeStart:
+    """Check the run may be resumed as asked and say where it starts; a refusal is exit 2."""
+    from adws.journal.resume import prepare_resume  # noqa: PLC0415 - see the note on imports
+
+    attempts = journal.attempts(record.run_id)
+    if unreadable(journal, [record], attempts) != EXIT_OK:
+        msg = f"run {record.run_id} cannot be resumed from rows the journal cannot read"
+        raise UsageError(msg)
+    try:
+        start = prepare_resume(
+            workflow,
+            record,
+            attempts,
+            from_step=args.from_step,
+            rerun_changed=args.rerun_changed,
+            force=args.force,
+            extra=extra,
+        )
+    except ValueError as exc:  # its inputs or a step's outputs are not readable
+        msg = f"run {record.run_id} cannot be resumed: {exc} ({journal.path})"
+        raise UsageError(msg) from exc
+    if isinstance(start, str):
+        raise UsageError(start)
+    return start
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
     """Continue a run from its first step that did not succeed (or show the plan)."""
-    from adws.journal.resume import prepare_resume, resume_plan  # noqa: PLC0415 - see the note on imports
-
     journal = require_journal(args, readonly=args.plan)
     record = find_run(journal, args.run)
     if record.status == "succeeded" and not args.plan:
@@ -75,30 +130,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
     options, described = _options(args, record)
     args.workflow = record.workflow
     workflow = with_agents(args)
-    attempts = journal.attempts(record.run_id)
     if args.plan:
-        from adws.render import plan_text  # noqa: PLC0415 - see the note on imports
-
-        plan = resume_plan(
-            workflow, attempts, from_step=args.from_step, rerun_changed=args.rerun_changed
-        )
-        if isinstance(plan, str):
-            raise UsageError(plan)
-        out(plan_text(record, plan))
-        out(f"options: {described or 'none'}")
-        return EXIT_OK
+        return _plan(args, journal, record, workflow, described)
     extra = parse_inputs(args.input, args.inputs)
-    start = prepare_resume(
-        workflow,
-        record,
-        attempts,
-        from_step=args.from_step,
-        rerun_changed=args.rerun_changed,
-        force=args.force,
-        extra=extra,
-    )
-    if isinstance(start, str):
-        raise UsageError(start)
+    start = _start(args, journal, record, workflow, extra)
     if start.resume_from is None:
         err(f"every step of run {record.run_id} already succeeded; nothing to resume")
         return EXIT_OK

@@ -12,14 +12,39 @@ from adws.cli.workflows import load_workflow
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
 
-    from adws.journal import Journal, RunRecord
+    from adws.journal import AttemptRecord, Journal, RunRecord
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["cmd_run", "cmd_runs", "cmd_status", "find_run"]
+__all__ = ["cmd_run", "cmd_runs", "cmd_status", "find_run", "unreadable"]
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
+EXIT_FAILED: Final = EXIT_CODES["failed"]
+
+
+def unreadable(
+    journal: Journal, records: Sequence[RunRecord], attempts: Sequence[AttemptRecord] = ()
+) -> int:
+    """Name the rows of the journal that could not be read whole; return the exit code.
+
+    What could be read was shown already: one bad row never hides the rest.
+    """
+    problems = [
+        f"run {record.run_id}: {problem}" for record in records for problem in record.problems
+    ]
+    problems += [
+        f"attempt of {attempt.step}: {problem}"
+        for attempt in attempts
+        for problem in attempt.problems
+    ]
+    if not problems:
+        return EXIT_OK
+    err(f"adws: the journal {journal.path} holds rows it cannot read:")
+    for problem in problems:
+        err(f"  {problem}")
+    return EXIT_FAILED
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -39,11 +64,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _prune(journal: Journal, args: argparse.Namespace) -> int:
     if args.older_than is None and args.keep is None:
         msg = "--prune needs --older-than DAYS or --keep N"
-        raise UsageError(msg)
-    if (args.older_than is not None and args.older_than < 0) or (
-        args.keep is not None and args.keep < 0
-    ):
-        msg = "--older-than and --keep must not be negative"
         raise UsageError(msg)
     deleted = journal.prune(older_than_days=args.older_than, keep=args.keep)
     err(f"deleted {deleted} run{'' if deleted == 1 else 's'} from {journal.path}")
@@ -74,7 +94,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         out(runs_table(records))
     else:
         err(f"no runs recorded in {journal.path}")
-    return EXIT_OK
+    return unreadable(journal, records)
 
 
 def find_run(journal: Journal, run_id: str) -> RunRecord:
@@ -95,7 +115,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
         args.workflow = record.workflow
         out(to_mermaid(load_workflow(args), step_outcomes(attempts)))
-        return EXIT_OK
+        return unreadable(journal, [record], attempts)
     if args.json:
         payload = {
             **record.to_dict(),
@@ -118,4 +138,4 @@ def cmd_status(args: argparse.Namespace) -> int:
         from adws.render import status_text  # noqa: PLC0415 - see the note on imports
 
         out(status_text(record, attempts))
-    return EXIT_OK
+    return unreadable(journal, [record], attempts)

@@ -177,15 +177,36 @@ def encode_context(ctx: WorkflowContext) -> str:
     return to_json({"inputs": ctx.inputs, "outputs": ctx.outputs, "feedback": list(ctx.feedback)})
 
 
+def _loads(text: str, what: str) -> Any:  # noqa: ANN401 - any JSON value
+    """Parse journal text, or raise a `ValueError` naming what could not be read.
+
+    >>> _loads("[1", "the inputs")
+    Traceback (most recent call last):
+    ...
+    ValueError: the inputs in the journal are not JSON: '[1'
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError, TypeError) as exc:
+        msg = f"{what} in the journal are not JSON: {str(text)[:80]!r}"
+        raise ValueError(msg) from exc
+
+
 def decode_context(text: str) -> WorkflowContext:
-    """Rebuild a context from `encode_context`'s output; attrs values come back typed."""
-    raw = json.loads(text)
+    """Rebuild a context from `encode_context`'s output; attrs values come back typed.
+
+    Text that is not such an object raises `ValueError` (a corrupt row).
+    """
+    raw = _loads(text, "the inputs")
+    if not isinstance(raw, dict):
+        msg = f"the inputs in the journal are not a JSON object: {str(text)[:80]!r}"
+        raise ValueError(msg)  # noqa: TRY004 - a corrupt row, reported as a bad value
     inputs = _decode(raw.get("inputs", {}))
     outputs = _decode(raw.get("outputs", {}))
     return WorkflowContext(
         inputs if isinstance(inputs, dict) else {},
         outputs if isinstance(outputs, dict) else {},
-        tuple(str(line) for line in raw.get("feedback", ())),
+        tuple(str(line) for line in raw.get("feedback", ()) or ()),
     )
 
 
@@ -199,8 +220,11 @@ def encode_outputs(outputs: Mapping[str, object]) -> str:
 
 
 def decode_outputs(text: str) -> dict[str, object]:
-    """Rebuild one step's outputs from `encode_outputs`'s text; attrs values come back typed."""
-    decoded = _decode(json.loads(text))
+    """Rebuild one step's outputs from `encode_outputs`'s text; attrs values come back typed.
+
+    Text that is not JSON raises `ValueError` (a corrupt row).
+    """
+    decoded = _decode(_loads(text, "a step's outputs"))
     return decoded if isinstance(decoded, dict) else {}
 
 
@@ -214,6 +238,11 @@ def decode_many_outputs(texts: list[str]) -> list[dict[str, object]]:
     [{'a': 1}, {'b': frozenset({2})}]
     """
     joined = "[" + ",".join(texts) + "]"
-    raw = json.loads(joined)
-    decoded = raw if _PREFIX not in joined else _decode(raw)
-    return [item if isinstance(item, dict) else {} for item in decoded]  # type: ignore[union-attr] # a list, as joined
+    try:
+        raw = json.loads(joined)
+    except (ValueError, RecursionError):
+        raw = None
+    if not isinstance(raw, list) or len(raw) != len(texts):  # a corrupt row: find it, one by one
+        return [decode_outputs(text) for text in texts]
+    decoded: list[object] = raw if _PREFIX not in joined else _decode(raw)  # type: ignore[assignment] # a list decodes to a list
+    return [item if isinstance(item, dict) else {} for item in decoded]

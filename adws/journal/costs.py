@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
 import attrs
 
+from adws.journal.store import SAFE_SUM
 from adws.usage import Usage
 
 if TYPE_CHECKING:
@@ -75,8 +76,9 @@ def costs(
     columns = GROUPINGS[by]
     keys = ", ".join(columns)
     sql = (
-        f"SELECT {keys}, COUNT(DISTINCT a.run_id), COUNT(*), SUM(a.cost_usd),"  # noqa: S608 - fixed column names
-        " SUM(a.input_tokens), SUM(a.output_tokens), SUM(a.turns)"
+        f"SELECT {keys}, COUNT(DISTINCT a.run_id), COUNT(*), {SAFE_SUM.format('a.cost_usd')},"  # noqa: S608 - fixed column names
+        f" {SAFE_SUM.format('a.input_tokens')}, {SAFE_SUM.format('a.output_tokens')},"
+        f" {SAFE_SUM.format('a.turns')}"
         " FROM attempts AS a JOIN runs USING (run_id)"
         " WHERE instr(a.step, '[') = 0"
         " AND (a.cost_usd IS NOT NULL OR a.input_tokens IS NOT NULL"
@@ -91,8 +93,8 @@ def costs(
             tuple(str(value) for value in row[:width]),
             row[width],
             row[width + 1],
-            # A row no adws could have written (a negative sum) reads as unknown.
-            Usage.from_dict(dict(zip(_SUMMED, row[width + 2 :], strict=True))) or Usage(),
+            # A sum no adws could have written (negative, past the bounds) saturates.
+            Usage.from_sums(*row[width + 2 :], None),
         )
         for row in rows
     ]

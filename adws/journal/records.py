@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 
@@ -47,6 +47,8 @@ class RunRecord:
     """What the run's agent calls cost, all sessions summed (None if none reported any)."""
     options: RunOptions = attrs.field(factory=RunOptions)
     """The options the run was started with (or last resumed with), for `adws resume`."""
+    problems: tuple[str, ...] = ()
+    """What of the run's row could not be read (a corrupt or forged journal); () when all."""
 
     def inputs(self) -> WorkflowContext:
         """Decode the inputs the run started with (load its workflow module first).
@@ -86,6 +88,7 @@ class RunRecord:
             "resumes": self.resumes,
             "usage": None if self.usage is None else self.usage.to_dict(),
             "options": self.options.to_dict(),
+            "problems": list(self.problems),
         }
 
 
@@ -109,6 +112,8 @@ class AttemptRecord:
     """The step's fingerprint when it ran (None before schema 3)."""
     usage: Usage | None = None
     """What the attempt's agent calls cost (None if none reported any, or before schema 5)."""
+    problems: tuple[str, ...] = ()
+    """What of the attempt's row could not be read; () when all could."""
 
     def context(self) -> WorkflowContext | None:
         """Decode the whole context a success left, in a journal written before schema 3."""
@@ -119,24 +124,71 @@ class AttemptRecord:
         return None if self.outputs_json is None else decode_outputs(self.outputs_json)
 
 
+_MOST_PID: Final = 2**31 - 1
+"""The largest process id a kernel hands out (`pid_t` is 32 bits)."""
+
+
+def _json_items(text: object, what: str, kind: type, problems: list[str]) -> tuple[Any, ...]:
+    """Read a JSON list of `kind` values; anything else is noted in `problems` and read as ()."""
+    try:
+        loaded = json.loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):
+        loaded = None
+    valid = isinstance(loaded, list) and all(
+        isinstance(item, kind) and not isinstance(item, bool) for item in loaded
+    )
+    if not valid:
+        problems.append(f"{what} is not a JSON list of {kind.__name__}: {str(text)[:80]!r}")
+        return ()
+    if kind is int and not all(0 < item <= _MOST_PID for item in loaded):  # type: ignore[union-attr] # a list, checked
+        problems.append(f"{what} holds a number no process group has: {str(text)[:80]!r}")
+        return ()
+    return tuple(loaded)  # type: ignore[arg-type] # a list, checked above
+
+
+def _error(text: object, problems: list[str]) -> PipelineError | None:
+    """Read an error column; an unreadable one is noted and read as an error saying so."""
+    if text is None:
+        return None
+    try:
+        return decode_error(text)  # type: ignore[arg-type] # a str, or it raises below
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        problems.append(f"error is not readable ({type(exc).__name__}: {exc}): {str(text)[:80]!r}")
+        return PipelineError("", "Unreadable", "the journal holds an error it cannot read")
+
+
+def _pid(value: object, problems: list[str]) -> int | None:
+    if value is None or (isinstance(value, int) and 0 < value <= _MOST_PID):
+        return value
+    problems.append(f"pid {value!r} is no process id")
+    return None
+
+
 def run_from_row(row: sqlite3.Row) -> RunRecord:
-    """Build a `RunRecord` from a `runs` row."""
+    """Build a `RunRecord` from a `runs` row; what cannot be read is listed in `problems`."""
+    problems: list[str] = []
+    steps = _json_items(row["steps"], "steps", str, problems)
+    error = _error(row["error"], problems)
+    children_column = _column(row, "children")
+    children = (
+        () if children_column is None else _json_items(children_column, "children", int, problems)
+    )
     return RunRecord(
         row["run_id"],
         row["workflow"],
         row["fingerprint"],
         row["status"],
-        tuple(json.loads(row["steps"])),
+        steps,
         _column(row, "stored_inputs") or row["inputs"],
         row["started"],
         row["finished"],
         row["seconds"],
-        None if row["error"] is None else decode_error(row["error"]),
+        error,
         row["failed_step"],
-        row["pid"],
+        _pid(row["pid"], problems),
         row["host"],
         row["resumes"],
-        tuple(json.loads(_column(row, "children") or "[]")),
+        children,
         _usage(
             _column(row, "spent_usd"),
             _column(row, "spent_in"),
@@ -145,12 +197,14 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
             None,
         ),
         RunOptions.from_json(_column(row, "options")),
+        tuple(problems),
     )
 
 
 def attempt_from_row(row: Sequence[Any]) -> AttemptRecord:
     """Build an `AttemptRecord` from the columns `Journal.attempts` selects, in order."""
     step, index, attempt, status, recorded, seconds, error, context, outputs, fingerprint = row[:10]
+    problems: list[str] = []
     return AttemptRecord(
         step,
         index,
@@ -158,26 +212,23 @@ def attempt_from_row(row: Sequence[Any]) -> AttemptRecord:
         status,
         recorded,
         seconds,
-        None if error is None else decode_error(error),
+        _error(error, problems),
         context,
         outputs,
         fingerprint,
         _usage(*row[10:]),
+        tuple(problems),
     )
 
 
 def _usage(*columns: object) -> Usage | None:
-    """Rebuild a usage from its columns; a row no adws could have written reads as unknown."""
-    usage = Usage.from_dict(
-        dict(
-            zip(
-                ("cost_usd", "input_tokens", "output_tokens", "turns", "model"),
-                columns,
-                strict=True,
-            )
-        )
-    )
-    return usage if usage is not None and usage.known else None
+    """Rebuild a usage from its columns (None: nothing reported).
+
+    A value no adws could have written (negative, past the bounds, not a
+    number) saturates: it counts as over any budget, never as unknown.
+    """
+    usage = Usage.from_sums(*columns)
+    return usage if usage.known else None
 
 
 def _column(row: sqlite3.Row, name: str) -> str | None:

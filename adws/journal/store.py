@@ -10,8 +10,10 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import socket
 import sqlite3
+import tempfile
 import threading
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -43,6 +45,8 @@ DEFAULT_PATH: Final = Path(".adws") / "runs.db"
 ENV_VAR: Final = "ADWS_JOURNAL"
 BUSY_TIMEOUT_SECONDS: Final = 30.0
 _LOCK_RETRY_DELAYS: Final = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+SAFE_SUM: Final = "CASE WHEN COUNT({0}) THEN TOTAL({0}) END"
+"""Sum a column as a float, NULL when no row has it: SUM raises on integer overflow."""
 
 
 class JournalError(Exception):
@@ -74,6 +78,8 @@ class Journal:
         self.path = path
         self._sleep = sleep
         self._lock = threading.RLock()
+        self._copy: tempfile.TemporaryDirectory[str] | None = None
+        """A private copy of a read-only journal; removed with this object, or at exit."""
         if readonly:
             self._db = self._open_readonly(path, busy_timeout)
             return
@@ -93,15 +99,26 @@ class Journal:
             )
             raise JournalError(msg) from exc
 
-    @staticmethod
-    def _open_readonly(path: Path, busy_timeout: float) -> sqlite3.Connection:
-        """Open for reading only; without write access to the folder, as an immutable file."""
-        uri = path.resolve().as_uri()
+    def _open_readonly(self, path: Path, busy_timeout: float) -> sqlite3.Connection:
+        """Open for reading only, whatever the folder allows.
+
+        Without write access to the folder SQLite cannot make the shared
+        memory file a WAL journal needs: an immutable open would then hide
+        every run still in the `-wal` file (a copied artifact, a read-only
+        folder). So such a journal is copied, with its WAL, into a private
+        temporary folder and read there; a journal without one is opened
+        immutable.
+        """
+        wal = path.with_name(path.name + "-wal")
+        copy = ["copy"] if wal.exists() and wal.stat().st_size > 0 else []
         problem: Exception | None = None
-        for options in ("mode=ro", "mode=ro&immutable=1"):
+        for mode in ("mode=ro", *copy, "mode=ro&immutable=1"):
             try:
+                target, options = (
+                    (self._private_copy(path, wal), "mode=ro") if mode == "copy" else (path, mode)
+                )
                 db = sqlite3.connect(
-                    f"{uri}?{options}",
+                    f"{target.resolve().as_uri()}?{options}",
                     uri=True,
                     timeout=busy_timeout,
                     isolation_level=None,
@@ -109,7 +126,7 @@ class Journal:
                 )
                 db.row_factory = sqlite3.Row
                 row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, OSError) as exc:
                 problem = exc
                 continue
             if (row[0] or 0) > len(MIGRATIONS):
@@ -123,6 +140,14 @@ class Journal:
             "move it aside or point --journal elsewhere"
         )
         raise JournalError(msg) from problem
+
+    def _private_copy(self, path: Path, wal: Path) -> Path:
+        """Copy the journal and its WAL into a temporary folder removed with this object."""
+        self._copy = tempfile.TemporaryDirectory(prefix="adws-journal-")
+        folder = Path(self._copy.name)
+        shutil.copyfile(path, folder / path.name)
+        shutil.copyfile(wal, folder / wal.name)
+        return folder / path.name
 
     def add_inputs(self, run_id: str, extra: Mapping[str, object]) -> None:
         """Add inputs given when resuming to the run's own, so a later resume has them too."""
@@ -340,7 +365,8 @@ class Journal:
             ("output_tokens", "spent_out"),
             ("turns", "spent_turns"),
         )
-        return "".join(f", (SELECT SUM(a.{name}) {mine}) AS {alias}" for name, alias in columns)
+        sums = ((SAFE_SUM.format(f"a.{name}"), alias) for name, alias in columns)
+        return "".join(f", (SELECT {total} {mine}) AS {alias}" for total, alias in sums)
 
     def attempts(self, run_id: str) -> list[AttemptRecord]:
         """List a run's recorded attempts and skips, in the order they happened."""

@@ -66,7 +66,7 @@ class Recording:
             entries = json.loads(self.path.read_text(encoding="utf-8"))["answers"]
             if not all(isinstance(e, dict) and e.keys() >= _FIELDS for e in entries):
                 raise TypeError  # noqa: TRY301 - one message for every shape that is wrong
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+        except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
             msg = f"{self.path} is not a recording of agent answers ({type(exc).__name__})"
             raise ValueError(msg) from exc
         return list(entries)

@@ -1,0 +1,45 @@
+"""Child process groups are journaled off the step's thread, and what was not is reported."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from adws.journal import Journal
+from adws.journal.children import ChildrenRecorder
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+class StuckJournal:
+    """A journal whose writes wait until released, as one another process holds locked."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.written: list[tuple[int, ...]] = []
+
+    def record_children(self, _run_id: str, groups: tuple[int, ...]) -> None:
+        self.release.wait(10)
+        self.written.append(groups)
+
+
+def test_reporting_groups_never_waits_for_a_stuck_journal() -> None:
+    journal, unrecorded = StuckJournal(), list[str]()
+    recorder = ChildrenRecorder(journal, "r", unrecorded)  # type: ignore[arg-type] # a fake journal
+    for groups in [(1,), (1, 2), ()]:
+        recorder(groups)  # returns at once, though the journal is stuck
+    recorder.close(0.1)
+    assert unrecorded == ["child process groups: the journal was not writable within 0s"]
+    journal.release.set()
+
+
+def test_the_latest_groups_are_written_and_a_failed_write_is_reported(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "runs.db")
+    unrecorded: list[str] = []
+    recorder = ChildrenRecorder(journal, "missing-run", unrecorded)
+    journal.write("DROP TABLE runs", ())
+    recorder((7,))
+    recorder.close(5.0)
+    assert len(unrecorded) == 1
+    assert unrecorded[0].startswith("child process groups [7]: ")
