@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from adws import io_ops
+from adws.io_ops.process import _stop_group
 
 
 @pytest.mark.slow
@@ -47,7 +48,7 @@ def test_utc_now_is_iso_with_seconds() -> None:
 def test_a_finished_group_is_not_an_error_to_stop() -> None:
     process = subprocess.Popen(["true"], start_new_session=True)
     process.wait()
-    io_ops._stop_group(process, 0.1)
+    _stop_group(process, 0.1)
     assert process.returncode == 0
 
 

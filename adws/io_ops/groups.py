@@ -1,0 +1,155 @@
+"""Process groups adws started, how to stop them, and the signals a run stops on."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Final
+
+from adws.io_ops.clock import monotonic, sleep
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+__all__ = [
+    "CANCEL",
+    "GRACE_SECONDS",
+    "GROUPS",
+    "HANDLED_SIGNALS",
+    "group_alive",
+    "handling_signals",
+    "kill_all_groups",
+    "kill_group",
+    "kill_groups_of",
+    "process_alive",
+    "stop_group",
+]
+
+GRACE_SECONDS: Final = 2.0
+"""How long a stopped process gets between SIGTERM and SIGKILL."""
+
+
+class _Groups:
+    """The process groups adws started and has not yet seen end, by pgid.
+
+    One lock protects the set: branches of a parallel step start processes
+    from several threads, and a second Ctrl-C or SIGTERM stops them all.
+    `on_change` hears the current groups whenever they change (the journal
+    records them so `adws resume` can tell a run's child is still alive).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pgids: dict[int, threading.Event | None] = {}
+        self.on_change: Callable[[tuple[int, ...]], None] | None = None
+
+    def _changed(self, snapshot: tuple[int, ...]) -> None:
+        listener = self.on_change
+        if listener is not None:
+            listener(snapshot)
+
+    def add(self, pgid: int, owner: threading.Event | None = None) -> None:
+        with self._lock:
+            self._pgids[pgid] = owner
+            snapshot = tuple(sorted(self._pgids))
+        self._changed(snapshot)
+
+    def discard(self, pgid: int) -> None:
+        with self._lock:
+            self._pgids.pop(pgid, None)
+            snapshot = tuple(sorted(self._pgids))
+        self._changed(snapshot)
+
+    def current(self, owner: threading.Event | None = None) -> tuple[int, ...]:
+        """Return the live groups, or only those started under `owner` (a branch's cancel event)."""
+        with self._lock:
+            return tuple(
+                sorted(pgid for pgid, own in self._pgids.items() if owner is None or own is owner)
+            )
+
+
+GROUPS: Final = _Groups()
+"""Every live process group adws started in this process."""
+
+
+def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    """Send `sig` to a process group that may already be gone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+CANCEL: Final[ContextVar[threading.Event | None]] = ContextVar("adws_cancel", default=None)
+"""Set inside a branch of a parallel step: once the event is set, no new process starts.
+
+The parallel step stops the groups its cancelled branches started
+(`kill_groups_of`); a branch that then tries again finds nothing started.
+"""
+
+
+def kill_groups_of(owner: threading.Event) -> tuple[int, ...]:
+    """SIGKILL the process groups started under `owner`; return them."""
+    groups = GROUPS.current(owner)
+    for pgid in groups:
+        kill_group(pgid)
+    return groups
+
+
+def kill_all_groups() -> tuple[int, ...]:
+    """SIGKILL every process group adws started and has not reaped; return them.
+
+    The way out of a second Ctrl-C: nothing adws started may outlive it.
+    """
+    groups = GROUPS.current()
+    for pgid in groups:
+        kill_group(pgid)
+    return groups
+
+
+def stop_group(pgid: int, grace: float = GRACE_SECONDS) -> None:
+    """Stop a process group adws did not start in this process: SIGTERM, then SIGKILL.
+
+    `adws resume --force` uses it on a child a crashed run left behind.
+    """
+    kill_group(pgid, signal.SIGTERM)
+    deadline = monotonic() + grace
+    while group_alive(pgid) and monotonic() < deadline:
+        sleep(0.05)
+    kill_group(pgid)
+
+
+def group_alive(pgid: int) -> bool:
+    """Tell whether any process of group `pgid` still exists."""
+    try:
+        os.killpg(pgid, 0)
+    except OSError as exc:
+        # PermissionError means it exists but belongs to someone else.
+        return not isinstance(exc, ProcessLookupError)
+    return True
+
+
+def process_alive(pid: int) -> bool:
+    """Tell whether a process with this id exists on this machine."""
+    try:
+        os.kill(pid, 0)
+    except OSError as exc:
+        # PermissionError means it exists but belongs to someone else.
+        return not isinstance(exc, ProcessLookupError)
+    return True
+
+
+HANDLED_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals a run stops on: Ctrl-C, SIGTERM (CI, `timeout`, `docker stop`), SIGHUP."""
+
+
+@contextlib.contextmanager
+def handling_signals(handler: Callable[[int, Any], object]) -> Iterator[None]:
+    """Install `handler` for `HANDLED_SIGNALS` while the block runs, then restore the old ones."""
+    previous = {signum: signal.signal(signum, handler) for signum in HANDLED_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
