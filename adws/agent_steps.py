@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import TYPE_CHECKING, final
 
 import attrs
@@ -10,14 +11,16 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
+from adws import io_ops
 from adws._checks import require_callable, require_seconds, require_type
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.combinators import VerificationSpec, with_verification
 from adws.concurrency import FanOutSpec, ParallelSpec, fan_out, parallel
 from adws.contract import OutputContract, validate_agent_output
 from adws.errors import ErrorType, PipelineError
-from adws.executor import current_branch, current_scope
-from adws.step import RetryPolicy, Step, Workflow
+from adws.events import AgentActivity
+from adws.executor import attempt_number, current_branch, current_scope
+from adws.step import RetryPolicy, Step, Workflow, retry_after
 from adws.template import render_for_step
 from adws.usage import Budget, Usage, charge, usage_of_failure
 
@@ -26,7 +29,14 @@ if TYPE_CHECKING:
 
     from adws.context import WorkflowContext
 
-__all__ = ["AgentSpec", "agent_step", "compose_prompt", "map_agents", "use_agent"]
+__all__ = [
+    "AgentSpec",
+    "agent_step",
+    "compose_prompt",
+    "limits_of",
+    "map_agents",
+    "use_agent",
+]
 
 
 @final
@@ -40,6 +50,8 @@ class AgentSpec:
     timeout: float | None
     cwd: str | None
     budget: Budget | None = None
+    edits: bool = False
+    idle_timeout: float | None = None
 
 
 def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, ...]) -> str:
@@ -97,6 +109,45 @@ def _charge(answer: IOResult[AgentResponse, PipelineError]) -> None:
     charge(usage)
 
 
+def _bounded_wait(error: PipelineError, timeout: float | None) -> PipelineError:
+    """Keep a wait the service named only when the step's timeout allows it.
+
+    A known reset time (`resets_at`, seconds since the epoch, or
+    `resets_at_clock`, a local `HH:MM`) becomes `retry_after`, the seconds
+    the run's retry waits (through its `sleep`). A wait past the step's
+    timeout is dropped, and the message says so: the step fails now rather
+    than sleep longer than it may run.
+    """
+    if error.error_type != ErrorType.AGENT_UNAVAILABLE:
+        return error
+    wait = retry_after(error)
+    if wait is None:
+        wait = _seconds_until(error.context.get("resets_at"), error.context.get("resets_at_clock"))
+    if wait is None:
+        return error
+    if timeout is not None and wait > timeout:
+        message = (
+            f"{error.message} (the service asks to come back in {wait:.0f}s, longer than"
+            f" the step's {timeout}s timeout)"
+        )
+        context = {key: value for key, value in error.context.items() if key != "retry_after"}
+        return attrs.evolve(error, message=message, context=context)
+    return error.with_context(retry_after=round(wait, 3))
+
+
+def _seconds_until(epoch: object, clock: object) -> float | None:
+    now = io_ops.wall_clock()
+    if isinstance(epoch, int | float) and not isinstance(epoch, bool) and epoch < 1e12:
+        return max(float(epoch) - now, 0.0)
+    if isinstance(clock, str):
+        local = time.localtime(now)
+        hour, minute = (int(part) for part in clock.split(":"))
+        # Codex names a local time of day; a minute already past is now, an hour past is tomorrow.
+        delta = (hour * 60 + minute) * 60 - (local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec)
+        return float(max(delta, 0) if delta > -60 else delta + 86_400)
+    return None
+
+
 def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-only
     name: str,
     *,
@@ -110,6 +161,8 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     when: Callable[[WorkflowContext], bool] | None = None,
     budget: Budget | None = None,
     rerun_on_resume: bool = False,
+    edits: bool = False,
+    idle_timeout: float | None = None,
 ) -> Step:
     """Build a step that asks `agent` and lets only a proven answer through.
 
@@ -129,6 +182,18 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     resume` ask again even after a success (see `Step`). Impossible arguments (an agent
     given as a string, a timeout of `"5"`) are refused here, at definition
     time.
+
+    `edits=True` says the agent may change files in its `cwd`; each CLI
+    backend turns it into its own switch (`claude`: `--permission-mode
+    acceptEdits`; `codex`: `--sandbox workspace-write`, else `read-only`;
+    `ClaudeAgent`: its permission mode), and a CLI that reports a refused
+    tool fails the attempt with `PermissionDenied` (never retried).
+    `idle_timeout` (seconds): an agent that prints nothing for that long is
+    stopped (`AgentHung`). Failures of the infrastructure (an API error, a
+    hang, a timeout) are retried without feedback: the model never
+    answered. An `AgentUnavailable` that names when the service will take
+    calls again is retried after that wait, through the run's `sleep`, when
+    the wait fits in `timeout`; otherwise it fails now, saying so.
     """
     owner = f"agent_step {name!r}"
     require_type(owner, "prompt", prompt, str, "a str")
@@ -142,6 +207,8 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     require_seconds(owner, "timeout", timeout, optional=True)
     require_type(owner, "cwd", cwd, (str, type(None)), "a str or None")
     require_type(owner, "budget", budget, (Budget, type(None)), "a Budget or None")
+    require_type(owner, "edits", edits, bool, "a bool")
+    require_seconds(owner, "idle_timeout", idle_timeout, optional=True)
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
         rendered = render_for_step(prompt, ctx.inputs, step_name=name, what="the prompt")
@@ -150,17 +217,25 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             return IOFailure(rendered)
         if isinstance(where, PipelineError):
             return IOFailure(where)
+        scope, branch = current_scope(), current_branch()
+
+        def report(doing: str) -> None:
+            scope.emit(AgentActivity(scope.run_id, name, branch, doing))
+
         request = AgentRequest(
             compose_prompt(rendered, contract, ctx.feedback),
             name,
-            attempt=len(ctx.feedback) + 1,
+            attempt=attempt_number(ctx),
             timeout=timeout,
             cwd=where,
             max_output_bytes=contract.max_output_bytes,
-            branch=current_branch(),
+            branch=branch,
             contract=contract,
+            edits=edits,
+            idle_timeout=idle_timeout,
+            on_activity=report,
         )
-        agents = current_scope().agents  # the run's cap on agent calls in flight
+        agents = scope.agents  # the run's cap on agent calls in flight
         with agents if agents is not None else contextlib.nullcontext():
             # Checked once a slot is free: the spend may have grown while it waited.
             refused = _over_budget(name, budget)
@@ -168,6 +243,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
                 return IOFailure(refused)
             answer = agent(request)
         _charge(answer)
+        answer = answer.alt(lambda error: _bounded_wait(error, timeout))
         return answer.bind(lambda response: _outputs(response, contract, name)).map(
             ctx.merge_outputs
         )
@@ -180,7 +256,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         when=when,
         rerun_on_resume=rerun_on_resume,
         kind="agent",
-        spec=AgentSpec(prompt, agent, contract, timeout, cwd, budget),
+        spec=AgentSpec(prompt, agent, contract, timeout, cwd, budget, edits, idle_timeout),
     )
 
 
@@ -196,6 +272,8 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             timeout=spec.timeout,
             cwd=spec.cwd,
             budget=spec.budget,
+            edits=spec.edits,
+            idle_timeout=spec.idle_timeout,
         )
     if isinstance(spec, VerificationSpec):
         return with_verification(
@@ -250,7 +328,19 @@ def map_agents(workflow: Workflow, swap: Callable[[AgentBackend], AgentBackend])
 def use_agent(workflow: Workflow, agent: AgentBackend) -> Workflow:
     """Return `workflow` with every agent step (nested ones too) asking `agent`.
 
-    This is what `adws run --agent CMD` does; tests use it to run a shipped
-    workflow against a `ScriptedAgent`.
+    Tests use it to run a shipped workflow against a `ScriptedAgent`. The
+    steps keep their own limits (timeout, idle timeout, edits, cwd); `adws
+    run --agent CMD` also keeps each replaced backend's (`limits_of`),
+    through `map_agents`.
     """
     return map_agents(workflow, lambda _current: agent)
+
+
+def limits_of(agent: AgentBackend) -> dict[str, object]:
+    """Return the limits a backend was given (`timeout`, `cwd`, `env`), for `--agent` to keep.
+
+    >>> from adws.agents import CommandAgent
+    >>> limits_of(CommandAgent("claude -p", timeout=5))
+    {'timeout': 5, 'cwd': None, 'env': None}
+    """
+    return {name: getattr(agent, name, None) for name in ("timeout", "cwd", "env")}

@@ -12,7 +12,7 @@ import cattrs
 
 from adws._frozen import freeze_mapping
 
-__all__ = ["ErrorType", "PipelineError", "json_safe"]
+__all__ = ["INFRASTRUCTURE", "ErrorType", "PipelineError", "is_permanent", "json_safe"]
 
 
 class ErrorType(StrEnum):
@@ -37,6 +37,32 @@ class ErrorType(StrEnum):
     INTERRUPTED = "Interrupted"
     INVALID_WORKFLOW = "InvalidWorkflow"
     BUDGET_EXCEEDED = "BudgetExceeded"
+    AGENT_UNAVAILABLE = "AgentUnavailable"
+    """The agent reached its model API and got an error: rate limit, overload, server error."""
+    AGENT_HUNG = "AgentHung"
+    """The agent printed nothing for its step's `idle_timeout`."""
+    PERMISSION_DENIED = "PermissionDenied"
+    """The agent was refused a tool it needed (a file edit without `edits=True`, say)."""
+
+
+INFRASTRUCTURE: Final = frozenset(
+    {
+        ErrorType.AGENT_UNAVAILABLE,
+        ErrorType.AGENT_HUNG,
+        ErrorType.TIMEOUT,
+        ErrorType.AGENT_FAILED,
+    }
+)
+"""Failures that are not the model's fault: a retry prompt never lists them as feedback."""
+
+
+def is_permanent(error: PipelineError) -> bool:
+    """Tell whether the error says retrying cannot change it (`context["permanent"]`).
+
+    >>> is_permanent(PipelineError("s", "AgentFailed", "no such CLI", {"permanent": True}))
+    True
+    """
+    return error.context.get("permanent") is True
 
 
 _converter: Final = cattrs.Converter()

@@ -18,6 +18,7 @@ from adws.errors import ErrorType, PipelineError
 from adws.usage import Budget, Usage
 
 __all__ = [
+    "AgentActivity",
     "AttemptFailed",
     "BranchAttemptFailed",
     "BranchFinished",
@@ -223,6 +224,22 @@ class BranchFinished:
 
 @final
 @attrs.frozen
+class AgentActivity:
+    """An agent step's agent is doing something worth showing: its latest tool call.
+
+    `text` is a short description from the agent's own output (`Write
+    src/app.py`, `$ make test`); `branch` is the branch path, or "".
+    Nothing is journaled: it feeds the progress line.
+    """
+
+    run_id: str
+    step: str
+    branch: str
+    text: str
+
+
+@final
+@attrs.frozen
 class ObserverFailed:
     """An observer raised; it gets no further events, the others get this one."""
 
@@ -241,6 +258,7 @@ RunEvent: TypeAlias = (
     | BranchStarted
     | BranchAttemptFailed
     | BranchFinished
+    | AgentActivity
     | ObserverFailed
 )
 

@@ -21,7 +21,7 @@ from returns.unsafe import unsafe_perform_io
 from adws import io_ops
 from adws._checks import require_count
 from adws.context import WorkflowContext, promote
-from adws.errors import ErrorType, PipelineError
+from adws.errors import INFRASTRUCTURE, ErrorType, PipelineError
 from adws.events import (
     AttemptFailed,
     ObserverFailed,
@@ -37,11 +37,14 @@ from adws.events import (
 from adws.usage import METER as _ATTEMPT
 from adws.usage import Budget, Meter, Usage, charging
 
+from adws.step import retry_after
+
 if TYPE_CHECKING:
     from adws.step import Step, Workflow
 
 __all__ = [
     "RunScope",
+    "attempt_number",
     "current_branch",
     "current_scope",
     "current_sleep",
@@ -107,6 +110,18 @@ def current_sleep() -> Sleep:
 
 
 _current_meter: Final = _ATTEMPT.get
+_SILENT: Final[ContextVar[int]] = ContextVar("adws_silent_failures", default=0)
+"""How many earlier attempts of the step in flight failed without a feedback line."""
+
+
+def attempt_number(ctx: WorkflowContext) -> int:
+    """Return which call of the step in flight this is (1 for the first).
+
+    Each failed attempt adds one, whether it left a feedback line (an answer
+    the model must fix) or not (a timeout, an API error: not the model's
+    doing, so not in its prompt).
+    """
+    return len(ctx.feedback) + 1 + _SILENT.get()
 _INTERRUPTED_MESSAGE: Final = "interrupted by Ctrl-C"
 _FINAL: Final = frozenset({ErrorType.INTERRUPTED, ErrorType.BUDGET_EXCEEDED})
 """Errors no `retry_on` can retry: a Ctrl-C, and a budget already spent."""
@@ -179,12 +194,14 @@ def _should_retry(step: Step, error: PipelineError, attempt: int) -> bool | Pipe
         return broken.with_context(error=error.to_dict())
 
 
-def _delay(step: Step, attempt: int) -> float:
+def _delay(step: Step, attempt: int, error: PipelineError) -> float:
+    """Wait per the policy, or as long as the error says the service needs, if longer."""
     policy = step.retry
     delay = policy.delay_before(attempt)
     if policy.jitter:
         delay += random.uniform(0, policy.jitter)  # noqa: S311 - jitter, not cryptography
-    return delay
+    asked = retry_after(error)
+    return delay if asked is None else max(delay, asked)
 
 
 def feedback_line(attempt: int, max_attempts: int, error: PipelineError) -> str:
@@ -206,7 +223,11 @@ def retry_step(
 ) -> tuple[WorkflowContext | PipelineError, int]:
     """Run `step` under its retry policy (rule 7); return the outcome and attempts made.
 
-    Each retry starts from `ctx` plus one feedback line per failed attempt.
+    Each retry starts from `ctx` plus one feedback line per failed attempt
+    whose error is about the model's answer; a failure of the infrastructure
+    (`INFRASTRUCTURE`: an API error, a hang, a timeout, a process that died)
+    is retried without one, since the model never answered. An error that
+    names a wait (`retry_after`) is retried no sooner than that.
     On success the outcome is the context the step returned; only its
     outputs matter (a step cannot rewrite its inputs). On exhaustion the
     error carries `attempts` and the `feedback` history in its context,
@@ -221,6 +242,7 @@ def retry_step(
     """
     sleep = sleep if sleep is not None else current_sleep()
     attempt = 1
+    silent = 0
     attempt_ctx = ctx
     timed = on_attempt_failed is not None  # durations only feed events
     while True:
@@ -228,18 +250,20 @@ def retry_step(
         # Inline rather than a context manager: this runs for every attempt of every step.
         meter = Meter(_current_meter())
         token = _ATTEMPT.set(meter)
+        silent_token = _SILENT.set(silent)
         if meters is not None:
             meters.append(meter)
         try:
             outcome = _call(step, attempt_ctx)
         finally:
+            _SILENT.reset(silent_token)
             _ATTEMPT.reset(token)
         if isinstance(outcome, WorkflowContext):
             return outcome, attempt
         will_retry = _should_retry(step, outcome, attempt)
         if isinstance(will_retry, PipelineError):
             outcome, will_retry = will_retry, False
-        delay = _delay(step, attempt + 1) if will_retry else 0.0
+        delay = _delay(step, attempt + 1, outcome) if will_retry else 0.0
         if on_attempt_failed is not None:
             on_attempt_failed(attempt, outcome, will_retry, delay, io_ops.monotonic() - started)
         if not will_retry:
@@ -247,9 +271,12 @@ def retry_step(
             # A combinator's inner step may have recorded its own, richer history: keep it.
             fresh = {key: value for key, value in record.items() if key not in outcome.context}
             return outcome.with_context(**fresh), attempt
-        attempt_ctx = attempt_ctx.add_feedback(
-            feedback_line(attempt, step.retry.max_attempts, outcome)
-        )
+        if outcome.error_type in INFRASTRUCTURE:
+            silent += 1
+        else:
+            attempt_ctx = attempt_ctx.add_feedback(
+                feedback_line(attempt, step.retry.max_attempts, outcome)
+            )
         if delay > 0:
             sleep(delay)
         attempt += 1

@@ -9,6 +9,7 @@ from adws.agent_steps import AgentSpec
 from adws.combinators import VerificationSpec
 from adws.concurrency import FanOutSpec, ParallelSpec
 from adws.events import (
+    AgentActivity,
     AttemptFailed,
     BranchAttemptFailed,
     BranchFinished,
@@ -99,6 +100,8 @@ def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911 - one line per 
                 f"[{event.index + 1}/{event.total}] {event.step} … {event.done}/{event.of} done, "
                 f"{event.failed} failed{cancelled}"
             )
+        case AgentActivity():
+            return f"      {event.branch or event.step} … {event.text}"
         case RunFinished():
             head = f"{event.workflow} {event.status} in {_seconds(event.seconds)}"
             spent = _spent(event)

@@ -22,7 +22,7 @@ from adws._checks import (
     require_type,
 )
 from adws.context import WorkflowContext
-from adws.errors import ErrorType, PipelineError
+from adws.errors import ErrorType, PipelineError, is_permanent
 from adws.keys import Key, key_name
 from adws.usage import Budget
 
@@ -34,6 +34,7 @@ __all__ = [
     "Workflow",
     "default_retry_on",
     "iter_steps",
+    "retry_after",
 ]
 
 StepFunction: TypeAlias = Callable[[WorkflowContext], IOResult[WorkflowContext, PipelineError]]
@@ -47,6 +48,7 @@ NEVER_RETRIED: Final = frozenset(
         ErrorType.INVALID_WORKFLOW,
         ErrorType.INTERRUPTED,
         ErrorType.BUDGET_EXCEEDED,
+        ErrorType.PERMISSION_DENIED,
     }
 )
 
@@ -54,12 +56,41 @@ NEVER_RETRIED: Final = frozenset(
 def default_retry_on(error: PipelineError) -> bool:
     """Retry every error except those retrying cannot fix.
 
+    Never retried: the kinds in `NEVER_RETRIED`, any error marked
+    `permanent`, and an `AgentUnavailable` that does not say when to come
+    back: the agent CLIs retry rate limits, overloads and server errors
+    themselves, so when one gives up, asking again at once would only
+    multiply its retries. One that names a wait (`context["retry_after"]`,
+    a reset time the CLI reported) is retried after that wait.
+
     >>> default_retry_on(PipelineError("s", "Timeout", "slow"))
     True
     >>> default_retry_on(PipelineError("s", "Blocked", "needs a human"))
     False
+    >>> default_retry_on(PipelineError("s", "AgentUnavailable", "API error 429"))
+    False
+    >>> default_retry_on(PipelineError("s", "AgentUnavailable", "limit", {"retry_after": 30.0}))
+    True
     """
-    return error.error_type not in NEVER_RETRIED
+    if error.error_type in NEVER_RETRIED or is_permanent(error):
+        return False
+    if error.error_type == ErrorType.AGENT_UNAVAILABLE:
+        return retry_after(error) is not None
+    return True
+
+
+def retry_after(error: PipelineError) -> float | None:
+    """Return the wait the error names before a retry (`context["retry_after"]`), if any.
+
+    >>> retry_after(PipelineError("s", "AgentUnavailable", "limit", {"retry_after": 30}))
+    30.0
+    >>> retry_after(PipelineError("s", "AgentUnavailable", "limit", {"retry_after": "soon"})) is None
+    True
+    """
+    wait = error.context.get("retry_after")
+    if isinstance(wait, int | float) and not isinstance(wait, bool) and 0 <= wait < 1e9:
+        return float(wait)
+    return None
 
 
 def _check_name(kind: str) -> Callable[[object, attrs.Attribute[str], str], None]:

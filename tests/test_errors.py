@@ -24,6 +24,9 @@ def test_every_design_kind_exists() -> None:
         "Interrupted",
         "InvalidWorkflow",
         "BudgetExceeded",
+        "AgentUnavailable",
+        "AgentHung",
+        "PermissionDenied",
     ]
 
 

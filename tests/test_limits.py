@@ -55,7 +55,7 @@ def test_an_agent_that_prints_endlessly_is_agent_failed_naming_the_limit() -> No
         "research",
         "AgentFailed",
         (
-            "agent command `yes` printed more than 1048576 bytes on stdout (max_output_bytes) "
+            "agent command `yes` printed more than 1048576 bytes on stdout (max_output_bytes 1048576) "
             "and was killed"
         ),
     )

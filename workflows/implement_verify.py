@@ -79,6 +79,9 @@ workflow = Workflow(
                 retry=RetryPolicy(max_attempts=2),
                 cwd="{target_dir}",
                 timeout=1800,
+                # The agent's job is to change files in target_dir: say so, or CLIs refuse.
+                edits=True,
+                idle_timeout=600,
             ),
             shell_step("checks", script_from="check_command", cwd="{target_dir}", timeout=1800),
             max_attempts=3,

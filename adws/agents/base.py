@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 import attrs
@@ -27,12 +27,17 @@ AGENT_MAX_OUTPUT_BYTES: Final = 1 << 20
 class AgentRequest:
     """Ask an agent one thing: the full prompt, for which step and attempt.
 
-    `attempt` is 1 for a step's first call and grows with each feedback line
-    the step has been given. `timeout` (seconds) and `cwd` come from the step;
+    `attempt` is 1 for a step's first call and grows with each call the
+    step made. `timeout` (seconds) and `cwd` come from the step;
     `max_output_bytes` from its contract: a backend that runs a process stops
     it once its answer grows past that. `branch` is the path of the parallel
     branch asking (`verify_claims[0]`; empty outside one), and `contract` the
     step's output contract, for backends that answer from it (`SchemaAgent`).
+    `edits` says the agent may change files in `cwd` (each CLI backend turns
+    it into its own switch); `idle_timeout` is how long the agent may print
+    nothing before it counts as hung (`AgentHung`). `on_activity` hears a
+    short description of what the agent is doing (its latest tool call), for
+    the progress line.
     """
 
     prompt: str
@@ -43,6 +48,9 @@ class AgentRequest:
     max_output_bytes: int = AGENT_MAX_OUTPUT_BYTES
     branch: str = ""
     contract: OutputContract | None = attrs.field(default=None, eq=False)
+    edits: bool = False
+    idle_timeout: float | None = None
+    on_activity: Callable[[str], None] | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @final

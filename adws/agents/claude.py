@@ -1,66 +1,77 @@
 """`ClaudeAgent`: the Claude Agent SDK as an `AgentBackend` (extra: `adws[claude]`).
 
-Importing adws never imports the SDK: it is loaded on the first call, and a
-missing extra is an `AgentFailed` saying how to install it.
+Importing adws never imports the SDK. Each call runs one SDK session in a
+child process of its own process group (`adws.agents._sdk_session`), which
+prints the session's messages as Claude Code's stream events: so the
+session is read like the `claude` preset (API errors, refused tools, cost,
+model and session id), a silence is seen (`idle_timeout`), and a timeout
+or Ctrl-C stops the child and the CLI the SDK started at once, instead of
+waiting for the SDK's own close. A missing extra is an `AgentFailed`
+saying how to install it.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping
+import json
+import shlex
+import sys
 from typing import Any, Final, final
 
-import attrs
-from returns.io import IOFailure, IOResult, IOSuccess
+from returns.io import IOFailure, IOResult
 
-from adws._optional import import_optional
+from adws import io_ops
+from adws.agents.answers import AnswerError
 from adws.agents.base import AgentRequest, AgentResponse
+from adws.agents.claude_output import claude_activity, claude_stream
+from adws.agents.command import activity_listener, read_outcome
 from adws.agents.offline import OFFLINE
-from adws.agents.parsers import AnswerError, claude_usage
-from adws.errors import ErrorType, PipelineError
+from adws.errors import PipelineError
 
-__all__ = ["INSTALL_HINT", "ClaudeAgent", "SdkApi", "load_sdk"]
+__all__ = ["INSTALL_HINT", "STOP_GRACE_SECONDS", "ClaudeAgent", "sdk_stream"]
 
 INSTALL_HINT: Final = "pip install 'adws[claude]'"
+STOP_GRACE_SECONDS: Final = 0.5
+"""How long the session's group gets between SIGTERM and SIGKILL: stops land within a second."""
+_OUTPUT_FACTOR: Final = 4
+_CLAUDE_CODE_PROMPT: Final = {"type": "preset", "preset": "claude_code"}
 
 
-@final
-@attrs.frozen
-class SdkApi:
-    """The four parts of `claude_agent_sdk` that `ClaudeAgent` uses.
-
-    Tests build one around a fake `query`; `load_sdk` builds the real one.
-    """
-
-    query: Callable[..., AsyncIterator[object]]
-    options: Callable[..., object]
-    result_message: type
-    sdk_error: type[Exception]
-
-
-def load_sdk() -> SdkApi | str:
-    """Import the SDK, or explain how to install it."""
+def sdk_stream(stdout: str) -> AgentResponse:
+    """Read the session child's output: Claude's stream events, and its own error lines."""
+    events: list[str] = []
+    failure: dict[str, Any] | None = None
+    for line in stdout.splitlines():
+        if line.startswith('{"type": "adws_error"'):
+            failure = json.loads(line)
+        else:
+            events.append(line)
+    if failure is not None and failure["kind"] == "missing":
+        msg = f"ClaudeAgent needs the Claude Agent SDK: {INSTALL_HINT} ({failure['message']})"
+        raise AnswerError(msg, details={"permanent": True})
     try:
-        sdk: Any = import_optional("claude_agent_sdk")  # the extra, loaded on first use
-    except ImportError as exc:
-        return f"ClaudeAgent needs the Claude Agent SDK: {INSTALL_HINT} ({exc})"
-    return SdkApi(sdk.query, sdk.ClaudeAgentOptions, sdk.ResultMessage, sdk.ClaudeSDKError)
-
-
-def _failed(request: AgentRequest, message: str, **context: object) -> IOFailure[PipelineError]:
-    return IOFailure(PipelineError(request.step_name, ErrorType.AGENT_FAILED, message, context))
+        return claude_stream("\n".join(events))
+    except AnswerError as exc:
+        if failure is None or "printed no result" not in str(exc):
+            raise
+        msg = f"Claude Agent SDK: {failure['message']}"
+        raise AnswerError(msg, details={**exc.details, "sdk_error": failure["kind"]}) from exc
 
 
 @final
 class ClaudeAgent:
     """Answer each request in a fresh Claude Agent SDK session.
 
-    The answer is the final result message's text. Its cost, tokens and
-    turns are the response's `usage` (the model is the one asked for); its
-    cost, turns, duration and session id also go into `AgentResponse.metadata`
-    (and from there into the step's `<name>_agent` output). SDK errors,
-    a missing result and a result flagged as an error are `AgentFailed`; the
-    request's timeout (or this agent's) bounds the whole call (`Timeout`).
+    The answer is the session's result text; its cost, tokens, turns and
+    model are the response's `usage`; its session id and duration go into
+    `AgentResponse.metadata` (and from there into the step's `<name>_agent`
+    output). A step's `edits=True` sets the SDK's `permission_mode` to
+    `acceptEdits` (unless one is given here); Claude Code's own system
+    prompt is kept unless `system_prompt` is given. `env` is added to the
+    session's environment (and so the CLI's: `ANTHROPIC_BASE_URL`, say).
+    Failures read as the `claude` preset's do; the request's timeout (or
+    this agent's) bounds the whole call (`Timeout`), its `idle_timeout` the
+    silences (`AgentHung`), and either stops the session within a second.
+    `sdk_module` names the module to import (the SDK, or a stand-in).
     """
 
     def __init__(  # noqa: PLR0913 - the SDK's options, all keyword-only
@@ -73,7 +84,8 @@ class ClaudeAgent:
         permission_mode: str | None = None,
         system_prompt: str | None = None,
         timeout: float | None = None,
-        sdk: Callable[[], SdkApi | str] = load_sdk,
+        env: dict[str, str] | None = None,
+        sdk_module: str = "claude_agent_sdk",
     ) -> None:
         """Keep the options; nothing is imported or started until the first call."""
         self.options: dict[str, Any] = {
@@ -85,77 +97,52 @@ class ClaudeAgent:
             "system_prompt": system_prompt,
         }
         self.timeout = timeout
-        self._sdk = sdk
+        self.cwd = cwd
+        self.env = dict(env) if env is not None else None
+        self.sdk_module = sdk_module
 
     def __repr__(self) -> str:
         """Show the options that are set."""
         shown = ", ".join(f"{k}={v!r}" for k, v in self.options.items() if v is not None)
         return f"ClaudeAgent({shown})"
 
-    def _options(self, request: AgentRequest) -> dict[str, Any]:
+    def session_options(self, request: AgentRequest) -> dict[str, Any]:
+        """Return the SDK options for this request."""
         chosen = {**self.options, "cwd": request.cwd or self.options["cwd"]}
+        if chosen["permission_mode"] is None:
+            chosen["permission_mode"] = "acceptEdits" if request.edits else "default"
+        if chosen["system_prompt"] is None:
+            chosen["system_prompt"] = _CLAUDE_CODE_PROMPT
         return {key: value for key, value in chosen.items() if value is not None}
 
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
         """Run one SDK session for this request."""
-        # Only the real SDK reaches the service; a test's stand-in may run offline.
-        refused = OFFLINE.refuse(request, repr(self)) if self._sdk is load_sdk else None
+        refused = OFFLINE.refuse(request, repr(self))
         if refused is not None:
             return IOFailure(refused)
-        api = self._sdk()
-        if isinstance(api, str):
-            return _failed(request, api)
-        options = api.options(**self._options(request))
+        payload = {
+            "module": self.sdk_module,
+            "prompt": request.prompt,
+            "options": self.session_options(request),
+        }
+        argv = (sys.executable, "-m", "adws.agents._sdk_session")
         timeout = request.timeout if request.timeout is not None else self.timeout
-        try:
-            session = _last_result(api, request.prompt, options)
-            result = asyncio.run(asyncio.wait_for(session, timeout))
-        except TimeoutError:
-            message = f"Claude did not finish within its {timeout}s timeout"
-            error = PipelineError(request.step_name, ErrorType.TIMEOUT, message)
-            return IOFailure(error)
-        except api.sdk_error as exc:
-            return _failed(request, f"Claude Agent SDK: {exc}", sdk_error=type(exc).__name__)
-        if result is None:
-            return _failed(request, "the Claude Agent SDK ended without a result message")
-        return _response(request, result, self.options["model"])
-
-
-def _response(
-    request: AgentRequest, result: object, model: str | None
-) -> IOResult[AgentResponse, PipelineError]:
-    """Turn the session's result message into the answer, or a failure that keeps its usage."""
-    metadata = _metadata(result)
-    try:
-        usage = claude_usage(
-            metadata["cost_usd"], getattr(result, "usage", None), metadata["turns"], model
+        outcome = io_ops.run_process(
+            argv,
+            stdin_text=json.dumps(payload),
+            timeout=timeout,
+            env=self.env,
+            grace=STOP_GRACE_SECONDS,
+            max_output_bytes=request.max_output_bytes * _OUTPUT_FACTOR,
+            idle_timeout=request.idle_timeout,
+            on_line=activity_listener(request, claude_activity),
         )
-    except AnswerError as exc:
-        return _failed(request, f"Claude Agent SDK: {exc}", **metadata)
-    if getattr(result, "is_error", False):
-        errors = getattr(result, "errors", None) or [getattr(result, "result", None)]
-        detail = "; ".join(str(e) for e in errors if e) or "no detail"
-        subtype = getattr(result, "subtype", "error")
-        message = f"Claude reported an error ({subtype}): {detail}"
-        return _failed(request, message, **metadata, usage=usage.to_dict())
-    text = getattr(result, "result", None) or ""
-    return IOSuccess(AgentResponse(text, metadata, usage if usage.known else None))
-
-
-async def _last_result(api: SdkApi, prompt: str, options: object) -> object | None:
-    """Drain one SDK session and return its last result message."""
-    last = None
-    async for message in api.query(prompt=prompt, options=options):
-        if isinstance(message, api.result_message):
-            last = message
-    return last
-
-
-def _metadata(result: object) -> Mapping[str, object]:
-    fields = {
-        "cost_usd": "total_cost_usd",
-        "turns": "num_turns",
-        "duration_ms": "duration_ms",
-        "session_id": "session_id",
-    }
-    return {name: getattr(result, attribute, None) for name, attribute in fields.items()}
+        return read_outcome(
+            request,
+            outcome,
+            shlex.join(argv),
+            sdk_stream,
+            timeout=timeout,
+            factor=_OUTPUT_FACTOR,
+            what="the Claude Agent SDK session",
+        )

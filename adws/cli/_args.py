@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
     from adws.agents.base import AgentBackend
     from adws.journal import Journal
@@ -184,7 +185,10 @@ def select_agent(
 
     `claude-sdk` is `ClaudeAgent`; a preset name (`claude`, `codex`) is that
     CLI's documented command line; anything else is a command to run, whose
-    stdout `--agent-output` (`output`) names the format of.
+    stdout `--agent-output` (`output`) names the format of. Only the command
+    changes: each step keeps its timeout, idle timeout, edits and cwd, and
+    each replaced backend's own timeout, cwd and env are carried over. A
+    workflow with no agent step has nothing to swap: that is a usage error.
     """
     if agent is None:
         if model is not None or output is not None:
@@ -192,31 +196,36 @@ def select_agent(
             msg = f"{flag} needs --agent (claude-sdk, a preset such as claude, or a command)"
             raise UsageError(msg)
         return workflow
-    from adws.agent_steps import use_agent  # noqa: PLC0415 - see the note on imports
+    from adws.agent_steps import limits_of, map_agents  # noqa: PLC0415 - see the note on imports
     from adws.agents.claude import ClaudeAgent  # noqa: PLC0415 - see the note on imports
     from adws.agents.command import CommandAgent  # noqa: PLC0415 - see the note on imports
     from adws.agents.parsers import PARSERS  # noqa: PLC0415 - see the note on imports
     from adws.agents.presets import CLAUDE_SDK, PRESETS  # noqa: PLC0415 - see the note on imports
+    from adws.step import iter_steps  # noqa: PLC0415 - see the note on imports
 
-    backend: AgentBackend
+    if not any(step.kind == "agent" for step in iter_steps(workflow.steps)):
+        msg = f"--agent {agent}: workflow {workflow.name!r} has no agent step to run it"
+        raise UsageError(msg)
+    build: Callable[[dict[str, Any]], AgentBackend]
     if output is not None and (agent == CLAUDE_SDK or agent in PRESETS):
         msg = f"--agent-output is for a command of your own; --agent {agent} reads its own format"
         raise UsageError(msg)
     if agent == CLAUDE_SDK:
-        backend = ClaudeAgent(model=model)
+        build = lambda limits: ClaudeAgent(model=model, **limits)  # noqa: E731 - one line each
     elif agent in PRESETS:
-        preset = PRESETS[agent]
-        backend = CommandAgent(preset.argv_for(model), parse=preset.parse)
+        build = lambda limits: PRESETS[agent].agent(model, **limits)  # noqa: E731 - as above
     elif model is not None:
         msg = f"--model works with --agent {CLAUDE_SDK} or a preset ({', '.join(PRESETS)})"
         raise UsageError(msg)
     else:
         try:
-            backend = CommandAgent(agent, parse=PARSERS[output or "text"])
+            CommandAgent(agent)
         except ValueError as exc:
             msg = f"--agent: {exc}"
             raise UsageError(msg) from exc
-    return use_agent(workflow, backend)
+        parse = PARSERS[output or "text"]
+        build = lambda limits: CommandAgent(agent, parse=parse, **limits)  # noqa: E731 - as above
+    return map_agents(workflow, lambda current: build(limits_of(current)))
 
 
 def recorded(workflow: Workflow, args: argparse.Namespace) -> Workflow:

@@ -13,7 +13,7 @@ the package stays pure and tests can swap these functions for fakes:
 did when this was one module.
 """
 
-from adws.io_ops.clock import monotonic, sleep, utc_now
+from adws.io_ops.clock import monotonic, sleep, utc_now, wall_clock
 from adws.io_ops.groups import (
     CANCEL,
     GRACE_SECONDS,
@@ -49,4 +49,5 @@ __all__ = [
     "stop_group",
     "tail",
     "utc_now",
+    "wall_clock",
 ]

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["monotonic", "sleep", "utc_now"]
+__all__ = ["monotonic", "sleep", "utc_now", "wall_clock"]
 
 sleep: Final[Callable[[float], None]] = time.sleep
 monotonic: Final[Callable[[], float]] = time.monotonic
+wall_clock: Final[Callable[[], float]] = time.time
+"""Seconds since the epoch: for reset times a service names (`resetsAt`)."""
 
 
 def utc_now() -> str:

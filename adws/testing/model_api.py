@@ -1,0 +1,215 @@
+"""A fake model API on 127.0.0.1, so the real `claude` and `codex` CLIs run offline.
+
+Point a CLI at it and script its replies: by order, or by a marker that
+appears in the prompt (one queue per marker, so a conversation that calls a
+tool and then answers reads its replies in turn):
+
+    with FakeModelAPI() as api:
+        api.script(Reply.text("STATUS: done\\nSUMMARY: ok"))
+        api.script(Reply.tool("Write", {"file_path": "a.txt", "content": "hi"}),
+                   Reply.text("STATUS: done"), marker="IMPLEMENT")
+        agent = PRESETS["claude"].agent(env=api.claude_env(tmp_path))
+
+It speaks Anthropic's `/v1/messages` (streamed and not) and OpenAI's
+`/v1/responses` (what codex uses), with the standard library only. Replies:
+text (`Reply.text`, optionally after a `delay`: a slow or silent model),
+HTTP errors (`Reply.error`, with `retry-after`; `Reply.usage_limit` for
+codex's usage limit with its reset time), tool calls (`Reply.tool`: Claude
+Code's `Write` or `Bash`, codex's `exec_command`), dropped streams
+(`Reply.drop`). A request with no reply left is answered 500 and noted in
+`unanswered`. `claude_env` and `codex_env` return the environment each CLI
+needs (a throwaway home, a fake key, the base URL; codex's `config.toml`
+model provider is written for it). The pytest fixture `fake_model_api`
+(from the adws plugin) starts one per test.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import threading
+from http.server import ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any, Final, Literal, final
+
+import attrs
+
+from adws._frozen import freeze_mapping
+from adws.testing._wire import Handler
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+__all__ = ["FakeModelAPI", "Reply"]
+
+ReplyKind = Literal["text", "error", "tool", "drop"]
+FAKE_KEY: Final = "sk-adws-fake-key"
+
+
+@final
+@attrs.frozen
+class Reply:
+    """One scripted answer of the fake model API.
+
+    `delay` seconds pass before anything is sent (a slow model; the CLI
+    prints nothing meanwhile). Token counts decide what the CLI says the
+    call cost (claude prices them by its model).
+    """
+
+    kind: ReplyKind
+    content: str = ""
+    status: int = 200
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=freeze_mapping)
+    body: Mapping[str, Any] = attrs.field(factory=dict, converter=freeze_mapping)
+    tool_name: str = ""
+    arguments: Mapping[str, Any] = attrs.field(factory=dict, converter=freeze_mapping)
+    delay: float = 0.0
+    input_tokens: int = 10
+    output_tokens: int = 5
+
+    @classmethod
+    def text(cls, text: str, **options: Any) -> Reply:
+        """Answer `text` (options: `delay`, `input_tokens`, `output_tokens`)."""
+        return cls("text", text, **options)
+
+    @classmethod
+    def error(
+        cls,
+        status: int,
+        message: str = "fake model API error",
+        *,
+        retry_after: float | None = None,
+        error_type: str | None = None,
+        **options: Any,
+    ) -> Reply:
+        """Answer HTTP `status` with an API error body (and `retry-after`, when given)."""
+        headers = {} if retry_after is None else {"retry-after": f"{retry_after:g}"}
+        kind = error_type or {429: "rate_limit_error", 529: "overloaded_error"}.get(
+            status, "api_error"
+        )
+        body = {"type": kind, "message": message}
+        return cls("error", status=status, headers=headers, body=body, **options)
+
+    @classmethod
+    def usage_limit(cls, resets_in: int, now: float) -> Reply:
+        """Answer codex's usage limit (429 `usage_limit_reached`) resetting `resets_in` from `now`."""
+        body = {
+            "type": "usage_limit_reached",
+            "message": "You have hit your usage limit",
+            "resets_in_seconds": resets_in,
+            "resets_at": int(now) + resets_in,
+        }
+        return cls("error", status=429, body=body)
+
+    @classmethod
+    def tool(cls, name: str, arguments: Mapping[str, Any], **options: Any) -> Reply:
+        """Ask the CLI to run tool `name` (`Write`, `Bash`, codex's `exec_command`)."""
+        return cls("tool", tool_name=name, arguments=arguments, **options)
+
+    @classmethod
+    def drop(cls) -> Reply:
+        """Start a streamed answer and close the connection before it ends."""
+        return cls("drop")
+
+
+@final
+class FakeModelAPI:
+    """Serve scripted replies on 127.0.0.1 (an ephemeral port) until closed."""
+
+    def __init__(self) -> None:
+        """Bind the port and start serving in a daemon thread."""
+        self._lock = threading.Lock()
+        self._queues: dict[str | None, collections.deque[Reply]] = {None: collections.deque()}
+        self.requests: list[dict[str, Any]] = []
+        """Every request: `path`, `body`, the `marker` it matched and the `reply` kind sent."""
+        self.unanswered: list[str] = []
+        self.closing = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._server.api = self  # type: ignore[attr-defined] # the handler finds its API here
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        """Return the base URL (`http://127.0.0.1:PORT`)."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def __enter__(self) -> FakeModelAPI:
+        """Return the running API."""
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        """Stop serving."""
+        self.close()
+
+    def close(self) -> None:
+        """Stop serving and end slow replies at once."""
+        self.closing.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def script(self, *replies: Reply, marker: str | None = None) -> None:
+        """Queue `replies` for requests whose prompt holds `marker` (any request when None)."""
+        with self._lock:
+            self._queues.setdefault(marker, collections.deque()).extend(replies)
+
+    def unused(self) -> dict[str | None, int]:
+        """Return how many replies are left per marker (None: the unmarked queue)."""
+        with self._lock:
+            return {marker: len(queue) for marker, queue in self._queues.items() if queue}
+
+    def next_reply(self, path: str, body: Mapping[str, Any], prompt: str) -> Reply | None:
+        """Take the reply for this request: the first marker in the prompt with replies left."""
+        with self._lock:
+            chosen = next(
+                (m for m, q in self._queues.items() if m is not None and q and m in prompt),
+                None,
+            )
+            queue = self._queues[chosen]
+            reply = queue.popleft() if queue else None
+            self.requests.append(
+                {"path": path, "body": body, "marker": chosen, "reply": reply and reply.kind}
+            )
+            if reply is None:
+                self.unanswered.append(prompt[-200:])
+            return reply
+
+    def claude_env(self, home: Path, *, max_retries: int = 2) -> dict[str, str]:
+        """Return the environment that points `claude` (or the SDK's CLI) at this API.
+
+        A throwaway `home` keeps the user's settings and sessions out;
+        `max_retries` bounds the CLI's own API retries (its default is 10).
+        """
+        home.mkdir(parents=True, exist_ok=True)
+        return {
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "ANTHROPIC_BASE_URL": self.url,
+            "ANTHROPIC_API_KEY": FAKE_KEY,
+            "ANTHROPIC_AUTH_TOKEN": "",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
+        }
+
+    def codex_env(self, home: Path, *, max_retries: int = 2, model: str = "gpt-fake") -> dict[str, str]:
+        """Return the environment that points `codex` at this API (writing its `config.toml`)."""
+        codex_home = home / ".codex"
+        codex_home.mkdir(parents=True, exist_ok=True)
+        provider = {
+            "name": "adws fake model API",
+            "base_url": f"{self.url}/v1",
+            "wire_api": "responses",
+            "env_key": "ADWS_FAKE_API_KEY",
+            "request_max_retries": max_retries,
+            "stream_max_retries": max_retries,
+            "stream_idle_timeout_ms": 300_000,
+        }
+        lines = [f"model = {json.dumps(model)}", 'model_provider = "adws_fake"', ""]
+        lines.append("[model_providers.adws_fake]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in provider.items()]
+        (codex_home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return {"HOME": str(home), "CODEX_HOME": str(codex_home), "ADWS_FAKE_API_KEY": FAKE_KEY}
