@@ -4,9 +4,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
+# The real agent CLIs the tests drive, pinned, from npm, into a cache folder of the checkout.
+CLIS := .cache/agent-clis
+CLAUDE_CODE := @anthropic-ai/claude-code@2.1.330
+CODEX := @openai/codex@0.169.0
+CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo lint typecheck test check bench clean
+.PHONY: help install clis demo lint typecheck test check bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -18,10 +23,20 @@ $(RUNTIME): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUNTIME)
 
-# The checks run `adws batch --dask` on a real LocalCluster, so the dask extra comes with them.
+# The checks run `adws batch --dask` on a real LocalCluster and ClaudeAgent through the Claude
+# Agent SDK's bundled CLI, so the dask and claude extras come with them.
 $(DEV): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude]'
 	touch $(DEV)
+
+# Never global, never the user's PATH: the tests put $(CLIS)/node_modules/.bin first on theirs.
+$(CLIS_STAMP):
+	@if command -v npm >/dev/null 2>&1; then \
+		npm install --prefix $(CLIS) --no-save --no-package-lock --no-audit --no-fund \
+			--loglevel=error $(CLAUDE_CODE) $(CODEX) && touch $(CLIS_STAMP); \
+	else echo "npm not found: the tests that run the real claude and codex CLIs will be skipped"; fi
+
+clis: $(CLIS_STAMP) ## Install the pinned claude and codex CLIs from npm into .cache/agent-clis
 
 install: $(DEV) ## Create .venv with adws and the dev tools
 
@@ -36,7 +51,7 @@ lint: $(DEV) ## ruff check and ruff format --check
 typecheck: $(DEV) ## mypy --strict with the returns plugin
 	$(BIN)/mypy
 
-test: $(DEV) ## pytest with 100% line and branch coverage (real processes included)
+test: $(DEV) $(CLIS_STAMP) ## pytest with 100% line and branch coverage (real processes and CLIs included)
 	$(BIN)/pytest --cov --cov-report=term-missing
 
 check: lint typecheck test ## Everything CI runs
@@ -46,4 +61,4 @@ bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (in
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal
-	rm -rf $(VENV) .adws .mypy_cache .pytest_cache .ruff_cache .coverage .coverage.* reports
+	rm -rf $(VENV) .cache .adws .mypy_cache .pytest_cache .ruff_cache .coverage .coverage.* reports

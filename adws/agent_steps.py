@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
@@ -135,16 +135,25 @@ def _bounded_wait(error: PipelineError, timeout: float | None) -> PipelineError:
     return error.with_context(retry_after=round(wait, 3))
 
 
+_LATEST_EPOCH: Final = 1e12
+"""Past this a `resets_at` is no time in seconds (milliseconds, or forged): ignored."""
+_JUST_PAST: Final = -60
+"""A reset named to the minute may be up to a minute ago: that means now."""
+
+
 def _seconds_until(epoch: object, clock: object) -> float | None:
+    """Return the seconds until a named reset (an epoch, or a local `HH:MM`), if one is named."""
     now = io_ops.wall_clock()
-    if isinstance(epoch, int | float) and not isinstance(epoch, bool) and epoch < 1e12:
+    if isinstance(epoch, int | float) and not isinstance(epoch, bool) and epoch < _LATEST_EPOCH:
         return max(float(epoch) - now, 0.0)
     if isinstance(clock, str):
         local = time.localtime(now)
         hour, minute = (int(part) for part in clock.split(":"))
         # Codex names a local time of day; a minute already past is now, an hour past is tomorrow.
-        delta = (hour * 60 + minute) * 60 - (local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec)
-        return float(max(delta, 0) if delta > -60 else delta + 86_400)
+        delta = (hour * 60 + minute) * 60 - (
+            local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec
+        )
+        return float(max(delta, 0) if delta > _JUST_PAST else delta + 86_400)
     return None
 
 

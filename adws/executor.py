@@ -34,10 +34,9 @@ from adws.events import (
     StepSucceeded,
     status_of,
 )
+from adws.step import retry_after
 from adws.usage import METER as _ATTEMPT
 from adws.usage import Budget, Meter, Usage, charging
-
-from adws.step import retry_after
 
 if TYPE_CHECKING:
     from adws.step import Step, Workflow
@@ -122,6 +121,8 @@ def attempt_number(ctx: WorkflowContext) -> int:
     doing, so not in its prompt).
     """
     return len(ctx.feedback) + 1 + _SILENT.get()
+
+
 _INTERRUPTED_MESSAGE: Final = "interrupted by Ctrl-C"
 _FINAL: Final = frozenset({ErrorType.INTERRUPTED, ErrorType.BUDGET_EXCEEDED})
 """Errors no `retry_on` can retry: a Ctrl-C, and a budget already spent."""

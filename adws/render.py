@@ -424,9 +424,7 @@ def status_text(record: RunRecord, attempts: Sequence[AttemptRecord]) -> str:
             f"  {index}. {name}: {last.status} ({tries} {noun}, {_seconds(seconds)}{cost})"
         )
         lines.extend(
-            f"       attempt {attempt.attempt}: {_short(attempt.error)}"
-            for attempt in mine
-            if attempt.error is not None
+            _attempt_line(attempt) for attempt in mine if attempt.error or attempt.sessions
         )
         lines.extend(_branch_lines(name, attempts))
     if record.error is not None:
@@ -434,6 +432,13 @@ def status_text(record: RunRecord, attempts: Sequence[AttemptRecord]) -> str:
     if record.usage is not None:
         lines.append(f"spent: {record.usage.describe()}")
     return "\n".join(lines)
+
+
+def _attempt_line(attempt: AttemptRecord) -> str:
+    """Say how one attempt ended and which agent sessions it used (to find its transcript)."""
+    what = attempt.status if attempt.error is None else _short(attempt.error)
+    sessions = f" · session {', '.join(attempt.sessions)}" if attempt.sessions else ""
+    return f"       attempt {attempt.attempt}: {what}{sessions}"
 
 
 def _sum_usage(usages: Iterable[Usage | None]) -> Usage | None:

@@ -53,6 +53,10 @@ NEVER_RETRIED: Final = frozenset(
 )
 
 
+_LONGEST_WAIT: Final = 1e9
+"""A wait past this (or negative, or NaN) is no wait a service meant: ignored."""
+
+
 def default_retry_on(error: PipelineError) -> bool:
     """Retry every error except those retrying cannot fix.
 
@@ -84,11 +88,11 @@ def retry_after(error: PipelineError) -> float | None:
 
     >>> retry_after(PipelineError("s", "AgentUnavailable", "limit", {"retry_after": 30}))
     30.0
-    >>> retry_after(PipelineError("s", "AgentUnavailable", "limit", {"retry_after": "soon"})) is None
+    >>> retry_after(PipelineError("s", "AgentUnavailable", "x", {"retry_after": "soon"})) is None
     True
     """
     wait = error.context.get("retry_after")
-    if isinstance(wait, int | float) and not isinstance(wait, bool) and 0 <= wait < 1e9:
+    if isinstance(wait, int | float) and not isinstance(wait, bool) and 0 <= wait < _LONGEST_WAIT:
         return float(wait)
     return None
 

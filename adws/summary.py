@@ -8,6 +8,7 @@ import attrs
 
 from adws.errors import PipelineError, json_safe
 from adws.events import (
+    AgentActivity,
     AttemptFailed,
     BranchAttemptFailed,
     BranchFinished,
@@ -113,7 +114,7 @@ class RunSummary:
                 self.steps[event.index].branches[event.branch] = "running"
             case BranchFinished():
                 self.steps[event.index].branches[event.branch] = event.status
-            case BranchAttemptFailed():
+            case BranchAttemptFailed() | AgentActivity():
                 pass
             case _:
                 self.warnings.append(f"observer {event.observer} failed: {event.message}")

@@ -319,7 +319,9 @@ def test_a_branch_retries_under_its_own_policy_through_the_runs_sleep(
     success(run_workflow(Workflow("w", (step,)), sleep=fake_sleep, observers=[events]))
     assert (calls, fake_sleep.calls) == ([0, 1], [3.0])
     failed = next(e for e in events.events if type(e).__name__ == "BranchAttemptFailed")
-    assert format_event(failed) == "[1/1] p[flaky] … attempt 1/2 failed: ShellFailed: slow; retrying"
+    assert (
+        format_event(failed) == "[1/1] p[flaky] … attempt 1/2 failed: ShellFailed: slow; retrying"
+    )
 
 
 def test_max_agents_caps_agent_calls_in_flight_across_the_run() -> None:

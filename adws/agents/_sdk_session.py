@@ -18,7 +18,10 @@ import dataclasses
 import importlib
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 __all__ = ["main"]
 
@@ -40,7 +43,9 @@ def _block(block: object) -> dict[str, Any]:
 def _event(message: object) -> dict[str, Any]:
     """Translate one SDK message back into the CLI's stream event it came from."""
     kind = type(message).__name__
-    fields = dataclasses.asdict(message) if dataclasses.is_dataclass(message) else {}
+    fields: dict[str, Any] = {}
+    if dataclasses.is_dataclass(message) and not isinstance(message, type):
+        fields = dataclasses.asdict(message)
     if kind == "SystemMessage":
         return {**fields.get("data", {}), "type": "system", "subtype": fields.get("subtype")}
     if kind == "AssistantMessage":
@@ -55,7 +60,7 @@ def _event(message: object) -> dict[str, Any]:
     return {"type": "other", "class": kind}
 
 
-async def _session(sdk: Any, prompt: str, options: object) -> None:
+async def _session(sdk: ModuleType, prompt: str, options: object) -> None:
     async for message in sdk.query(prompt=prompt, options=options):
         _emit(_event(message))
 

@@ -15,17 +15,19 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from returns.io import IOFailure, IOResult
 
 from adws import io_ops
 from adws.agents.answers import AnswerError
-from adws.agents.base import AgentRequest, AgentResponse
 from adws.agents.claude_output import claude_activity, claude_stream
 from adws.agents.command import activity_listener, read_outcome
 from adws.agents.offline import OFFLINE
-from adws.errors import PipelineError
+
+if TYPE_CHECKING:
+    from adws.agents.base import AgentRequest, AgentResponse
+    from adws.errors import PipelineError
 
 __all__ = ["INSTALL_HINT", "STOP_GRACE_SECONDS", "ClaudeAgent", "sdk_stream"]
 
@@ -46,14 +48,14 @@ def sdk_stream(stdout: str) -> AgentResponse:
         else:
             events.append(line)
     if failure is not None and failure["kind"] == "missing":
-        msg = f"ClaudeAgent needs the Claude Agent SDK: {INSTALL_HINT} ({failure['message']})"
+        msg = f"the Claude Agent SDK is not installed: {INSTALL_HINT} ({failure['message']})"
         raise AnswerError(msg, details={"permanent": True})
     try:
         return claude_stream("\n".join(events))
     except AnswerError as exc:
         if failure is None or "printed no result" not in str(exc):
             raise
-        msg = f"Claude Agent SDK: {failure['message']}"
+        msg = f"the Claude Agent SDK failed: {failure['message']}"
         raise AnswerError(msg, details={**exc.details, "sdk_error": failure["kind"]}) from exc
 
 
@@ -144,5 +146,5 @@ class ClaudeAgent:
             sdk_stream,
             timeout=timeout,
             factor=_OUTPUT_FACTOR,
-            what="the Claude Agent SDK session",
+            what="ClaudeAgent",
         )

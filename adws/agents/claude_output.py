@@ -34,6 +34,7 @@ __all__ = ["claude_activity", "claude_json", "claude_result", "claude_stream", "
 _TARGETS: Final = ("file_path", "notebook_path", "path", "command", "url", "pattern")
 """The tool-input fields that say what a tool call acts on, most telling first."""
 
+_CLI: Final = "claude"
 EDITS_HINT: Final = "let the step change files with agent_step(..., edits=True)"
 
 
@@ -103,7 +104,7 @@ def claude_result(envelope: Mapping[str, object], extra: Mapping[str, object]) -
         texts = [str(e) for e in errors if e] if isinstance(errors, list) else []
         detail = "; ".join(texts) or (answer if isinstance(answer, str) and answer else "no detail")
         if isinstance(status, int) and not isinstance(status, bool):
-            raise api_error("claude", status, detail, usage, details)
+            raise api_error(_CLI, status, detail, usage, details)
         msg = f"claude reported an error ({envelope.get('subtype', 'error')}): {detail}"
         raise AnswerError(msg, usage, details=details)
     refused = _denials(envelope.get("permission_denials"))

@@ -150,6 +150,7 @@ def _details(outcome: io_ops.ProcessOutcome, command: str) -> dict[str, object]:
 def _stopped(  # noqa: PLR0913 - the outcome and what describes it
     request: AgentRequest,
     outcome: io_ops.ProcessOutcome,
+    *,
     what: str,
     timeout: float | None,
     details: dict[str, object],
@@ -178,8 +179,7 @@ def _stopped(  # noqa: PLR0913 - the outcome and what describes it
         return PipelineError(step, ErrorType.TIMEOUT, message, details)
     if outcome.hung:
         message = (
-            f"{what} printed nothing for {request.idle_timeout}s"
-            " (idle_timeout) and was stopped"
+            f"{what} printed nothing for {request.idle_timeout}s (idle_timeout) and was stopped"
         )
         return PipelineError(step, ErrorType.AGENT_HUNG, message, details)
     return None
@@ -210,7 +210,7 @@ def read_outcome(  # noqa: PLR0913 - the call and how to read it, keyword-only
     """
     what = what or f"agent command `{command}`"
     details = _details(outcome, command)
-    stopped = _stopped(request, outcome, what, timeout, details, factor)
+    stopped = _stopped(request, outcome, what=what, timeout=timeout, details=details, factor=factor)
     if stopped is not None:
         return IOFailure(stopped)
     step = request.step_name

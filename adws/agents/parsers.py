@@ -16,13 +16,14 @@ refund cannot stretch a budget.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 from returns.result import Failure
 
 from adws._strict import parse_strict_json
-from adws.agents.base import AgentResponse
 from adws.agents.answers import AnswerError, api_error, count, json_object, usage_of
+from adws.agents.base import AgentResponse
 from adws.agents.claude_output import claude_json, claude_stream, claude_usage
 from adws.usage import Usage
 
@@ -51,18 +52,42 @@ def text(stdout: str) -> AgentResponse:
 
 
 _STATUS: Final = re.compile(r"(?:last status|status):? (\d{3})\b")
-_AT_CLOCK: Final = re.compile(r"try again at (\d{1,2}):(\d{2}) ?([AP]M)", re.IGNORECASE)
+_AT: Final = re.compile(
+    r"try again at (?:(?P<month>[A-Z][a-z]{2}) (?P<day>\d{1,2})(?:st|nd|rd|th), (?P<year>\d{4}) )?"
+    r"(?P<hour>\d{1,2}):(?P<minute>\d{2}) ?(?P<half>[AP]M)",
+    re.IGNORECASE,
+)
+"""Codex names a reset as a local time: `try again at 9:22 PM` or `at Nov 24th, 2026 1:37 AM`."""
+
+
+def _reset(message: str) -> dict[str, object]:
+    """Read the reset time codex names, as `resets_at` (epoch) or `resets_at_clock` (HH:MM).
+
+    >>> _reset("try again at 9:05 PM.")
+    {'resets_at_clock': '21:05'}
+    >>> _reset("no time here")
+    {}
+    """
+    found = _AT.search(message)
+    if found is None:
+        return {}
+    hour = int(found["hour"]) % 12 + (12 if found["half"].upper() == "PM" else 0)
+    clock = f"{hour:02d}:{found['minute']}"
+    if found["year"] is None:
+        return {"resets_at_clock": clock}
+    stamp = f"{found['year']} {found['month']} {found['day']} {clock}"
+    try:
+        moment = datetime.strptime(stamp, "%Y %b %d %H:%M")  # noqa: DTZ007 - codex prints local time
+    except ValueError:
+        return {}
+    return {"resets_at": moment.timestamp()}
 
 
 def _codex_failure(message: str, usage: Usage | None, details: Mapping[str, object]) -> AnswerError:
     """Describe a failed codex turn: its model API failed, however it said so."""
     status_match = _STATUS.search(message)
     status = int(status_match.group(1)) if status_match else None
-    found = dict(details)
-    clock = _AT_CLOCK.search(message)
-    if clock is not None:
-        hour = int(clock.group(1)) % 12 + (12 if clock.group(3).upper() == "PM" else 0)
-        found["resets_at_clock"] = f"{hour:02d}:{clock.group(2)}"
+    found = {**details, **_reset(message)}
     if "usage limit" in message.lower():
         return api_error("codex", 429, message, usage, found, reason="usage limit")
     return api_error("codex", status, message, usage, found)
@@ -88,58 +113,70 @@ def codex_jsonl(stdout: str) -> AgentResponse:
     >>> response.text, response.usage.describe(), dict(response.metadata)
     ('STATUS: done', '34 tokens', {'session_id': 't-1', 'reconnects': 1})
     """
-    answer: str | None = None
-    usage = Usage()
-    thread: object = None
-    reconnects = 0
-    failed: str | None = None
-    turn_failed = False
+    run = _CodexRun()
     for number, line in enumerate(stdout.splitlines(), 1):
-        if not line.strip():
-            continue
-        event = json_object(line, f"codex's line {number}")
-        kind = event.get("type")
-        item = event.get("item")
+        if line.strip():
+            run.read(json_object(line, f"codex's line {number}"), number)
+    return run.finish()
+
+
+class _CodexRun:
+    """What codex's events said so far: the answer, the tokens, the thread, any failure."""
+
+    def __init__(self) -> None:
+        self.answer: str | None = None
+        self.usage = Usage()
+        self.thread: object = None
+        self.reconnects = 0
+        self.failed: str | None = None
+        self.turn_failed = False
+
+    def read(self, event: Mapping[str, object], number: int) -> None:
+        kind, item = event.get("type"), event.get("item")
         if kind == "thread.started":
-            thread = event.get("thread_id")
+            self.thread = event.get("thread_id")
         elif kind == "item.completed" and isinstance(item, dict):
             if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
-                answer = item["text"]
+                self.answer = item["text"]
         elif kind == "turn.completed":
-            tokens = event.get("usage")
-            if not isinstance(tokens, dict):
-                msg = f"codex's line {number}: turn.completed has no usage object"
-                raise AnswerError(msg, usage, details={"session_id": thread})
-            usage += usage_of(
-                input_tokens=count(tokens, "input_tokens"),
-                output_tokens=count(tokens, "output_tokens"),
-                turns=1,
-            )
+            self._count(event.get("usage"), number)
         elif kind == "error":
             message = str(event.get("message"))
             if message.startswith("Reconnecting"):
-                reconnects += 1
+                self.reconnects += 1
             else:
-                failed = message
+                self.failed = message
         elif kind == "turn.failed":
             error = event.get("error")
             detail = error.get("message") if isinstance(error, dict) else error
-            failed = str(detail or failed or "no detail")
-            turn_failed = True
-    details: dict[str, object] = {"session_id": thread, "reconnects": reconnects}
-    known = usage if usage.known else None
-    if failed is not None and (answer is None or turn_failed):
-        raise _codex_failure(failed, known, details)
-    if answer is None:
-        msg = "codex printed no agent_message"
-        raise AnswerError(msg, known, details={"session_id": thread})
-    return AgentResponse(answer, details, known)
+            self.failed, self.turn_failed = str(detail or self.failed or "no detail"), True
+
+    def _count(self, tokens: object, number: int) -> None:
+        if not isinstance(tokens, dict):
+            msg = f"codex's line {number}: turn.completed has no usage object"
+            raise AnswerError(msg, self.usage, details={"session_id": self.thread})
+        self.usage += usage_of(
+            input_tokens=count(tokens, "input_tokens"),
+            output_tokens=count(tokens, "output_tokens"),
+            turns=1,
+        )
+
+    def finish(self) -> AgentResponse:
+        details: dict[str, object] = {"session_id": self.thread, "reconnects": self.reconnects}
+        known = self.usage if self.usage.known else None
+        if self.failed is not None and (self.answer is None or self.turn_failed):
+            raise _codex_failure(self.failed, known, details)
+        if self.answer is None:
+            msg = "codex printed no agent_message"
+            raise AnswerError(msg, known, details={"session_id": self.thread})
+        return AgentResponse(self.answer, details, known)
 
 
 def codex_activity(line: str) -> str | None:
     """Describe a codex event worth showing on the progress line (a command it runs).
 
-    >>> codex_activity('{"type": "item.started", "item": {"type": "command_execution", "command": "ls"}}')
+    >>> event = {"type": "item.started", "item": {"type": "command_execution", "command": "ls"}}
+    >>> codex_activity(json.dumps(event))
     '$ ls'
     >>> codex_activity('{"type": "turn.started"}') is None
     True

@@ -92,6 +92,21 @@ class _Clock:
         return self.idle is not None and now - self.heard >= self.idle
 
 
+def _watch(process: subprocess.Popen[bytes], streams: Streams, clock: _Clock) -> tuple[bool, bool]:
+    """Read output until the process ends or a limit passes; say which limit (timeout, idle)."""
+    while streams.reading and streams.overflowed is None:
+        now = monotonic()
+        if clock.deadline is not None and now >= clock.deadline:
+            return True, False
+        if clock.silent(now):
+            return False, True
+        if process.poll() is not None:
+            break  # the leader is gone; what is left is read by _drain, briefly
+        if streams.pump(clock.wait(now)):
+            clock.heard = monotonic()
+    return False, False
+
+
 def run_process(  # noqa: PLR0913 - keyword-only options of one call
     argv: Sequence[str],
     *,
@@ -145,20 +160,8 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     GROUPS.add(process.pid, cancel)
     payload = None if stdin_text is None else stdin_text.encode("utf-8", "surrogateescape")
     streams = Streams(process, payload, max_output_bytes, on_line)
-    timed_out = hung = False
     try:
-        while streams.reading and streams.overflowed is None:
-            now = monotonic()
-            if clock.deadline is not None and now >= clock.deadline:
-                timed_out = True
-                break
-            if clock.silent(now):
-                hung = True
-                break
-            if process.poll() is not None:
-                break  # the leader is gone; what is left is read by _drain, briefly
-            if streams.pump(clock.wait(now)):
-                clock.heard = monotonic()
+        timed_out, hung = _watch(process, streams, clock)
         if timed_out or hung or streams.overflowed is not None:
             _stop_group(process, grace)
         else:

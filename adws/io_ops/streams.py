@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import subprocess
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Callable
 
 __all__ = ["DRAIN_SECONDS", "LINE_LIMIT", "Streams", "tail"]
@@ -75,6 +75,7 @@ class Streams:
         cap: int,
         on_line: Callable[[str], None] | None = None,
     ) -> None:
+        """Watch the process's pipes; the prompt in `stdin` is written as the process reads."""
         self.cap = cap
         self.data: dict[str, bytearray] = {"stdout": bytearray(), "stderr": bytearray()}
         self.overflowed: str | None = None
@@ -96,6 +97,7 @@ class Streams:
 
     @property
     def reading(self) -> bool:
+        """Tell whether stdout or stderr may still say something."""
         return any(key.data != "stdin" for key in self.selector.get_map().values())
 
     def _write(self, key: selectors.SelectorKey) -> None:
@@ -132,10 +134,12 @@ class Streams:
         return heard
 
     def close(self) -> None:
+        """Stop watching and close every pipe."""
         self.selector.close()
         for pipe in self.pipes:
             with contextlib.suppress(OSError):
                 pipe.close()
 
     def text(self, name: str) -> str:
+        """Return what `name` (`stdout` or `stderr`) printed, decoded."""
         return self.data[name].decode("utf-8", errors="replace")

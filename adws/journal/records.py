@@ -114,6 +114,8 @@ class AttemptRecord:
     """What the attempt's agent calls cost (None if none reported any, or before schema 5)."""
     problems: tuple[str, ...] = ()
     """What of the attempt's row could not be read; () when all could."""
+    sessions: tuple[str, ...] = ()
+    """The agent sessions the attempt used, as their CLIs named them (none before schema 7)."""
 
     def context(self) -> WorkflowContext | None:
         """Decode the whole context a success left, in a journal written before schema 3."""
@@ -216,8 +218,9 @@ def attempt_from_row(row: Sequence[Any]) -> AttemptRecord:
         context,
         outputs,
         fingerprint,
-        _usage(*row[10:]),
+        _usage(*row[10:15]),
         tuple(problems),
+        tuple(str(row[15] or "").split()),
     )
 
 

@@ -4,7 +4,8 @@ Version 1 stored a whole context per step; 2 added the child process groups
 of the step in flight; 3 stores per step only the promoted outputs and the
 step's fingerprint, and a run's inputs apart from its row; 4 added batches;
 5 records what each attempt's agent calls cost; 6 records the options a run
-was started with (`RunOptions`), so a resume uses them again.
+was started with (`RunOptions`), so a resume uses them again; 7 the session
+ids the agent CLIs reported per attempt (claude's session, codex's thread).
 """
 
 from __future__ import annotations
@@ -73,5 +74,6 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE attempts ADD COLUMN model TEXT",
     ),
     ("ALTER TABLE runs ADD COLUMN options TEXT",),
+    ("ALTER TABLE attempts ADD COLUMN session_ids TEXT",),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final, TypeAlias
 
 from adws import io_ops
@@ -29,8 +30,6 @@ from adws.journal.codec import encode_context, encode_error, encode_outputs
 from adws.usage import Usage
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from adws.errors import PipelineError
 
 __all__ = ["Statement", "statements_for"]
@@ -39,10 +38,26 @@ Statement: TypeAlias = tuple[str, tuple[object, ...]]
 
 _INSERT_ATTEMPT = (
     "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds,"
-    " error, outputs, fingerprint, cost_usd, input_tokens, output_tokens, turns, model)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " error, outputs, fingerprint, cost_usd, input_tokens, output_tokens, turns, model,"
+    " session_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _NO_USAGE: Final = Usage()
+
+
+def _sessions(error: PipelineError | None, outputs: Mapping[str, object] | None) -> str | None:
+    """Name the agent sessions an attempt used: a failure's, or each `<step>_agent` output's.
+
+    >>> _sessions(None, {"ask_agent": {"session_id": "s-1"}, "answer": "x"})
+    's-1'
+    """
+    found: list[object] = []
+    if error is not None:
+        found.append(error.context.get("session_id"))
+    found.extend(
+        value.get("session_id") for value in (outputs or {}).values() if isinstance(value, Mapping)
+    )
+    names = [str(name) for name in found if isinstance(name, str) and name]
+    return " ".join(dict.fromkeys(names)) or None
 
 
 def _attempt(  # noqa: PLR0913 - one row's columns
@@ -75,6 +90,7 @@ def _attempt(  # noqa: PLR0913 - one row's columns
             usage.output_tokens,
             usage.turns,
             usage.model,
+            _sessions(error, outputs),
         ),
     )
 

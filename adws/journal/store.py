@@ -386,6 +386,7 @@ class Journal:
                 "output_tokens",
                 "turns",
                 "model",
+                "session_ids",
             )
         )
         return f"step, step_index, attempt, status, recorded, seconds, error, context, {newer}"

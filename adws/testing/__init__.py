@@ -3,6 +3,8 @@
 - `ScriptedAgent` (and `ScriptedAgent.by_step`), `FunctionAgent`, `SchemaAgent`:
   agents that answer offline, in order, from a function, or from the contract;
 - `RecordingAgent`: a real agent's answers recorded once, replayed after;
+- `FakeModelAPI`, `Reply`: a scripted model API on 127.0.0.1 that the real
+  `claude` and `codex` CLIs (and `ClaudeAgent`) can be pointed at, offline;
 - `run`, `resume`, `RunReport`: a run in a test, step by step;
 - `OFFLINE`: the switch the pytest plugin (`adws.testing.plugin`, registered
   through the `pytest11` entry point) turns on, so no test starts an agent
@@ -22,14 +24,17 @@ from adws._lazy import lazy_names
 if TYPE_CHECKING:
     from adws.agents.offline import OFFLINE
     from adws.testing.agents import FunctionAgent, SchemaAgent
+    from adws.testing.model_api import FakeModelAPI, Reply
     from adws.testing.recording import RecordingAgent
     from adws.testing.runs import RunReport, StepReport, resume, run
     from adws.testing.scripted import ScriptedAgent
 
 __all__ = [
     "OFFLINE",
+    "FakeModelAPI",
     "FunctionAgent",
     "RecordingAgent",
+    "Reply",
     "RunReport",
     "SchemaAgent",
     "ScriptedAgent",
@@ -40,8 +45,10 @@ __all__ = [
 
 _HOMES = {
     "OFFLINE": "adws.agents.offline",
+    "FakeModelAPI": "adws.testing.model_api",
     "FunctionAgent": "adws.testing.agents",
     "RecordingAgent": "adws.testing.recording",
+    "Reply": "adws.testing.model_api",
     "RunReport": "adws.testing.runs",
     "SchemaAgent": "adws.testing.agents",
     "ScriptedAgent": "adws.testing.scripted",

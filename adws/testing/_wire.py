@@ -49,14 +49,14 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "adws-fake-model-api/1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
         """Keep the test's output clean."""
 
     @property
     def api(self) -> FakeModelAPI:
         return self.server.api  # type: ignore[attr-defined, no-any-return] # set by FakeModelAPI
 
-    def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+    def do_POST(self) -> None:
         """Route to the API the path names."""
         length = int(self.headers.get("content-length") or 0)
         try:
@@ -124,16 +124,24 @@ class Handler(BaseHTTPRequestHandler):
             stop = "tool_use"
         else:
             block, stop = {"type": "text", "text": reply.content}, "end_turn"
-        message = {"id": f"msg_{next(_IDS)}", "type": "message", "role": "assistant"}
-        message |= {"model": model, "stop_sequence": None}
+        message: dict[str, object] = {"id": f"msg_{next(_IDS)}", "type": "message"}
+        message |= {"role": "assistant", "model": model, "stop_sequence": None}
         if not stream:
             self._json(200, {**message, "content": [block], "stop_reason": stop, "usage": usage})
             return
         self._events()
-        start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+        start = {
+            **message,
+            "content": [],
+            "stop_reason": None,
+            "usage": {**usage, "output_tokens": 1},
+        }
         self._send("message_start", {"type": "message_start", "message": start})
         empty = {**block, "input": {}} if reply.kind == "tool" else {"type": "text", "text": ""}
-        self._send("content_block_start", {"type": "content_block_start", "index": 0, "content_block": empty})
+        self._send(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": empty},
+        )
         if reply.kind == "drop":
             self.wfile.write(b'event: content_block_delta\ndata: {"type": "content_bl')
             self.wfile.flush()
@@ -142,7 +150,9 @@ class Handler(BaseHTTPRequestHandler):
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         else:
             delta = {"type": "text_delta", "text": reply.content}
-        self._send("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
+        self._send(
+            "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+        )
         self._send("content_block_stop", {"type": "content_block_stop", "index": 0})
         end = {"stop_reason": stop, "stop_sequence": None}
         self._send("message_delta", {"type": "message_delta", "delta": end, "usage": usage})

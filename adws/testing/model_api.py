@@ -1,4 +1,4 @@
-"""A fake model API on 127.0.0.1, so the real `claude` and `codex` CLIs run offline.
+r"""A fake model API on 127.0.0.1, so the real `claude` and `codex` CLIs run offline.
 
 Point a CLI at it and script its replies: by order, or by a marker that
 appears in the prompt (one queue per marker, so a conversation that calls a
@@ -28,6 +28,7 @@ from __future__ import annotations
 import collections
 import json
 import threading
+from collections.abc import Mapping
 from http.server import ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Final, Literal, final
 
@@ -37,7 +38,6 @@ from adws._frozen import freeze_mapping
 from adws.testing._wire import Handler
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from pathlib import Path
 
 __all__ = ["FakeModelAPI", "Reply"]
@@ -68,9 +68,13 @@ class Reply:
     output_tokens: int = 5
 
     @classmethod
-    def text(cls, text: str, **options: Any) -> Reply:
-        """Answer `text` (options: `delay`, `input_tokens`, `output_tokens`)."""
-        return cls("text", text, **options)
+    def text(
+        cls, text: str, *, delay: float = 0.0, input_tokens: int = 10, output_tokens: int = 5
+    ) -> Reply:
+        """Answer `text`, after `delay` seconds, saying it read and wrote that many tokens."""
+        return cls(
+            "text", text, delay=delay, input_tokens=input_tokens, output_tokens=output_tokens
+        )
 
     @classmethod
     def error(
@@ -80,7 +84,6 @@ class Reply:
         *,
         retry_after: float | None = None,
         error_type: str | None = None,
-        **options: Any,
     ) -> Reply:
         """Answer HTTP `status` with an API error body (and `retry-after`, when given)."""
         headers = {} if retry_after is None else {"retry-after": f"{retry_after:g}"}
@@ -88,11 +91,11 @@ class Reply:
             status, "api_error"
         )
         body = {"type": kind, "message": message}
-        return cls("error", status=status, headers=headers, body=body, **options)
+        return cls("error", status=status, headers=headers, body=body)
 
     @classmethod
     def usage_limit(cls, resets_in: int, now: float) -> Reply:
-        """Answer codex's usage limit (429 `usage_limit_reached`) resetting `resets_in` from `now`."""
+        """Answer codex's usage limit (429 `usage_limit_reached`), reset `resets_in` after `now`."""
         body = {
             "type": "usage_limit_reached",
             "message": "You have hit your usage limit",
@@ -102,9 +105,9 @@ class Reply:
         return cls("error", status=429, body=body)
 
     @classmethod
-    def tool(cls, name: str, arguments: Mapping[str, Any], **options: Any) -> Reply:
+    def tool(cls, name: str, arguments: Mapping[str, Any], *, input_tokens: int = 10) -> Reply:
         """Ask the CLI to run tool `name` (`Write`, `Bash`, codex's `exec_command`)."""
-        return cls("tool", tool_name=name, arguments=arguments, **options)
+        return cls("tool", tool_name=name, arguments=arguments, input_tokens=input_tokens)
 
     @classmethod
     def drop(cls) -> Reply:
@@ -195,7 +198,9 @@ class FakeModelAPI:
             "CLAUDE_CODE_MAX_RETRIES": str(max_retries),
         }
 
-    def codex_env(self, home: Path, *, max_retries: int = 2, model: str = "gpt-fake") -> dict[str, str]:
+    def codex_env(
+        self, home: Path, *, max_retries: int = 2, model: str = "gpt-fake"
+    ) -> dict[str, str]:
         """Return the environment that points `codex` at this API (writing its `config.toml`)."""
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,10 @@ Installing adws adds it to every pytest run (`-p no:adws` leaves it out):
   agent) or `live` (a hosted model), or the ini option `adws_offline = false`
   turns the switch off for the suite;
 - a `ScriptedAgent.by_step` created in a test must be used up: answers left
-  over fail the test at teardown, naming the step and how many were left.
+  over fail the test at teardown, naming the step and how many were left;
+- the `fake_model_api` fixture: a `FakeModelAPI` on 127.0.0.1 for the test,
+  closed after it, to run a workflow through the real `claude` or `codex`
+  CLI offline (mark the test `agent_process`: the CLI is a local program).
 """
 
 from __future__ import annotations
@@ -18,12 +21,19 @@ from typing import TYPE_CHECKING
 import pytest
 
 from adws.agents.offline import OFFLINE
+from adws.testing.model_api import FakeModelAPI
 from adws.testing.scripted import ROUTED
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
 
-__all__ = ["adws_guard", "pytest_addoption", "pytest_configure", "pytest_runtest_makereport"]
+__all__ = [
+    "adws_guard",
+    "fake_model_api",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_runtest_makereport",
+]
 
 MARKERS = {
     "live": "the test calls a hosted model: adws lets its agents reach the network",
@@ -84,3 +94,10 @@ def adws_guard(request: pytest.FixtureRequest) -> Iterator[None]:
         )
     if problems:
         pytest.fail("adws:\n" + "\n".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def fake_model_api() -> Iterator[FakeModelAPI]:
+    """Serve a scripted model API on 127.0.0.1 for this test (see `adws.testing.FakeModelAPI`)."""
+    with FakeModelAPI() as api:
+        yield api

@@ -88,7 +88,9 @@ def test_codex_jsonl_takes_the_last_message_and_sums_the_turns() -> None:
         {"type": "turn.completed", "usage": {"input_tokens": 20, "output_tokens": 2}},
     ]
     stdout = "\n".join(json.dumps(line) for line in lines) + "\n\n"
-    assert codex_jsonl(stdout) == AgentResponse("STATUS: done", {}, Usage(None, 30, 3, 2))
+    assert codex_jsonl(stdout) == AgentResponse(
+        "STATUS: done", {"session_id": None, "reconnects": 0}, Usage(None, 30, 3, 2)
+    )
 
 
 @pytest.mark.parametrize(
@@ -109,10 +111,10 @@ def test_codex_jsonl_takes_the_last_message_and_sums_the_turns() -> None:
                 {"type": "turn.completed", "usage": {"input_tokens": 5}},
                 {"type": "turn.failed", "error": {"message": "quota"}},
             ],
-            "codex reported turn.failed: {'message': 'quota'}",
+            "codex: the model API failed: quota",
             Usage(None, 5, None, 1),
         ),
-        ([{"type": "error", "message": "boom"}], "codex reported error: boom", None),
+        ([{"type": "error", "message": "boom"}], "codex: the model API failed: boom", None),
         ([{"type": "thread.started"}], "codex printed no agent_message", None),
     ],
 )
