@@ -13,6 +13,7 @@ import pytest
 
 from adws import io_ops
 from adws.io_ops.process import _stop_group
+from adws.io_ops.streams import LINE_LIMIT
 
 
 @pytest.mark.slow
@@ -79,3 +80,20 @@ def test_every_live_group_is_known_and_a_second_ctrl_c_can_kill_them_all() -> No
 
 def test_the_group_of_init_counts_as_alive() -> None:
     assert io_ops.group_alive(1)
+
+
+def test_a_line_listener_hears_each_line_and_skips_one_too_long() -> None:
+    """A listener hears stdout line by line; a line past LINE_LIMIT is skipped whole."""
+    lines: list[str] = []
+    script = (
+        "import sys; w = sys.stdout.write; w('first\\nsec'); sys.stdout.flush(); "
+        f"w('ond\\n' + 'x' * {2 * LINE_LIMIT} + '\\nlast\\n')"
+    )
+    outcome = io_ops.run_process([sys.executable, "-c", script], on_line=lines.append)
+    assert outcome.returncode == 0
+    assert lines == ["first", "second", "last"]
+
+
+def test_silence_past_the_idle_timeout_stops_the_group() -> None:
+    outcome = io_ops.run_process(["sh", "-c", "echo hi; sleep 30"], idle_timeout=0.3, grace=0.2)
+    assert (outcome.hung, outcome.stdout, outcome.finished) == (True, "hi\n", False)

@@ -54,7 +54,8 @@ class OfflineSwitch:
         )
         with self._lock:
             self._refused.append(message)
-        return PipelineError(request.step_name, ErrorType.AGENT_FAILED, message, {"offline": True})
+        context = {"offline": True, "permanent": True}
+        return PipelineError(request.step_name, ErrorType.AGENT_FAILED, message, context)
 
 
 OFFLINE = OfflineSwitch()

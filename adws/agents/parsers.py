@@ -175,6 +175,7 @@ class _CodexRun:
 def codex_activity(line: str) -> str | None:
     """Describe a codex event worth showing on the progress line (a command it runs).
 
+    >>> import json
     >>> event = {"type": "item.started", "item": {"type": "command_execution", "command": "ls"}}
     >>> codex_activity(json.dumps(event))
     '$ ls'

@@ -48,7 +48,7 @@ class _Lines:
     def feed(self, chunk: bytes) -> None:
         *complete, rest = chunk.split(b"\n")
         for piece in complete:
-            if not self.skipping:
+            if not self.skipping and len(self.partial) + len(piece) <= LINE_LIMIT:
                 self.partial += piece
                 self.listener(self.partial.decode("utf-8", errors="replace"))
             self.partial.clear()

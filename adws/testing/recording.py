@@ -153,7 +153,9 @@ class RecordingAgent:
         where = f"step {request.step_name!r}"
         if not recorded:
             message = f"{self!r} has no answer recorded for {where}; record one with mode='record'"
-            return PipelineError(request.step_name, ErrorType.AGENT_FAILED, message)
+            return PipelineError(
+                request.step_name, ErrorType.AGENT_FAILED, message, {"permanent": True}
+            )
         asked = request.prompt
 
         def likeness(prompt: str) -> float:
@@ -170,5 +172,6 @@ class RecordingAgent:
             f"{self!r} has no answer for this prompt of {where}; the closest recorded prompt"
             f" differs:\n{shown}"
         )
-        context: Mapping[str, object] = {"diff": diff}
+        # The same prompt misses again: retrying cannot help.
+        context: Mapping[str, object] = {"diff": diff, "permanent": True}
         return PipelineError(request.step_name, ErrorType.AGENT_FAILED, message, context)

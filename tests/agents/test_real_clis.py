@@ -238,7 +238,7 @@ def test_a_megabyte_answer_arrives_whole(
 def test_an_answer_past_the_contracts_cap_fails_naming_it(
     kind: str, fake_model_api: FakeModelAPI, tmp_path: Path, work: Path
 ) -> None:
-    fake_model_api.script(Reply.text(f"STATUS: done\nSUMMARY: {'y' * 50_000}"))
+    fake_model_api.script(Reply.text(f"STATUS: done\nSUMMARY: {'y' * 30_000}"))
     contract = OutputContract(("SUMMARY",), max_output_bytes=20_000)
     error = failure(
         run_step(
@@ -246,7 +246,9 @@ def test_an_answer_past_the_contracts_cap_fails_naming_it(
         )
     )
     assert error.error_type == "AgentFailed"
-    assert "max_output_bytes" in error.message
+    assert error.message.endswith(
+        "answered 30022 bytes, more than the step's max_output_bytes of 20000"
+    )
 
 
 def write_reply(kind: str, work: Path) -> Reply:
