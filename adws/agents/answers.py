@@ -13,7 +13,15 @@ from adws.usage import Usage
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["STATUS_NAMES", "AnswerError", "api_error", "count", "json_object", "usage_of"]
+__all__ = [
+    "STATUS_NAMES",
+    "AnswerError",
+    "api_error",
+    "count",
+    "event_of",
+    "json_object",
+    "usage_of",
+]
 
 
 class AnswerError(ValueError):
@@ -96,6 +104,21 @@ def json_object(line: str, what: str) -> Mapping[str, object]:
         msg = f"{what} is not a JSON object"
         raise AnswerError(msg)
     return value
+
+
+def event_of(line: str, kind: str) -> Mapping[str, object] | None:
+    """Return one output line's event when it is a JSON object of type `kind`, else None.
+
+    For describing what an agent does: a line that is not such an event is no news.
+
+    >>> event_of('{"type": "assistant"}', "assistant"), event_of("not json", "assistant")
+    ({'type': 'assistant'}, None)
+    """
+    parsed = parse_strict_json(line)
+    if isinstance(parsed, Failure):
+        return None
+    event = parsed.unwrap()
+    return event if isinstance(event, dict) and event.get("type") == kind else None
 
 
 def count(data: Mapping[str, object], *keys: str) -> int | None:

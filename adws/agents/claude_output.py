@@ -17,10 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from returns.result import Failure
-
-from adws._strict import parse_strict_json
-from adws.agents.answers import AnswerError, api_error, count, json_object, usage_of
+from adws.agents.answers import AnswerError, api_error, count, event_of, json_object, usage_of
 from adws.agents.base import AgentResponse
 from adws.errors import ErrorType
 
@@ -189,14 +186,9 @@ def claude_activity(line: str) -> str | None:
     >>> claude_activity('{"type": "user"}') is None
     True
     """
-    parsed = parse_strict_json(line)
-    if isinstance(parsed, Failure):
-        return None
-    event = parsed.unwrap()
-    message = event.get("message") if isinstance(event, dict) else None
+    event = event_of(line, "assistant")
+    message = event.get("message") if event is not None else None
     content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(event, dict) or event.get("type") != "assistant":
-        return None
     calls = [
         block
         for block in (content if isinstance(content, list) else [])

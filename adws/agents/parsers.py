@@ -19,10 +19,7 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from returns.result import Failure
-
-from adws._strict import parse_strict_json
-from adws.agents.answers import AnswerError, api_error, count, json_object, usage_of
+from adws.agents.answers import AnswerError, api_error, count, event_of, json_object, usage_of
 from adws.agents.base import AgentResponse
 from adws.agents.claude_output import claude_json, claude_stream, claude_usage
 from adws.usage import Usage
@@ -182,13 +179,8 @@ def codex_activity(line: str) -> str | None:
     >>> codex_activity('{"type": "turn.started"}') is None
     True
     """
-    parsed = parse_strict_json(line)
-    if isinstance(parsed, Failure):
-        return None
-    event = parsed.unwrap()
-    if not isinstance(event, dict) or event.get("type") != "item.started":
-        return None
-    item = event.get("item")
+    event = event_of(line, "item.started")
+    item = event.get("item") if event is not None else None
     if isinstance(item, dict) and item.get("type") == "command_execution":
         return f"$ {item.get('command')}"
     return None
