@@ -56,7 +56,7 @@ def _seconds(value: float) -> str:
     return f"{value:.1f}s"
 
 
-def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911 - one line per kind of event
+def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911, PLR0912 - one line per kind of event
     """Render one progress line for stderr.
 
     >>> format_event(StepSucceeded("r", "verify", 1, 4, 2, 1.23, None))  # type: ignore[arg-type]

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING
 
+import pytest
+
 from adws.discovery import discover_workflows, workflows_dir
+from adws.testing import FakeModelAPI, Reply
 from tests.conftest import start_adws
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
 GOOD = """
 from returns.io import IOSuccess
@@ -127,16 +129,18 @@ flow = Workflow("shadowed", (agent_step("ask", prompt="p", agent=ScriptedAgent([
 """
 
 
-def test_a_workflow_file_named_like_a_missing_extra_is_not_taken_for_it(tmp_path: Path) -> None:
+@pytest.mark.agent_process  # ClaudeAgent's session child runs, against the fake model API
+def test_a_workflow_file_named_like_an_extra_is_not_taken_for_it(
+    tmp_path: Path, fake_model_api: FakeModelAPI
+) -> None:
+    """ClaudeAgent imports the SDK in its own child (`python -P`): the workflow file is not it."""
     folder = tmp_path / "workflows"
     folder.mkdir()
     (folder / "claude_agent_sdk.py").write_text(SHADOW)
-    process = start_adws(tmp_path, "run", "shadowed", "--agent", "claude-sdk")
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == 1
-    assert "AttributeError" not in err
-    assert (
-        "ClaudeAgent needs the Claude Agent SDK: pip install 'adws[claude]' (No module named "
-        "'claude_agent_sdk' is installed (" in err
-    )
-    assert "workflows/claude_agent_sdk.py in the workflows" in err
+    (tmp_path / "claude_agent_sdk.py").write_text(SHADOW)  # in the working folder too
+    fake_model_api.script(Reply.text("STATUS: done\nA: the real SDK answered"))
+    env = fake_model_api.claude_env(tmp_path / "home")
+    process = start_adws(tmp_path, "run", "shadowed", "--agent", "claude-sdk", "--json", env=env)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert json.loads(out)["inputs"]["a"] == "the real SDK answered"

@@ -2,7 +2,9 @@
 
 `ClaudeAgent` starts this module as a child process in its own process
 group (`python -m adws.agents._sdk_session`), with a JSON request on stdin:
-`{"module": "claude_agent_sdk", "prompt": ..., "options": {...}}`. Each SDK
+`{"module": "claude_agent_sdk", "prompt": ..., "options": {...}}`; it runs
+with `python -P`, so a file in the working folder named like the SDK is
+never imported in its place. Each SDK
 message is printed as one JSON line in the shape `claude -p --output-format
 stream-json` prints, so the parent reads it with the same parser, sees
 silence as silence, and can stop the whole group (this process and the
@@ -15,10 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import json
 import sys
 from typing import TYPE_CHECKING, Any
+
+from adws._optional import import_optional
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -69,7 +72,7 @@ def main() -> int:
     """Run the session the request on stdin describes; always exit 0 once it is read."""
     request = json.loads(sys.stdin.read())
     try:
-        sdk = importlib.import_module(request["module"])
+        sdk = import_optional(request["module"])
     except ImportError as exc:
         _emit({"type": "adws_error", "kind": "missing", "message": str(exc)})
         return 0

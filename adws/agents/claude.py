@@ -127,7 +127,8 @@ class ClaudeAgent:
             "prompt": request.prompt,
             "options": self.session_options(request),
         }
-        argv = (sys.executable, "-m", "adws.agents._sdk_session")
+        # -P: the working folder is not on the path, so no file there can pose as the SDK.
+        argv = (sys.executable, "-P", "-m", "adws.agents._sdk_session")
         timeout = request.timeout if request.timeout is not None else self.timeout
         outcome = io_ops.run_process(
             argv,
