@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from adws._optional import import_optional
 from adws.discovery import discover_workflows, workflows_dir
 from adws.testing import FakeModelAPI, Reply
 from tests.conftest import start_adws
@@ -144,3 +145,16 @@ def test_a_workflow_file_named_like_an_extra_is_not_taken_for_it(
     out, err = process.communicate(timeout=120)
     assert process.returncode == 0, err
     assert json.loads(out)["inputs"]["a"] == "the real SDK answered"
+
+
+def test_an_optional_extra_is_never_a_workflows_folder_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """import_optional refuses a module that discovery's folder holds under the extra's name."""
+    (tmp_path / "adws_missing_extra.py").write_text(SHADOW)
+    discover_workflows(tmp_path)
+    monkeypatch.delitem(__import__("sys").modules, "adws_missing_extra", raising=False)
+    with pytest.raises(ImportError) as caught:
+        import_optional("adws_missing_extra")
+    assert str(caught.value).startswith("No module named 'adws_missing_extra' is installed (")
+    assert str(caught.value).endswith("adws_missing_extra.py in the workflows folder has its name)")
