@@ -533,3 +533,13 @@ def test_a_write_that_fails_for_another_reason_than_a_gone_reader_is_raised() ->
 
     with pytest.raises(OSError, match="No space left"):
         _write(Full(), "x")  # type: ignore[arg-type] # a fake stream
+
+
+def test_a_run_inside_a_run_gives_the_outer_run_its_id_back(
+    flows: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os  # noqa: PLC0415 - only this test reads the environment
+
+    monkeypatch.setenv("ADWS_RUN_ID", "outer")
+    assert main(["run", "passes", "-i", "word=w", "-q"]) == 0
+    assert os.environ["ADWS_RUN_ID"] == "outer"

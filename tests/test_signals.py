@@ -100,6 +100,11 @@ effects = Workflow("effects", (Step("fail", broken), Step("effect", side_effect)
 greets = Workflow("greets", (Step("greet", greet),), inputs=("name",))
 forgets = Workflow("forgets", (Step("drop", drop_children), shell_step("echo", ["true"])))
 loses = Workflow("loses", (Step("drop", drop_attempts), Step("greet", greet)), inputs=("name",))
+ESCAPES = (
+    "setsid sh -c 'echo $$ > grandchild.pid; exec sleep 300' < /dev/null > /dev/null 2>&1 & "
+    "while [ ! -s grandchild.pid ]; do sleep 0.05; done"
+)
+escapes = Workflow("escapes", (shell_step("escape", ["sh", "-c", ESCAPES], timeout=30),))
 locked = Workflow(
     "locked",
     (shell_step("nap", ["sh", "-c", "touch nap.started; sleep 2"], timeout=5),),
@@ -328,3 +333,41 @@ def test_a_journal_locked_by_another_process_does_not_eat_a_steps_timeout(
     summary = json.loads(out)
     assert (process.returncode, summary["status"]) == (0, "succeeded")
     assert summary["steps"][0]["seconds"] < 5
+
+
+def test_a_grandchild_that_left_the_process_group_does_not_outlive_its_step(
+    project: Path,
+) -> None:
+    """It called setsid, so killing the group misses it; the mark in its environment does not."""
+    process = adws(project, "run", "escapes", "-q")
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    grandchild = int((project / "grandchild.pid").read_text())
+    wait_for(lambda: gone(grandchild), 10)
+
+
+def test_resume_force_never_signals_a_group_whose_number_now_belongs_to_someone_else(
+    project: Path,
+) -> None:
+    """The run's recorded group number, reused by an unrelated process, is left alone."""
+    process = adws(project, "run", "greets", "-i", "name=a", "-q")
+    process.communicate(timeout=60)
+    [run] = runs(project)
+    stranger = subprocess.Popen(["sleep", "300"], start_new_session=True)  # not the run's
+    try:
+        db = sqlite3.connect(project / "runs.db")
+        with db:
+            db.execute(
+                "UPDATE runs SET status = 'failed', children = ? WHERE run_id = ?",
+                (json.dumps([stranger.pid]), run["run_id"]),
+            )
+            db.execute("DELETE FROM attempts WHERE run_id = ?", (run["run_id"],))
+        db.close()
+        resumed = adws(project, "resume", str(run["run_id"]), "--force")
+        _, err = resumed.communicate(timeout=60)
+        assert resumed.returncode == 0, err
+        assert "stopped process group" not in err
+        assert stranger.poll() is None  # still running: never signalled
+    finally:
+        stranger.kill()
+        stranger.wait()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
@@ -76,6 +77,24 @@ def _children_recorded(
         recorder.close(BUSY_TIMEOUT_SECONDS + 1.0)
 
 
+@contextlib.contextmanager
+def _run_marked(run_id: str) -> Iterator[None]:
+    """Put `ADWS_RUN_ID` in the environment every process of the run inherits, then restore it.
+
+    `adws resume --force` signals a recorded process group only when one of
+    its processes still carries the run's id (see `adws.io_ops.marks`).
+    """
+    before = os.environ.get(io_ops.RUN_MARK)
+    os.environ[io_ops.RUN_MARK] = run_id
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(io_ops.RUN_MARK, None)
+        else:
+            os.environ[io_ops.RUN_MARK] = before
+
+
 def _journal_problems(
     journal: Journal | None,
     recorder: JournalObserver | None,
@@ -136,7 +155,11 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     if not args.quiet:
         observers.append(progress)
     unrecorded: list[str] = []
-    with interrupts.installed(), _children_recorded(journal, run_id, unrecorded):
+    with (
+        interrupts.installed(),
+        _children_recorded(journal, run_id, unrecorded),
+        _run_marked(run_id),
+    ):
         run_workflow(
             workflow,
             ctx,

@@ -7,6 +7,8 @@ the package stays pure and tests can swap these functions for fakes:
 - `groups`: the process groups adws started, how to stop them, and the
   signals a run stops on;
 - `streams`: reading a process's output as capped streams, line by line;
+- `marks`: marks in a child's environment, to find what left its group and
+  to tell a run's processes from others';
 - `process`: `run_process`, which puts the three together.
 
 `from adws import io_ops` and `io_ops.run_process(...)` keep working as they
@@ -27,6 +29,7 @@ from adws.io_ops.groups import (
     process_alive,
     stop_group,
 )
+from adws.io_ops.marks import RUN_MARK, group_belongs_to
 from adws.io_ops.process import ProcessOutcome, run_process
 from adws.io_ops.streams import DRAIN_SECONDS, tail
 
@@ -36,8 +39,10 @@ __all__ = [
     "GRACE_SECONDS",
     "GROUPS",
     "HANDLED_SIGNALS",
+    "RUN_MARK",
     "ProcessOutcome",
     "group_alive",
+    "group_belongs_to",
     "handling_signals",
     "kill_all_groups",
     "kill_group",

@@ -10,6 +10,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final
 
 from adws.io_ops.clock import monotonic, sleep
+from adws.io_ops.marks import kill_marked, live_marks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -100,11 +101,14 @@ def kill_groups_of(owner: threading.Event) -> tuple[int, ...]:
 def kill_all_groups() -> tuple[int, ...]:
     """SIGKILL every process group adws started and has not reaped; return them.
 
-    The way out of a second Ctrl-C: nothing adws started may outlive it.
+    The way out of a second Ctrl-C: nothing adws started may outlive it,
+    not even what left those groups (see `adws.io_ops.marks`).
     """
     groups = GROUPS.current()
     for pgid in groups:
         kill_group(pgid)
+    for mark in live_marks():
+        kill_marked(mark)
     return groups
 
 

@@ -13,6 +13,7 @@ import attrs
 
 from adws.io_ops.clock import monotonic
 from adws.io_ops.groups import CANCEL, GRACE_SECONDS, GROUPS, kill_group
+from adws.io_ops.marks import MARK, forget, kill_marked, new_mark
 from adws.io_ops.streams import DRAIN_SECONDS, Streams
 
 if TYPE_CHECKING:
@@ -130,17 +131,21 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     After the process ends, output is read for at most `drain` more seconds:
     a detached grandchild holding a pipe cannot keep the step waiting, so
     `timeout` bounds the whole call (plus `grace` and `drain`). Exceptions are
-    re-raised after the group is gone, so no child outlives the step. `env`
-    is added to this process's environment rather than replacing it. The
+    re-raised after the group is gone, so no child outlives the step: when
+    the process ends, whatever it started that left its group (`setsid`) is
+    found by the mark in its environment and killed too (see
+    `adws.io_ops.marks`). `env` is added to this process's environment
+    rather than replacing it. The
     prompt (`stdin_text`) is written, then stdin is closed. `on_line` hears
     each complete stdout line as it arrives.
     """
     argv = tuple(argv)
     clock = _Clock(timeout, idle_timeout)
-    full_env = None if env is None else {**os.environ, **env}
     cancel = CANCEL.get()
     if cancel is not None and cancel.is_set():
         return ProcessOutcome(argv, None, "", "", 0.0, error="cancelled before it started")
+    mark = new_mark()
+    full_env = {**os.environ, **(env or {}), MARK: mark}
     try:
         process = subprocess.Popen(  # noqa: S603 - argv is never run through a shell here
             argv,
@@ -152,6 +157,7 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
             start_new_session=True,
         )
     except (OSError, ValueError) as exc:
+        forget(mark)
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         where = f" in {cwd}" if cwd is not None and not Path(cwd).is_dir() else ""
         return ProcessOutcome(
@@ -178,8 +184,9 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     finally:
         streams.close()
         GROUPS.discard(process.pid)
-    # The leader is gone; a child it left in the group must not outlive the step.
-    kill_group(process.pid)
+        # The leader is gone; nothing it started may outlive the step, in its group or not.
+        kill_group(process.pid)
+        kill_marked(mark)
     return ProcessOutcome(
         argv,
         process.returncode,

@@ -69,10 +69,19 @@ class RunRecord:
         )
 
     def live_children(self) -> tuple[int, ...]:
-        """Return the recorded child process groups that are still alive on this host."""
+        """Return the recorded child process groups still alive on this host and still the run's.
+
+        A group whose number was reused by someone else's processes (none of
+        them carries the run's `ADWS_RUN_ID`) is not the run's: it is never
+        returned, so never signalled (see `adws.io_ops.marks`).
+        """
         if self.host != socket.gethostname():
             return ()
-        return tuple(pgid for pgid in self.children if io_ops.group_alive(pgid))
+        return tuple(
+            pgid
+            for pgid in self.children
+            if io_ops.group_alive(pgid) and io_ops.group_belongs_to(pgid, self.run_id) is not False
+        )
 
     def to_dict(self) -> dict[str, object]:
         """Return the JSON-safe summary `adws runs --json` prints."""

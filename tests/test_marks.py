@@ -1,0 +1,64 @@
+"""Marks in a child's environment, read from a process table (a real one, or one built here)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+from adws.io_ops.marks import MARK, RUN_MARK, group_belongs_to, kill_marked, live_marks, new_mark
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def process_table(folder: Path, processes: dict[str, tuple[str | None, bytes | None]]) -> Path:
+    """Build a stand-in for /proc: per pid, its `stat` line and its `environ` (None: unreadable)."""
+    for pid, (stat, environ) in processes.items():
+        (folder / pid).mkdir(parents=True)
+        if stat is not None:
+            (folder / pid / "stat").write_text(stat)
+        if environ is not None:
+            (folder / pid / "environ").write_bytes(environ)
+    (folder / "self").mkdir()
+    return folder
+
+
+def test_a_group_is_the_runs_only_while_a_member_carries_its_id(tmp_path: Path) -> None:
+    table = process_table(
+        tmp_path / "proc",
+        {
+            "10": ("10 (sh (odd) name) S 1 10 10", b"PATH=/bin\0ADWS_RUN_ID=r1\0"),
+            "11": ("11 (sleep) S 10 10 10", None),
+            "20": ("20 (sleep) S 1 20 20", b"ADWS_RUN_ID=other\0"),
+            "21": (None, b"ADWS_RUN_ID=r1\0"),  # vanished between the listing and the read
+        },
+    )
+    assert (group_belongs_to(10, "r1", proc=table), group_belongs_to(20, "r1", proc=table)) == (
+        True,
+        False,
+    )
+    assert group_belongs_to(10, "r1", proc=tmp_path / "no-proc") is None
+
+
+def test_a_marked_process_is_killed_and_its_mark_forgotten() -> None:
+    mark = new_mark()
+    assert mark in live_marks()
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        env={**os.environ, MARK: mark},
+        start_new_session=True,
+    )
+    try:
+        assert kill_marked(mark) == (child.pid,)
+        assert child.wait(timeout=10) == -9
+    finally:
+        child.kill()
+        child.wait()
+    assert mark not in live_marks()
+
+
+def test_without_a_process_table_nothing_is_found(tmp_path: Path) -> None:
+    assert kill_marked(new_mark(), proc=tmp_path / "nowhere") == ()
+    assert RUN_MARK == "ADWS_RUN_ID"
