@@ -19,7 +19,8 @@ from adws.concurrency import FanOutSpec, ParallelSpec, fan_out, parallel
 from adws.contract import OutputContract, validate_agent_output
 from adws.errors import ErrorType, PipelineError
 from adws.events import AgentActivity
-from adws.executor import attempt_number, current_branch, current_scope
+from adws.retry import attempt_number
+from adws.scope import current_branch, current_scope
 from adws.step import RetryPolicy, Step, Workflow, retry_after
 from adws.template import render_for_step
 from adws.usage import Budget, Usage, charge, usage_of_failure

@@ -10,7 +10,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from adws._checks import require_count, require_type
 from adws.context import WorkflowContext, promote
 from adws.errors import ErrorType, PipelineError
-from adws.executor import retry_step
+from adws.retry import retry_step
 from adws.step import Step
 
 __all__ = ["VerificationSpec", "with_verification"]

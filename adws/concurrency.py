@@ -1,8 +1,9 @@
 """Concurrency inside one step: `parallel` and `fan_out`.
 
 (DESIGN's layout calls this module `parallel.py`; it is `concurrency.py` so
-that importing it never shadows the function `adws.parallel`, the trap
-`adws.agent_step` fell into. `from adws import parallel, fan_out` is the way in.)
+that importing it never shadows the function `adws.parallel`: a module
+named like the function it exports would replace it as an attribute of the
+package. `from adws import parallel, fan_out` is the way in.)
 
 The executor stays one `for` loop; a parallel step runs its branches in
 threads and returns one `IOResult` like any step. Agents and commands are
@@ -22,12 +23,20 @@ Rules (see "Concurrency inside a run" in DESIGN.md):
 - `min_successes=k`: the step succeeds once the branches have finished if
   at least k succeeded; as soon as k can no longer be reached, the rest are
   cancelled and the step fails as above.
+- `fail_fast=False`: nothing is cancelled; every branch runs to its end,
+  and then the step fails with every failed branch's error: the first in
+  declaration order is the step's error (its step name and kind), its
+  message goes on with each other failure (`also failed: <path>: ...`, so
+  feedback to an agent lists them all), and `context["failures"]` holds
+  each one's `to_dict()`. The shape for lint + tests + typecheck.
 - On success `parallel` merges the succeeded branches' outputs in
   declaration order (a key two branches write is a `ContextCollision`,
   refused at definition time where the keys are known); `fan_out` outputs
   `name`, a tuple in element order of each branch's outputs (None for a
   branch that failed or was cancelled). Both add `<name>_failures`, the
   `to_dict()` of each failed branch's error.
+- The scheduler (threads, cancellation, events) is `adws._scheduler`; this
+  module builds the steps and decides what their branches' outcomes mean.
 - Ctrl-C (or SIGTERM) while branches run cancels them all, waits for their
   threads, and re-raises, so the run ends `Interrupted` after cleanup.
 - Each branch reports `BranchStarted`, `BranchAttemptFailed` and
@@ -37,30 +46,19 @@ Rules (see "Concurrency inside a run" in DESIGN.md):
 
 from __future__ import annotations
 
-import contextvars
-import functools
-import threading
-import time
-from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Sequence
 from typing import Final, final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from adws import io_ops
 from adws._checks import require_callable, require_count, require_type
+from adws._scheduler import Branch, Outcome, run_branches
 from adws.context import WorkflowContext
 from adws.errors import ErrorType, PipelineError
-from adws.events import BranchAttemptFailed, BranchFinished, BranchStarted, BranchStatus
-from adws.executor import RunScope, current_scope, enter_branch, retry_step
 from adws.step import Step
-from adws.usage import Meter, Usage
 
 __all__ = ["TOO_FEW_SUCCESSES", "FanOutSpec", "ParallelSpec", "fan_out", "parallel"]
-
-_TICK: Final = 0.05
 
 TOO_FEW_SUCCESSES: Final = "TooFewSuccesses"
 """The error kind of a parallel step whose branches could not all run (none failed)."""
@@ -74,6 +72,7 @@ class ParallelSpec:
     branches: tuple[Step, ...]
     max_concurrency: int | None
     min_successes: int | None
+    fail_fast: bool = True
 
 
 @final
@@ -86,180 +85,11 @@ class FanOutSpec:
     item: str
     max_concurrency: int | None
     min_successes: int | None
-
-
-@final
-@attrs.frozen
-class _Branch:
-    parent: str
-    path: str
-    step: Step
-    ctx: WorkflowContext
-
-
-@final
-@attrs.define
-class _Outcome:
-    status: BranchStatus | None = None
-    outputs: Mapping[str, object] = attrs.field(factory=dict)
-    error: PipelineError | None = None
-    usage: Usage | None = None
-    """What a succeeded branch's last attempt spent (failed ones are on their own events)."""
-
-
-def _wait(scope: RunScope, cancel: threading.Event) -> Callable[[float], None]:
-    """Sleep through the run's `sleep`, but never past a cancellation."""
-    if scope.sleep is not time.sleep:
-        return scope.sleep  # a test's fake clock: it does not wait anyway
-
-    def wait_unless_cancelled(seconds: float) -> None:
-        cancel.wait(seconds)
-
-    return wait_unless_cancelled
-
-
-def _run_branch(
-    branch: _Branch, scope: RunScope, cancel: threading.Event, outcome: _Outcome
-) -> None:
-    """Run one branch in its thread, under its retry policy; fill `outcome`."""
-    step, path = branch.step, branch.path
-    io_ops.CANCEL.set(cancel)
-    enter_branch(path)
-    attempts = step.retry.max_attempts
-    parent = branch.parent
-    scope.emit(BranchStarted(scope.run_id, parent, scope.index, scope.total, path, attempts))
-
-    meters: list[Meter] = []
-
-    def report(n: int, error: PipelineError, again: bool, delay: float, secs: float) -> None:  # noqa: FBT001 - retry_step's hook signature
-        event = BranchAttemptFailed(
-            scope.run_id,
-            parent,
-            scope.index,
-            scope.total,
-            path,
-            n,
-            attempts,
-            error,
-            again,
-            delay,
-            secs,
-            meters[-1].report(),
-        )
-        scope.emit(event)
-
-    made, _ = retry_step(
-        step, branch.ctx, sleep=_wait(scope, cancel), on_attempt_failed=report, meters=meters
-    )
-    if isinstance(made, WorkflowContext):  # it finished before the cancellation reached it
-        outcome.status, outcome.outputs = "succeeded", made.outputs
-        outcome.usage = meters[-1].report()
-    elif cancel.is_set():
-        outcome.status = "cancelled"
-    else:
-        outcome.status, outcome.error = "failed", attrs.evolve(made, step_name=path)
-
-
-def _run_all(  # noqa: C901, PLR0915 - the scheduler: start, watch, cancel, report
-    name: str,
-    branches: Sequence[_Branch],
-    max_concurrency: int | None,
-    min_successes: int | None,
-) -> list[_Outcome]:
-    """Run the branches, at most `max_concurrency` at once; return their outcomes in order."""
-    scope = current_scope()
-    needed = len(branches) if min_successes is None else min_successes
-    outcomes = [_Outcome() for _ in branches]
-    cancels = [threading.Event() for _ in branches]
-    stop = threading.Event()
-    counts = {"done": 0, "failed": 0}
-
-    def finish(index: int, seconds: float) -> None:
-        outcome = outcomes[index]
-        if outcome.status in {"succeeded", "reused"}:
-            counts["done"] += 1
-        elif outcome.status == "failed":
-            counts["failed"] += 1
-        branch = branches[index]
-        scope.emit(
-            BranchFinished(
-                scope.run_id,
-                name,
-                scope.index,
-                scope.total,
-                branch.path,
-                outcome.status or "cancelled",
-                0 if outcome.status == "reused" else 1,
-                seconds,
-                outcome.error,
-                outcome.outputs,
-                counts["done"],
-                counts["failed"],
-                len(branches),
-                outcome.usage,
-            )
-        )
-        if len(branches) - counts["failed"] < needed:
-            stop.set()  # k is out of reach: stop everything still running
-
-    pending: dict[Future[None], tuple[int, float]] = {}
-    waiting = deque(range(len(branches)))
-    workers = max_concurrency or max(len(branches), 1)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"adws-{name}") as pool:
-        try:
-            while waiting or pending:
-                # Start branches only while there is room and no reason to stop: a branch
-                # that never started is cancelled without ever running.
-                while waiting and len(pending) < workers and not stop.is_set():
-                    index = waiting.popleft()
-                    stored = scope.reuse.get(branches[index].path)
-                    if stored is not None:
-                        outcomes[index].status, outcomes[index].outputs = "reused", stored
-                        finish(index, 0.0)
-                        continue
-                    job = functools.partial(
-                        _run_branch, branches[index], scope, cancels[index], outcomes[index]
-                    )
-                    future = pool.submit(contextvars.copy_context().run, job)
-                    pending[future] = (index, io_ops.monotonic())
-                if stop.is_set():
-                    _cancel(pending, cancels)
-                    while waiting:
-                        index = waiting.popleft()
-                        outcomes[index].status = "cancelled"
-                        finish(index, 0.0)
-                if not pending:
-                    continue
-                done, _ = wait(tuple(pending), timeout=_TICK, return_when=FIRST_COMPLETED)
-                for future in done:
-                    index, started = pending.pop(future)
-                    future.result()
-                    finish(index, io_ops.monotonic() - started)
-        except BaseException:
-            # Ctrl-C or SIGTERM while branches run: stop them all, let their threads
-            # end, record how each ended, then let the run clean up as interrupted.
-            _cancel(pending, cancels)
-            wait(tuple(pending))
-            for index, started in pending.values():
-                finish(index, io_ops.monotonic() - started)
-            for index in waiting:
-                outcomes[index].status = "cancelled"
-                finish(index, 0.0)
-            raise
-    return outcomes
-
-
-def _cancel(
-    pending: Mapping[Future[None], tuple[int, float]], cancels: Sequence[threading.Event]
-) -> None:
-    """Cancel every running branch: it starts no new process, and its groups are killed."""
-    for index, _ in pending.values():
-        cancels[index].set()
-        io_ops.kill_groups_of(cancels[index])  # again on a later tick: harmless, groups are gone
+    fail_fast: bool = True
 
 
 def _branches_map(
-    branches: Sequence[_Branch], outcomes: Sequence[_Outcome]
+    branches: Sequence[Branch], outcomes: Sequence[Outcome]
 ) -> dict[str, dict[str, object]]:
     return {
         branch.path: {
@@ -270,20 +100,36 @@ def _branches_map(
     }
 
 
+def _all_failures(failures: Sequence[PipelineError]) -> PipelineError:
+    """Make the first failure the step's error, its message going on with every other one."""
+    first = failures[0]
+    message = first.message
+    for other in failures[1:]:
+        message += f"\n\nalso failed: {other.step_name}: {other.error_type}: {other.message}"
+    return attrs.evolve(first, message=message).with_context(
+        failures=[error.to_dict() for error in failures]
+    )
+
+
 def _verdict(
     name: str,
-    branches: Sequence[_Branch],
-    outcomes: Sequence[_Outcome],
+    branches: Sequence[Branch],
+    outcomes: Sequence[Outcome],
     min_successes: int | None,
+    *,
+    fail_fast: bool,
 ) -> PipelineError | list[dict[str, object]]:
-    """Fail with the first failed branch's error, or list the failures of a success."""
+    """Fail with the first failed branch's error (and every other, unless `fail_fast`).
+
+    On success, list the failures of the branches that did not succeed.
+    """
     succeeded = sum(outcome.status in {"succeeded", "reused"} for outcome in outcomes)
     needed = len(branches) if min_successes is None else min_successes
     failures = [outcome.error for outcome in outcomes if outcome.error is not None]
     if succeeded >= needed:
         return [error.to_dict() for error in failures]
     if failures:
-        first = failures[0]
+        first = failures[0] if fail_fast else _all_failures(failures)
         return first.with_context(branches=_branches_map(branches, outcomes))
     return PipelineError(
         name,
@@ -347,6 +193,7 @@ def parallel(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     min_successes: int | None = None,
     always_run: bool = False,
     when: Callable[[WorkflowContext], bool] | None = None,
+    fail_fast: bool = True,
     rerun_on_resume: bool = False,
 ) -> Step:
     """Build a step that runs `steps` (distinct names) at the same time; see the module rules.
@@ -358,11 +205,12 @@ def parallel(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     branches = tuple(steps)
     _check_branches(owner, branches, max_concurrency, min_successes)
     require_callable(owner, "when", when, optional=True)
+    require_type(owner, "fail_fast", fail_fast, bool, "a bool")
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
-        work = [_Branch(name, f"{name}[{step.name}]", step, ctx) for step in branches]
-        outcomes = _run_all(name, work, max_concurrency, min_successes)
-        verdict = _verdict(name, work, outcomes, min_successes)
+        work = [Branch(name, f"{name}[{step.name}]", step, ctx) for step in branches]
+        outcomes = run_branches(name, work, max_concurrency, min_successes, fail_fast=fail_fast)
+        verdict = _verdict(name, work, outcomes, min_successes, fail_fast=fail_fast)
         if isinstance(verdict, PipelineError):
             return IOFailure(verdict)
         merged: dict[str, object] = {}
@@ -383,7 +231,7 @@ def parallel(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         when=when,
         rerun_on_resume=rerun_on_resume,
         kind="parallel",
-        spec=ParallelSpec(branches, max_concurrency, min_successes),
+        spec=ParallelSpec(branches, max_concurrency, min_successes, fail_fast),
         children=branches,
     )
 
@@ -396,6 +244,7 @@ def fan_out(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     item: str = "item",
     max_concurrency: int | None = None,
     min_successes: int | None = None,
+    fail_fast: bool = True,
     rerun_on_resume: bool = False,
 ) -> Step:
     """Build a step that runs `step` once per element of `ctx.inputs[over]`; see the module rules.
@@ -410,6 +259,7 @@ def fan_out(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     require_type(owner, "step", step, Step, "a Step")
     require_type(owner, "over", over, str, "an input name")
     require_type(owner, "item", item, str, "an input name")
+    require_type(owner, "fail_fast", fail_fast, bool, "a bool")
     _check_limits(owner, max_concurrency, min_successes)
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
@@ -424,7 +274,7 @@ def fan_out(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
                 message = f"fan_out {name!r}: input {key!r} exists already; choose another item="
                 return IOFailure(PipelineError(name, ErrorType.CONTEXT_COLLISION, message))
         work = [
-            _Branch(
+            Branch(
                 name,
                 f"{name}[{index}]",
                 step,
@@ -432,8 +282,8 @@ def fan_out(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
             )
             for index, element in enumerate(elements)
         ]
-        outcomes = _run_all(name, work, max_concurrency, min_successes)
-        verdict = _verdict(name, work, outcomes, min_successes)
+        outcomes = run_branches(name, work, max_concurrency, min_successes, fail_fast=fail_fast)
+        verdict = _verdict(name, work, outcomes, min_successes, fail_fast=fail_fast)
         if isinstance(verdict, PipelineError):
             return IOFailure(verdict)
         results = tuple(
@@ -447,6 +297,6 @@ def fan_out(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         run,
         rerun_on_resume=rerun_on_resume,
         kind="fan_out",
-        spec=FanOutSpec(step, over, item, max_concurrency, min_successes),
+        spec=FanOutSpec(step, over, item, max_concurrency, min_successes, fail_fast),
         children=(step,),
     )

@@ -1,27 +1,25 @@
-"""Run a workflow: one `for` loop with retry, `always_run` and promotion.
+"""Run a workflow: one `for` loop with `always_run`, promotion and events.
 
 See "Executor semantics" in DESIGN.md; each numbered rule there is marked
-below where it is implemented.
+below where it is implemented. One step's retries live in `adws.retry`
+(`retry_step`); what a running step may ask of its run lives in
+`adws.scope` (`RunScope`, `current_scope`, the branch in flight). Both are
+re-exported here, where they were first documented.
 """
 
 from __future__ import annotations
 
-import random
 import threading
-import traceback
 import uuid
-from collections.abc import Callable, Iterable, Mapping
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
-from returns.unsafe import unsafe_perform_io
 
 from adws import io_ops
 from adws._checks import require_count
 from adws.context import WorkflowContext, promote
-from adws.errors import INFRASTRUCTURE, ErrorType, PipelineError
+from adws.errors import ErrorType, PipelineError
 from adws.events import (
     AttemptFailed,
     ObserverFailed,
@@ -34,11 +32,29 @@ from adws.events import (
     StepSucceeded,
     status_of,
 )
-from adws.step import retry_after
-from adws.usage import METER as _ATTEMPT
+from adws.retry import (
+    OnAttemptFailed,
+    attempt_number,
+    exception_error,
+    feedback_line,
+    reraise_interrupt,
+    retry_step,
+)
+from adws.scope import (
+    RunScope,
+    Sleep,
+    current_branch,
+    current_scope,
+    current_sleep,
+    enter_branch,
+    enter_scope,
+    leave_scope,
+)
 from adws.usage import Budget, Meter, Usage, charging
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
     from adws.step import Step, Workflow
 
 __all__ = [
@@ -48,239 +64,18 @@ __all__ = [
     "current_scope",
     "current_sleep",
     "enter_branch",
+    "feedback_line",
     "new_run_id",
     "retry_step",
     "run_workflow",
 ]
 
-Sleep = Callable[[float], None]
-OnAttemptFailed = Callable[[int, PipelineError, bool, float, float], None]
-
-
-@final
-@attrs.frozen
-class RunScope:
-    """What a step running inside `run_workflow` may need from its run.
-
-    `sleep` is the run's injected sleep (combinators and branches wait
-    through it); `emit` reports branch events to the run's observers;
-    `reuse` holds branch outputs an earlier attempt of this run stored (a
-    resume re-runs only the branches that did not succeed); `agents` caps
-    agent calls in flight across the run (`max_agents`); `index` and `total`
-    place the step in flight; `meter` adds up what the run's agent calls
-    cost and `budget` caps it (the workflow's and the caller's, the tighter
-    of each).
-    """
-
-    run_id: str = ""
-    sleep: Sleep = io_ops.sleep
-    emit: Callable[[RunEvent], None] = attrs.field(default=lambda _event: None)
-    reuse: Mapping[str, Mapping[str, object]] = attrs.field(factory=dict)
-    agents: threading.BoundedSemaphore | None = None
-    index: int = 0
-    total: int = 0
-    meter: Meter = attrs.field(factory=Meter)
-    budget: Budget | None = None
-
-
-_SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)
-_NO_RUN: Final = RunScope()
-_BRANCH: Final[ContextVar[str]] = ContextVar("adws_branch", default="")
-
-
-def current_branch() -> str:
-    """Return the path of the parallel branch in flight (`verify_claims[0]`), or ""."""
-    return _BRANCH.get()
-
-
-def enter_branch(path: str) -> None:
-    """Say, in a branch's own thread context, which branch runs there."""
-    _BRANCH.set(path)
-
-
-def current_scope() -> RunScope:
-    """Return the scope of the run in progress (an empty one outside a run)."""
-    return _SCOPE.get() or _NO_RUN
-
-
-def current_sleep() -> Sleep:
-    """Return the `sleep` the run in progress was given (`time.sleep` outside a run)."""
-    return current_scope().sleep
-
-
-_current_meter: Final = _ATTEMPT.get
-_SILENT: Final[ContextVar[int]] = ContextVar("adws_silent_failures", default=0)
-"""How many earlier attempts of the step in flight failed without a feedback line."""
-
-
-def attempt_number(ctx: WorkflowContext) -> int:
-    """Return which call of the step in flight this is (1 for the first).
-
-    Each failed attempt adds one, whether it left a feedback line (an answer
-    the model must fix) or not (a timeout, an API error: not the model's
-    doing, so not in its prompt).
-    """
-    return len(ctx.feedback) + 1 + _SILENT.get()
-
-
 _INTERRUPTED_MESSAGE: Final = "interrupted by Ctrl-C"
-_FINAL: Final = frozenset({ErrorType.INTERRUPTED, ErrorType.BUDGET_EXCEEDED})
-"""Errors no `retry_on` can retry: a Ctrl-C, and a budget already spent."""
 
 
 def new_run_id() -> str:
     """Return a fresh, short, unique run id."""
     return uuid.uuid4().hex[:12]
-
-
-def _exception_error(step_name: str, exc: BaseException, what: str) -> PipelineError:
-    details: dict[str, object] = {
-        "exception_type": type(exc).__name__,
-        "exception_message": str(exc),
-        "traceback": "".join(traceback.format_exception(exc)),
-    }
-    if isinstance(exc, SystemExit):
-        # argparse and sys.exit end up here: the code says what the step meant.
-        details["exit_code"] = exc.code
-    return PipelineError(
-        step_name, ErrorType.STEP_EXCEPTION, f"{what} raised {type(exc).__name__}: {exc}", details
-    )
-
-
-def _reraise_interrupt(exc: BaseException) -> None:
-    """Let Ctrl-C through (the loop handles it); every other exception is a value."""
-    if isinstance(exc, KeyboardInterrupt):
-        raise exc
-
-
-def _call(step: Step, ctx: WorkflowContext) -> WorkflowContext | PipelineError:
-    """Run one attempt, turning exceptions and wrong return values into errors (rule 6)."""
-    try:
-        result = step.run(ctx)
-    except BaseException as exc:  # noqa: BLE001 - rule 6: no exception escapes a step
-        _reraise_interrupt(exc)
-        return _exception_error(step.name, exc, f"step {step.name!r}")
-    if isinstance(result, IOSuccess):
-        value = unsafe_perform_io(result.unwrap())
-        if isinstance(value, WorkflowContext):
-            return value
-        got = f"IOSuccess holding {type(value).__name__}"
-    elif isinstance(result, IOFailure):
-        error = unsafe_perform_io(result.failure())
-        if isinstance(error, PipelineError):
-            return error.with_step_name(step.name)  # rule 8
-        got = f"IOFailure holding {type(error).__name__}"
-    else:
-        got = type(result).__name__
-    return PipelineError(
-        step.name,
-        ErrorType.STEP_EXCEPTION,
-        f"step {step.name!r} returned {got}; a step must return "
-        "IOSuccess(WorkflowContext) or IOFailure(PipelineError)",
-        {"returned": repr(result)},
-    )
-
-
-def _should_retry(step: Step, error: PipelineError, attempt: int) -> bool | PipelineError:
-    """Tell whether to try again, or return the error a raising `retry_on` becomes."""
-    policy = step.retry
-    if attempt >= policy.max_attempts or error.error_type in _FINAL:
-        return False
-    try:
-        return bool(policy.retry_on(error))
-    except BaseException as exc:  # noqa: BLE001 - a broken retry_on ends the retries as a value
-        _reraise_interrupt(exc)
-        name = getattr(policy.retry_on, "__qualname__", type(policy.retry_on).__qualname__)
-        broken = _exception_error(step.name, exc, f"the retry_on {name} of step {step.name!r}")
-        return broken.with_context(error=error.to_dict())
-
-
-def _delay(step: Step, attempt: int, error: PipelineError) -> float:
-    """Wait per the policy, or as long as the error says the service needs, if longer."""
-    policy = step.retry
-    delay = policy.delay_before(attempt)
-    if policy.jitter:
-        delay += random.uniform(0, policy.jitter)  # noqa: S311 - jitter, not cryptography
-    asked = retry_after(error)
-    return delay if asked is None else max(delay, asked)
-
-
-def feedback_line(attempt: int, max_attempts: int, error: PipelineError) -> str:
-    """Describe a failed attempt for the next one.
-
-    >>> feedback_line(1, 3, PipelineError("s", "Timeout", "took 5s"))
-    'attempt 1/3 failed: Timeout: took 5s'
-    """
-    return f"attempt {attempt}/{max_attempts} failed: {error.error_type}: {error.message}"
-
-
-def retry_step(
-    step: Step,
-    ctx: WorkflowContext,
-    *,
-    sleep: Sleep | None = None,
-    on_attempt_failed: OnAttemptFailed | None = None,
-    meters: list[Meter] | None = None,
-) -> tuple[WorkflowContext | PipelineError, int]:
-    """Run `step` under its retry policy (rule 7); return the outcome and attempts made.
-
-    Each retry starts from `ctx` plus one feedback line per failed attempt
-    whose error is about the model's answer; a failure of the infrastructure
-    (`INFRASTRUCTURE`: an API error, a hang, a timeout, a process that died)
-    is retried without one, since the model never answered. An error that
-    names a wait (`retry_after`) is retried no sooner than that.
-    On success the outcome is the context the step returned; only its
-    outputs matter (a step cannot rewrite its inputs). On exhaustion the
-    error carries `attempts` and the `feedback` history in its context,
-    unless an inner step (inside a combinator) already recorded its own.
-    `on_attempt_failed(attempt, error, will_retry, delay, seconds)` hears
-    about every failed attempt. `sleep` defaults to the one the run in
-    progress was given (see `current_sleep`), so a combinator's retries wait
-    through the run's fake clock in tests. Each attempt's agent calls are
-    charged to a fresh meter; `meters`, when given, collects them in order,
-    so the caller can report each attempt's usage (the last one is the
-    success, or the attempt a Ctrl-C stopped).
-    """
-    sleep = sleep if sleep is not None else current_sleep()
-    attempt = 1
-    silent = 0
-    attempt_ctx = ctx
-    timed = on_attempt_failed is not None  # durations only feed events
-    while True:
-        started = io_ops.monotonic() if timed else 0.0
-        # Inline rather than a context manager: this runs for every attempt of every step.
-        meter = Meter(_current_meter())
-        token = _ATTEMPT.set(meter)
-        silent_token = _SILENT.set(silent)
-        if meters is not None:
-            meters.append(meter)
-        try:
-            outcome = _call(step, attempt_ctx)
-        finally:
-            _SILENT.reset(silent_token)
-            _ATTEMPT.reset(token)
-        if isinstance(outcome, WorkflowContext):
-            return outcome, attempt
-        will_retry = _should_retry(step, outcome, attempt)
-        if isinstance(will_retry, PipelineError):
-            outcome, will_retry = will_retry, False
-        delay = _delay(step, attempt + 1, outcome) if will_retry else 0.0
-        if on_attempt_failed is not None:
-            on_attempt_failed(attempt, outcome, will_retry, delay, io_ops.monotonic() - started)
-        if not will_retry:
-            record = {"attempts": attempt, "feedback": list(attempt_ctx.feedback)}
-            # A combinator's inner step may have recorded its own, richer history: keep it.
-            fresh = {key: value for key, value in record.items() if key not in outcome.context}
-            return outcome.with_context(**fresh), attempt
-        if outcome.error_type in INFRASTRUCTURE:
-            silent += 1
-        else:
-            attempt_ctx = attempt_ctx.add_feedback(
-                feedback_line(attempt, step.retry.max_attempts, outcome)
-            )
-        if delay > 0:
-            sleep(delay)
-        attempt += 1
 
 
 class _Emitter:
@@ -301,7 +96,7 @@ class _Emitter:
             try:
                 observer(event)
             except BaseException as exc:  # noqa: BLE001 - rule 9: an observer cannot break the run
-                _reraise_interrupt(exc)
+                reraise_interrupt(exc)
                 self.observers.remove(observer)
                 name = getattr(observer, "__qualname__", type(observer).__qualname__)
                 self._deliver(ObserverFailed(self.run_id, name, f"{type(exc).__name__}: {exc}"))
@@ -326,8 +121,8 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
             emit(StepSkipped(run_id, step.name, index, total, "condition"))
             return None
     except BaseException as exc:  # noqa: BLE001 - rule 6 covers a condition that raises
-        _reraise_interrupt(exc)
-        error = _exception_error(step.name, exc, f"the condition of step {step.name!r}")
+        reraise_interrupt(exc)
+        error = exception_error(step.name, exc, f"the condition of step {step.name!r}")
         emit(AttemptFailed(run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0))
         return error.with_context(attempts=0, feedback=[])
     max_attempts = step.retry.max_attempts
@@ -470,14 +265,14 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
         meter=Meter(spent=spent),
         budget=limit,
     )
-    token = _SCOPE.set(scope)
+    token = enter_scope(scope)
     try:
         with charging(scope.meter):
             ctx = ctx if ctx is not None else WorkflowContext()
             start = _starting_point(workflow, ctx, resume_from, rerun)
             return _run_steps(workflow, ctx, emit, scope, start)
     finally:
-        _SCOPE.reset(token)
+        leave_scope(token)
 
 
 def _run_steps(
@@ -504,7 +299,7 @@ def _run_steps(
             continue
         step_ctx = ctx.with_failure(first_error)  # rule 5
         if step.children:  # a combinator or a parallel step may need to know where it runs
-            _SCOPE.set(attrs.evolve(scope, index=index, total=total))
+            enter_scope(attrs.evolve(scope, index=index, total=total))
         meters: list[Meter] = []
         try:
             outcome = _run_one(step, step_ctx, index, total, emit, sleep, meters)

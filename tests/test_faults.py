@@ -165,13 +165,17 @@ def test_sys_exit_in_a_step_fails_the_cli_run_with_json_and_a_recorded_failure(
 
 
 def test_from_adws_import_agent_step_is_the_function_however_adws_was_imported() -> None:
+    """No module shadows the function: `adws.agent_step` is the function, not a module."""
     script = (
-        "import adws.agent_step, adws.agent_steps\n"
+        "import adws.agent_steps, adws.concurrency, adws.combinators\n"
         "from adws import agent_step, ScriptedAgent, Step\n"
+        "import adws\n"
         "step = agent_step('a', prompt='p', agent=ScriptedAgent([]))\n"
-        "from adws.agent_step import agent_step as old\n"
-        "import adws.agent_step as module\n"
-        "print(type(step).__name__, old is adws.agent_steps.agent_step, type(module.agent_step).__name__)\n"
+        "print(type(step).__name__, adws.agent_step is adws.agent_steps.agent_step)\n"
+        "try:\n"
+        "    import adws.agent_step\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc.name)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script],
@@ -180,4 +184,4 @@ def test_from_adws_import_agent_step_is_the_function_however_adws_was_imported()
         check=False,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
-    assert (done.returncode, done.stdout) == (0, "Step True function\n"), done.stderr
+    assert (done.returncode, done.stdout) == (0, "Step True\nadws.agent_step\n"), done.stderr
