@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         CommandAgent,
         ScriptedAgent,
     )
-    from adws.combinators import with_verification
+    from adws.combinators import sequence, with_verification
     from adws.concurrency import fan_out, parallel
     from adws.context import WorkflowContext
     from adws.contract import AgentReport, OutputContract, validate_agent_output
@@ -57,6 +57,7 @@ __all__ = [
     "fan_out",
     "parallel",
     "run_workflow",
+    "sequence",
     "shell_step",
     "use_agent",
     "validate_agent_output",
@@ -88,6 +89,7 @@ _HOMES = {
     "fan_out": "adws.concurrency",
     "parallel": "adws.concurrency",
     "run_workflow": "adws.executor",
+    "sequence": "adws.combinators",
     "shell_step": "adws.shell",
     "use_agent": "adws.agent_steps",
     "validate_agent_output": "adws.contract",

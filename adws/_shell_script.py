@@ -26,9 +26,10 @@ from typing import Final, final
 
 import attrs
 
+from adws.template import TOKEN, Placeholder, parse_placeholder, refuse_brace
+
 __all__ = ["ShellScript", "compile_script"]
 
-_TOKEN: Final = re.compile(r"\{\{|\}\}|\{([a-z][a-z0-9_]*)\}")
 _HEREDOC: Final = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|<>()]|\\.)+)")
 
 _FIXES: Final = {
@@ -47,14 +48,14 @@ _FIXES: Final = {
 @final
 @attrs.frozen
 class ShellScript:
-    """A script to run with `sh -c`, and the input keys its parameters hold, in order.
+    """A script to run with `sh -c`, and the placeholders its parameters hold, in order.
 
     The values go right after the script's `$0`; the script starts by moving
     them into its private variables and shifting them away.
     """
 
     script: str
-    keys: tuple[str, ...]
+    placeholders: tuple[Placeholder, ...]
 
 
 @final
@@ -226,12 +227,16 @@ _HANDLERS: Final = {
 
 
 def compile_script(template: str, *, step_name: str) -> ShellScript:
-    """Rewrite each `{key}` of a shell template as a positional parameter expansion.
+    """Rewrite each placeholder of a shell template as a positional parameter expansion.
 
-    `{{` and `}}` stand for literal braces. Raises `ValueError`, naming the
-    step and the placeholder, where a value could not be expanded safely.
+    `{{` and `}}` stand for literal braces, and `${...}` that is not a
+    placeholder (`${HOME}`, `${1}`, `${x:-default}`) is the shell's own.
+    Raises `ValueError`, naming the step and the placeholder, where a value
+    could not be expanded safely, or where a brace group looks like a
+    placeholder but is not a valid one. Each distinct placeholder (a key or
+    a path into one) is one parameter.
 
-    >>> print(compile_script('git commit -m "{summary}" && echo {summary} {n}', step_name="s").script)
+    >>> print(compile_script('git commit -m "{summary}" && echo {summary} {t.label}', step_name="s").script)
     _adws_1=$1 _adws_2=$2; shift 2; git commit -m "${_adws_1}" && echo "${_adws_1}" "${_adws_2}"
     >>> compile_script("echo '{x}'", step_name="s")
     Traceback (most recent call last):
@@ -239,7 +244,8 @@ def compile_script(template: str, *, step_name: str) -> ShellScript:
     ValueError: step 's': placeholder {x} is inside single quotes, where the shell cannot expand it (single quotes keep a value from being expanded: use double quotes)
     """  # noqa: E501
     lexer = _Lexer()
-    keys: dict[str, int] = {}
+    numbers: dict[str, int] = {}
+    found: list[Placeholder] = []
     parts: list[str] = []
     position = 0
 
@@ -248,14 +254,20 @@ def compile_script(template: str, *, step_name: str) -> ShellScript:
             lexer.feed(char, text[index + 1 :])
         parts.append(text)
 
-    for match in _TOKEN.finditer(template):
+    for match in TOKEN.finditer(template):
         literal = template[position : match.start()]
         position = match.end()
         read(literal)
-        key = match.group(1)
-        if key is None:
+        inside = match.group(1)
+        if inside is None:
             read(match.group(0)[0])
             continue
+        placeholder = parse_placeholder(inside)
+        if placeholder is None and template[: match.start()].endswith("$"):
+            read(match.group(0))  # the shell's own ${NAME}
+            continue
+        if placeholder is None:
+            refuse_brace(inside, owner=f"step {step_name!r}", what="the command")
         refused = lexer.refusal()
         if refused is not None:
             where = {
@@ -267,15 +279,18 @@ def compile_script(template: str, *, step_name: str) -> ShellScript:
                 "dollar": "right after a $",
                 "backslash": "right after a backslash",
             }[refused]
+            fix = _FIXES[refused].replace("{key}", "{" + inside + "}")
             msg = (
-                f"step {step_name!r}: placeholder {{{key}}} is {where}, where the shell "
-                f"cannot expand it ({_FIXES[refused].replace('{key}', '{' + key + '}')})"
+                f"step {step_name!r}: placeholder {{{inside}}} is {where}, where the shell "
+                f"cannot expand it ({fix})"
             )
             raise ValueError(msg)
-        number = keys.setdefault(key, len(keys) + 1)
-        parts.append(lexer.expansion(number))
+        if inside not in numbers:
+            numbers[inside] = len(numbers) + 1
+            found.append(placeholder)
+        parts.append(lexer.expansion(numbers[inside]))
     read(template[position:])
-    if not keys:
+    if not found:
         return ShellScript("".join(parts), ())
-    copies = " ".join(f"_adws_{number}=${number}" for number in range(1, len(keys) + 1))
-    return ShellScript(f"{copies}; shift {len(keys)}; " + "".join(parts), tuple(keys))
+    copies = " ".join(f"_adws_{number}=${number}" for number in range(1, len(found) + 1))
+    return ShellScript(f"{copies}; shift {len(found)}; " + "".join(parts), tuple(found))

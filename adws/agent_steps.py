@@ -14,7 +14,7 @@ from returns.unsafe import unsafe_perform_io
 from adws import io_ops
 from adws._checks import require_callable, require_seconds, require_type
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
-from adws.combinators import VerificationSpec, with_verification
+from adws.combinators import SequenceSpec, VerificationSpec, sequence, with_verification
 from adws.concurrency import FanOutSpec, ParallelSpec, fan_out, parallel
 from adws.contract import OutputContract, validate_agent_output
 from adws.errors import ErrorType, PipelineError
@@ -22,7 +22,7 @@ from adws.events import AgentActivity
 from adws.retry import attempt_number
 from adws.scope import current_branch, current_scope
 from adws.step import RetryPolicy, Step, Workflow, retry_after
-from adws.template import render_for_step
+from adws.template import check_template, render_for_step
 from adws.usage import Budget, Usage, charge, usage_of_failure
 
 if TYPE_CHECKING:
@@ -176,8 +176,11 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
 ) -> Step:
     """Build a step that asks `agent` and lets only a proven answer through.
 
-    `prompt` and `cwd` may hold `{key}` placeholders filled from the inputs
-    (a missing key is `MissingInput` before the agent is called). The agent
+    `prompt` and `cwd` may hold `{key}`, `{key.field}` and `{key[0]}`
+    placeholders filled from the inputs (a missing key, field or element is
+    `MissingInput` naming the path, before the agent is called; a brace
+    group that looks like a placeholder but is not one is a `ValueError`
+    now). The agent
     sees the prompt, the contract's instructions and every feedback line so
     far. The contract's keys become outputs under lower-case names, `*_JSON`
     keys holding the parsed JSON or the schema instance; what the backend
@@ -219,6 +222,9 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     require_type(owner, "budget", budget, (Budget, type(None)), "a Budget or None")
     require_type(owner, "edits", edits, bool, "a bool")
     require_seconds(owner, "idle_timeout", idle_timeout, optional=True)
+    check_template(prompt, owner=f"step {name!r}", what="the prompt")
+    if cwd is not None:
+        check_template(cwd, owner=f"step {name!r}", what="the cwd")
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
         rendered = render_for_step(prompt, ctx.inputs, step_name=name, what="the prompt")
@@ -292,12 +298,15 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             max_attempts=spec.max_attempts,
             name=step.name,
         )
+    if isinstance(spec, SequenceSpec):
+        return sequence(step.name, [_replace_agent(inner, swap) for inner in spec.steps])
     if isinstance(spec, ParallelSpec):
         return parallel(
             step.name,
             [_replace_agent(branch, swap) for branch in spec.branches],
             max_concurrency=spec.max_concurrency,
             min_successes=spec.min_successes,
+            fail_fast=spec.fail_fast,
         )
     if isinstance(spec, FanOutSpec):
         return fan_out(
@@ -307,6 +316,7 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             item=spec.item,
             max_concurrency=spec.max_concurrency,
             min_successes=spec.min_successes,
+            fail_fast=spec.fail_fast,
         )
     return None
 

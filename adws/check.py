@@ -4,8 +4,14 @@ Each step's reads and writes are inferred where the definition says them:
 an agent step reads its prompt's and cwd's `{placeholders}` and writes its
 contract's keys (lower-cased); a shell step reads its command's placeholders
 (and its `script_from` input) and writes `<name>_stdout`, `_stderr` and
-`_returncode`; `with_verification`, `parallel` and `fan_out` combine their
-children's. A plain Python step declares them: `Step(..., reads=..., writes=...)`.
+`_returncode` (by-products: never listed as unread); `with_verification`,
+`sequence`, `parallel` and `fan_out` combine their children's. A plain
+Python step declares them: `Step(..., reads=..., writes=...)`.
+
+A placeholder's path is read too: `{triage_json.lable}` where an agent
+step's contract declares a schema for `TRIAGE_JSON` is an error naming the
+fields the schema has (`{key}` without a schema, or a dict, cannot be
+checked before a run; the run reports a missing field as `MissingInput`).
 
 The rules, in declaration order:
 
@@ -16,21 +22,27 @@ The rules, in declaration order:
   error: at run time it is a `ContextCollision`), and no step writes the
   input a shell step runs as its script;
 - a plain step that declares nothing is a warning; an output no later step
-  reads is a note (it may be the run's result).
+  reads is a note (it may be the run's result); so is a shell step that
+  runs a script an earlier step wrote (`allow_generated=True`).
 """
 
 from __future__ import annotations
 
+import typing
+from collections.abc import Sequence
+from enum import Enum
+from types import UnionType
 from typing import Final, Literal, TypeAlias, final
 
 import attrs
 
+from adws._schemas import schema_fields, schema_kind
 from adws.agent_steps import AgentSpec
-from adws.combinators import VerificationSpec
+from adws.combinators import SequenceSpec, VerificationSpec
 from adws.concurrency import FanOutSpec, ParallelSpec
 from adws.shell import ShellSpec
 from adws.step import Step, Workflow, iter_steps
-from adws.template import placeholders
+from adws.template import Placeholder, template_paths
 
 __all__ = ["Flow", "Problem", "Severity", "check_workflow", "flow_of"]
 
@@ -70,39 +82,72 @@ class Flow:
     opaque: bool = False
     clashes: tuple[str, ...] = ()
     """Keys two branches of one parallel step both write."""
+    paths: tuple[Placeholder, ...] = ()
+    """The placeholders that read into a key (`{triage_json.label}`), checked against schemas."""
+    types: tuple[tuple[str, type], ...] = ()
+    """The schema class of each key written that has one (an agent's `*_JSON` key)."""
+    quiet: tuple[str, ...] = ()
+    """Written every time but a by-product (a shell step's output): never listed as unread."""
 
 
-def _templates(command: str | tuple[str, ...] | None, cwd: str | None) -> tuple[str, ...]:
-    parts = (command,) if isinstance(command, str) else (command or ())
-    found = [name for part in (*parts, cwd or "") for name in placeholders(part)]
-    return tuple(dict.fromkeys(found))
+def _paths(*templates: str | tuple[str, ...] | None) -> tuple[Placeholder, ...]:
+    parts = [part for t in templates for part in ((t,) if isinstance(t, str) else (t or ()))]
+    found = {p.text: p for part in parts for p in template_paths(part)}
+    return tuple(found.values())
+
+
+def _keys(paths: tuple[Placeholder, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.key for p in paths))
 
 
 def _unique(*groups: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for group in groups for name in group))
 
 
-def _inferred(step: Step) -> Flow:
+def _children(flows: list[Flow]) -> Flow:
+    """Combine what several children write (their reads are the caller's business)."""
+    return Flow(
+        writes=_unique(*(flow.writes for flow in flows)),
+        may_write=_unique(*(flow.may_write for flow in flows)),
+        opaque=any(flow.opaque for flow in flows),
+        paths=tuple({p.text: p for flow in flows for p in flow.paths}.values()),
+        types=tuple(dict(pair for flow in flows for pair in flow.types).items()),
+        quiet=_unique(*(flow.quiet for flow in flows)),
+    )
+
+
+def _in_order(flows: list[Flow]) -> Flow:
+    """Combine children that run one after another: a later one reads what an earlier wrote."""
+    produced: set[str] = set()
+    reads: list[str] = []
+    for flow in flows:
+        reads.extend(key for key in flow.reads if key not in produced)
+        produced.update(flow.writes, flow.may_write)
+    return attrs.evolve(_children(flows), reads=_unique(tuple(reads)))
+
+
+def _inferred(step: Step) -> Flow:  # noqa: PLR0911 - one flow per kind of step
     spec = step.spec
     if isinstance(spec, AgentSpec):
-        reads = _templates(spec.prompt, spec.cwd)
+        paths = _paths(spec.prompt, spec.cwd)
         writes = tuple(key.lower() for key in spec.contract.keys)
-        return Flow(reads, writes, (f"{step.name}_agent",))
-    if isinstance(spec, ShellSpec):
-        script = (spec.script_from,) if spec.script_from else ()
-        reads = _unique(_templates(spec.command, spec.cwd), script)
-        suffixes = ("stdout", "stderr", "returncode")
-        return Flow(reads, tuple(f"{step.name}_{suffix}" for suffix in suffixes))
-    if isinstance(spec, VerificationSpec):
-        main, verify = flow_of(spec.main), flow_of(spec.verify)
-        produced = set(main.writes) | set(main.may_write)
-        reads = _unique(main.reads, tuple(k for k in verify.reads if k not in produced))
-        return Flow(
-            reads,
-            _unique(main.writes, verify.writes),
-            _unique(main.may_write, verify.may_write),
-            main.opaque or verify.opaque,
+        schemas = spec.contract.schemas
+        types = tuple(
+            (key.lower(), schemas.get(key, str))
+            for key in spec.contract.keys
+            if key in schemas or not key.endswith("_JSON")
         )
+        return Flow(_keys(paths), writes, (f"{step.name}_agent",), paths=paths, types=types)
+    if isinstance(spec, ShellSpec):
+        paths = _paths(spec.command, spec.cwd)
+        script = (spec.script_from,) if spec.script_from else ()
+        suffixes = ("stdout", "stderr", "returncode", "ran")[: 4 if spec.allow_generated else 3]
+        writes = tuple(f"{step.name}_{suffix}" for suffix in suffixes)
+        return Flow(_unique(_keys(paths), script), writes, paths=paths, quiet=writes)
+    if isinstance(spec, VerificationSpec):
+        return _in_order([flow_of(spec.main), flow_of(spec.verify)])
+    if isinstance(spec, SequenceSpec):
+        return _in_order([flow_of(child) for child in spec.steps])
     if isinstance(spec, ParallelSpec):
         flows = [flow_of(branch) for branch in spec.branches]
         seen: set[str] = set()
@@ -110,18 +155,19 @@ def _inferred(step: Step) -> Flow:
         for key in (key for flow in flows for key in flow.writes):
             (clashes if key in seen else []).append(key)
             seen.add(key)
-        return Flow(
-            _unique(*(flow.reads for flow in flows)),
-            _unique(*(flow.writes for flow in flows), (f"{step.name}_failures",)),
-            _unique(*(flow.may_write for flow in flows)),
-            any(flow.opaque for flow in flows),
-            tuple(dict.fromkeys(clashes)),
+        combined = _children(flows)
+        return attrs.evolve(
+            combined,
+            reads=_unique(*(flow.reads for flow in flows)),
+            writes=_unique(combined.writes, (f"{step.name}_failures",)),
+            clashes=tuple(dict.fromkeys(clashes)),
         )
     if isinstance(spec, FanOutSpec):
         child = flow_of(spec.step)
         given = {spec.item, f"{spec.item}_index"}
         reads = _unique((spec.over,), tuple(k for k in child.reads if k not in given))
-        return Flow(reads, (step.name, f"{step.name}_failures"))
+        paths = tuple(p for p in child.paths if p.key not in given)
+        return Flow(reads, (step.name, f"{step.name}_failures"), paths=paths)
     return Flow(opaque=True)
 
 
@@ -139,12 +185,89 @@ def flow_of(step: Step) -> Flow:
 
 
 def _scripts(workflow: Workflow) -> dict[str, str]:
-    """Map each input a shell step runs as its script to that step."""
+    """Map each input a shell step runs as its script (one the user chose) to that step."""
     return {
         step.spec.script_from: step.name
         for step in iter_steps(workflow.steps)
-        if isinstance(step.spec, ShellSpec) and step.spec.script_from
+        if isinstance(step.spec, ShellSpec)
+        and step.spec.script_from
+        and not step.spec.allow_generated
     }
+
+
+def _generated(step: Step, writer: dict[str, str]) -> list[Problem]:
+    """Note every shell step inside `step` that runs a script an earlier step wrote."""
+    notes = []
+    for inner in iter_steps((step,)):
+        spec = inner.spec
+        if isinstance(spec, ShellSpec) and spec.allow_generated and spec.script_from:
+            key = spec.script_from
+            message = (
+                f"runs the script in {key!r}, which {writer.get(key, 'an earlier step')} wrote"
+                " (allow_generated=True): what that step's agent wrote runs as code"
+            )
+            notes.append(Problem("note", inner.name, key, message))
+    return notes
+
+
+_SCALARS: Final[dict[object, str]] = {
+    str: "text",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+}
+
+
+def _scalar(tp: object) -> str | None:
+    """Name a type that holds no fields (text, a number, a choice), or None."""
+    if typing.get_origin(tp) is Literal or (isinstance(tp, type) and issubclass(tp, Enum)):
+        return "a choice"
+    return _SCALARS.get(tp)
+
+
+def _optional(tp: object) -> object:
+    """Strip `None` from `X | None`; leave every other type as it is."""
+    args = [arg for arg in typing.get_args(tp) if arg is not type(None)]
+    is_union = typing.get_origin(tp) in {typing.Union, UnionType}
+    return args[0] if is_union and len(args) == 1 else tp
+
+
+def _path_problem(tp: object, placeholder: Placeholder) -> str | None:
+    """Walk a placeholder's path through the type its key holds; say where it breaks."""
+    walked = placeholder.key
+    for part in placeholder.path:
+        tp = _optional(tp)
+        schema = tp if isinstance(tp, type) and schema_kind(tp) is not None else None
+        is_list = typing.get_origin(tp) in {list, tuple, Sequence}
+        what = _scalar(tp) or ("a list" if is_list else None)
+        if schema is not None:
+            what = f"a {schema.__name__} object"
+        if isinstance(part, int) and is_list:
+            tp = (typing.get_args(tp) or (object,))[0]
+        elif isinstance(part, int):
+            return None if what is None else f"{walked} is {what}, not a list"
+        elif schema is not None:
+            fields = {field.name: field.type for field in schema_fields(schema)}
+            if part not in fields:
+                names = ", ".join(fields)
+                return f"{walked} ({schema.__name__}) has no field {part!r} (it has: {names})"
+            tp = fields[part]
+        else:
+            return None if what is None else f"{walked} is {what}, which has no fields"
+        walked += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return None
+
+
+def _path_problems(step: str, flow: Flow, typed: dict[str, object]) -> list[Problem]:
+    known = {**typed, **dict(flow.types)}
+    problems = []
+    for placeholder in flow.paths:
+        if placeholder.path and placeholder.key in known:
+            broken = _path_problem(known[placeholder.key], placeholder)
+            if broken is not None:
+                message = f"reads {{{placeholder.text}}}, but {broken}"
+                problems.append(Problem("error", step, placeholder.key, message))
+    return problems
 
 
 def check_workflow(workflow: Workflow) -> tuple[Problem, ...]:
@@ -155,16 +278,21 @@ def check_workflow(workflow: Workflow) -> tuple[Problem, ...]:
     scripts = _scripts(workflow)
     opaque: list[str] = []
     unread: dict[str, str] = {}
+    typed: dict[str, object] = {}
     for step in workflow.steps:
         flow = flow_of(step)
         problems.extend(_reads(step.name, flow, available, opaque))
+        problems.extend(_path_problems(step.name, flow, typed))
+        problems.extend(_generated(step, writer))
         for key in flow.reads if step.reads is not None or not flow.opaque else tuple(unread):
             unread.pop(key, None)  # a step that declares no reads= might read any of them
         problems.extend(_writes(step.name, flow, writer, scripts))
         for key in flow.writes:
             writer.setdefault(key, f"step {step.name!r}")
-            unread[key] = step.name
+            if key not in flow.quiet:
+                unread[key] = step.name
         available.update(flow.writes, flow.may_write)
+        typed.update(flow.types)
         if flow.opaque:
             opaque.append(step.name)
             message = (

@@ -154,6 +154,8 @@ def _known_keys(step: Step) -> frozenset[str]:
     known = {key.lower() for key in keys}
     if step.kind == "shell":
         known |= {f"{step.name}_stdout", f"{step.name}_stderr", f"{step.name}_returncode"}
+        if getattr(spec, "allow_generated", False):
+            known.add(f"{step.name}_ran")
     for child in step.children:
         known |= _known_keys(child)
     return frozenset(known)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from enum import StrEnum
-from typing import Any, Final, final
+from enum import Enum, StrEnum
+from typing import Any, final
 
 import attrs
-import cattrs
 
 from adws._frozen import freeze_mapping
+from adws._schemas import instance_fields
 
 __all__ = ["INFRASTRUCTURE", "ErrorType", "PipelineError", "is_permanent", "json_safe"]
 
@@ -65,15 +65,14 @@ def is_permanent(error: PipelineError) -> bool:
     return error.context.get("permanent") is True
 
 
-_converter: Final = cattrs.Converter()
-
-
 def json_safe(value: object) -> object:
     """Turn any value into one `json.dumps` accepts and that round-trips.
 
     Mappings become dicts with string keys, sequences and sets become lists,
-    attrs instances are unstructured, non-finite floats and anything else
-    become their `repr`, so recording a value never fails.
+    an enum member becomes its value, the instances of schemas (attrs,
+    dataclass, pydantic) become dicts of their fields, non-finite floats and
+    anything else become their `repr`, so recording or printing a value
+    never fails.
 
     >>> json_safe({"a": (1, 2.5, None), 3: {"x"}})
     {'a': [1, 2.5, None], '3': ['x']}
@@ -81,7 +80,9 @@ def json_safe(value: object) -> object:
     'nan'
     """
     result: object
-    if value is None or isinstance(value, str | bool | int):
+    if isinstance(value, Enum):
+        result = json_safe(value.value)
+    elif value is None or isinstance(value, str | bool | int):
         result = value
     elif isinstance(value, float):
         result = value if math.isfinite(value) else repr(value)
@@ -93,10 +94,12 @@ def json_safe(value: object) -> object:
         result = [json_safe(item) for item in value]
     elif isinstance(value, set | frozenset):
         result = sorted((json_safe(item) for item in value), key=repr)
-    elif attrs.has(type(value)):
-        result = json_safe(_converter.unstructure(value))
     else:
-        result = repr(value)
+        fields = instance_fields(value)
+        if fields is None:
+            result = repr(value)
+        else:
+            result = {name: json_safe(getattr(value, name, None)) for name in fields}
     return result
 
 

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Final
 
 from adws.agent_steps import AgentSpec
-from adws.combinators import VerificationSpec
+from adws.combinators import SequenceSpec, VerificationSpec
 from adws.concurrency import FanOutSpec, ParallelSpec
 from adws.events import (
     AgentActivity,
@@ -151,13 +151,20 @@ def _callable_name(function: Callable[..., object]) -> str:
     return getattr(function, "__name__", type(function).__name__)
 
 
-def _step_details(step: Step) -> str:
-    spec = step.spec
-    parts = [step.kind, describe_retry(step.retry)]
-    if step.always_run:
-        parts.append("always_run")
-    if step.when is not None:
-        parts.append(f"when {_callable_name(step.when)}")
+def _shell_details(spec: ShellSpec) -> str:
+    if spec.command is None and spec.allow_generated:
+        return (
+            f"runs the script in {spec.script_from}, which an earlier step wrote"
+            " (allow_generated: GENERATED CODE)"
+        )
+    if spec.command is None:
+        return f"runs the script in input {spec.script_from}"
+    command = spec.command
+    return f"runs {command if isinstance(command, str) else json.dumps(command)}"
+
+
+def _spec_details(spec: object) -> list[str]:
+    """Describe what built a step: its contract, command, rounds, steps or branches."""
     if isinstance(spec, AgentSpec) and spec.contract.keys:
         keys = [
             f"{key} ({spec.contract.schemas[key].__name__})"
@@ -165,15 +172,13 @@ def _step_details(step: Step) -> str:
             else key
             for key in spec.contract.keys
         ]
-        parts.append("expects " + ", ".join(keys))
+        return ["expects " + ", ".join(keys)]
     if isinstance(spec, ShellSpec):
-        if spec.command is None:
-            parts.append(f"runs the script in input {spec.script_from}")
-        else:
-            command = spec.command
-            parts.append(f"runs {command if isinstance(command, str) else json.dumps(command)}")
+        return [_shell_details(spec)]
     if isinstance(spec, VerificationSpec):
-        parts.append(f"{spec.main.name} then {spec.verify.name}, up to {spec.max_attempts} rounds")
+        return [f"{spec.main.name} then {spec.verify.name}, up to {spec.max_attempts} rounds"]
+    if isinstance(spec, SequenceSpec):
+        return ["runs " + (" then ".join(inner.name for inner in spec.steps) or "nothing")]
     if isinstance(spec, ParallelSpec | FanOutSpec):
         what = (
             f"{len(spec.branches)} branches at once"
@@ -183,8 +188,19 @@ def _step_details(step: Step) -> str:
         limits = [f"at most {spec.max_concurrency} at a time"] if spec.max_concurrency else []
         if spec.min_successes is not None:
             limits.append(f"needs {spec.min_successes} to succeed")
-        parts.append(", ".join([f"runs {what}", *limits]))
-    return " · ".join(parts)
+        if not spec.fail_fast:
+            limits.append("every branch runs to its end")
+        return [", ".join([f"runs {what}", *limits])]
+    return []
+
+
+def _step_details(step: Step) -> str:
+    parts = [step.kind, describe_retry(step.retry)]
+    if step.always_run:
+        parts.append("always_run")
+    if step.when is not None:
+        parts.append(f"when {_callable_name(step.when)}")
+    return " · ".join(parts + _spec_details(step.spec))
 
 
 def _lines(steps: Iterable[Step], prefix: str) -> list[str]:
@@ -263,6 +279,8 @@ def to_mermaid(workflow: Workflow, outcomes: Mapping[str, str] | None = None) ->
             )
         elif isinstance(spec, ParallelSpec | FanOutSpec):
             lines += _fork_join(step, spec)
+        elif isinstance(spec, SequenceSpec):
+            lines += _chain(step, spec)
         else:
             lines.append(f"    {_node(step)}")
         lines.append(f"    {previous} --> {step.name}")
@@ -284,6 +302,18 @@ def to_mermaid(workflow: Workflow, outcomes: Mapping[str, str] | None = None) ->
             f"    class {step.name} {outcomes.get(step.name, 'not_run')}" for step in steps
         )
     return "\n".join(lines)
+
+
+def _chain(step: Step, spec: SequenceSpec) -> list[str]:
+    """Draw a sequence as a subgraph of its steps, one after another."""
+    lines = [f'    subgraph {step.name}["{step.name} · sequence"]']
+    lines.extend(f"        {_node(inner)}" for inner in spec.steps)
+    lines.extend(
+        f"        {before.name} --> {after.name}"
+        for before, after in zip(spec.steps, spec.steps[1:], strict=False)
+    )
+    lines.append("    end")
+    return lines
 
 
 def _fork_join(step: Step, spec: ParallelSpec | FanOutSpec) -> list[str]:

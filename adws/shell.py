@@ -12,14 +12,26 @@ from typing import TYPE_CHECKING, Final, final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
+from returns.result import Failure
 
 from adws import io_ops
 from adws._argv import SHELLS, ArgvError, locate_script
-from adws._checks import require_count, require_seconds, require_type
+from adws._checks import is_input_name, require_count, require_seconds, require_type
 from adws._shell_script import ShellScript, compile_script
 from adws.errors import ErrorType, PipelineError
 from adws.step import RetryPolicy, Step
-from adws.template import missing_input_error, placeholders, render, render_for_step, to_text
+from adws.template import (
+    TOKEN,
+    Placeholder,
+    Unresolved,
+    check_template,
+    missing_input_error,
+    render,
+    render_for_step,
+    resolve,
+    template_paths,
+    to_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -46,6 +58,8 @@ class ShellSpec:
     cwd: str | None
     script_from: str | None = None
     max_output_bytes: int = SHELL_MAX_OUTPUT_BYTES
+    allow_generated: bool = False
+    """The script in `script_from` may come from an earlier step (a plan's commands)."""
 
 
 @final
@@ -66,21 +80,41 @@ class _Plan:
     script_at: int = -1
 
 
+def _refuse_whole_script(name: str, script: str) -> None:
+    """Refuse a script that is one placeholder: its value would run as a command name."""
+    match = TOKEN.fullmatch(script.strip())
+    if match is None or match.group(1) is None:
+        return
+    msg = (
+        f"shell_step {name!r}: the whole script is the placeholder {script.strip()}, whose value"
+        " would run as a command name, never as a script; to run a script held in an input,"
+        " write shell_step(name, script_from=KEY) (and allow_generated=True when an earlier"
+        " step wrote it)"
+    )
+    raise ValueError(msg)
+
+
 def _plan(name: str, command: str | tuple[str, ...]) -> _Plan:
+    owner = f"step {name!r}"
     if isinstance(command, str):
+        _refuse_whole_script(name, command)
         return _Plan(("sh", "-c", "", "sh"), compile_script(command, step_name=name), 2)
     try:
         at = locate_script(command)
     except ArgvError as exc:
-        if any(placeholders(part) for part in command):
+        if any(template_paths(part) for part in command):
             msg = (
                 f"shell_step {name!r}: cannot tell where the script starts in {list(command)}"
                 f" ({exc}); give the shell its options plainly, as in ['bash', '-c', SCRIPT]"
             )
             raise ValueError(msg) from exc
         at = None  # nothing to protect: no value goes into this command
+    for index, part in enumerate(command):
+        if index != at:
+            check_template(part, owner=owner, what=f"argument {index} of the command")
     if at is None:
         return _Plan(command)
+    _refuse_whole_script(name, command[at])
     script = compile_script(command[at], step_name=name)
     shell = next(
         PurePath(part).name for part in reversed(command[:at]) if PurePath(part).name in SHELLS
@@ -90,10 +124,17 @@ def _plan(name: str, command: str | tuple[str, ...]) -> _Plan:
 
 
 def _argv(name: str, plan: _Plan, ctx: WorkflowContext) -> tuple[str, ...] | PipelineError:
-    needed = dict.fromkeys(key for part in plan.argv for key in placeholders(part))
+    needed = {p.text: p for part in plan.argv for p in template_paths(part)}
     if plan.script is not None:
-        needed.update(dict.fromkeys(plan.script.keys))
-    missing = tuple(key for key in needed if key not in ctx.inputs)
+        needed.update((p.text, p) for p in plan.script.placeholders)
+    values: dict[str, object] = {}
+    missing: list[Unresolved] = []
+    for placeholder in needed.values():
+        found = resolve(ctx.inputs, placeholder)
+        if isinstance(found, Failure):
+            missing.append(found.failure())
+        else:
+            values[placeholder.text] = found.unwrap()
     if missing:
         return missing_input_error(name, "the command", missing, ctx.inputs)
     script = "" if plan.script is None else plan.script.script
@@ -103,16 +144,16 @@ def _argv(name: str, plan: _Plan, ctx: WorkflowContext) -> tuple[str, ...] | Pip
     )
     if plan.script is None:
         return parts
-    values = tuple(to_text(ctx.inputs[key]) for key in plan.script.keys)
+    params = tuple(to_text(values[p.text]) for p in plan.script.placeholders)
     cut = plan.script_at + 2  # right after the script's $0
-    return (*parts[:cut], *values, *parts[cut:])
+    return (*parts[:cut], *params, *parts[cut:])
 
 
 def _script_argv(
     name: str, key: str, inputs: Mapping[str, object]
 ) -> tuple[str, ...] | PipelineError:
     if key not in inputs:
-        return missing_input_error(name, "the script", (key,), inputs)
+        return missing_input_error(name, "the script", (Unresolved(Placeholder(key, key)),), inputs)
     return ("sh", "-c", to_text(inputs[key]))
 
 
@@ -121,6 +162,7 @@ def _checked_options(  # noqa: PLR0913 - every option of shell_step, checked in 
     *,
     command: str | Sequence[str] | None,
     script_from: str | None,
+    allow_generated: bool,
     max_output_bytes: int,
     timeout: float | None,
     cwd: str | None,
@@ -132,6 +174,15 @@ def _checked_options(  # noqa: PLR0913 - every option of shell_step, checked in 
     require_count(owner, "max_output_bytes", max_output_bytes)
     require_seconds(owner, "timeout", timeout, minimum=0.0, optional=True)
     require_type(owner, "cwd", cwd, (str, type(None)), "a str or None")
+    require_type(owner, "allow_generated", allow_generated, bool, "a bool")
+    if cwd is not None:
+        check_template(cwd, owner=f"step {name!r}", what="the cwd")
+    if script_from is not None and not is_input_name(script_from):
+        msg = f"{owner}: script_from={script_from!r} is not an input name (lower_snake_case)"
+        raise ValueError(msg)
+    if allow_generated and script_from is None:
+        msg = f"{owner}: allow_generated=True goes with script_from=KEY (a script a step wrote)"
+        raise ValueError(msg)
     if command is None or isinstance(command, str):
         return command
     parts = tuple(command)
@@ -152,6 +203,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     retry: RetryPolicy = RetryPolicy(),  # noqa: B008 - frozen, safe to share
     when: Callable[[WorkflowContext], bool] | None = None,
     max_output_bytes: int = SHELL_MAX_OUTPUT_BYTES,
+    allow_generated: bool = False,
     rerun_on_resume: bool = False,
 ) -> Step:
     """Build a step that runs `command` and records its output.
@@ -167,9 +219,20 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     string treatment. `script_from="check_command"` instead runs that
     input's value as a script the user chose on purpose; the key must be
     one of `Workflow.inputs`, so no step can write it (that would be a
-    `ContextCollision`).
+    `ContextCollision`). A script that is a single placeholder
+    (`["sh", "-c", "{x}"]`) would run its value as a command name, so it is
+    refused, pointing here.
 
-    `cwd` may hold placeholders too. Outputs are `<name>_stdout`,
+    `script_from=KEY, allow_generated=True` runs a script an earlier step
+    wrote (a plan's verification commands): say so, because that step's
+    agent then chooses code to run. The key need not be a workflow input;
+    `adws check` notes the step, `adws show` marks it, and the exact script
+    is kept with each attempt (the output `<name>_ran` on success,
+    `context["script"]` on failure).
+
+    Placeholders are `{key}`, `{key.field}` or `{key[0]}` (see
+    `adws.template`); a field is data like any value. `cwd` may hold them
+    too. Outputs are `<name>_stdout`,
     `<name>_stderr` and `<name>_returncode`; a non-zero exit is `ShellFailed`
     (with the tails of stdout and stderr); printing more than
     `max_output_bytes` on either stream kills the process group and is
@@ -180,6 +243,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         name,
         command=command,
         script_from=script_from,
+        allow_generated=allow_generated,
         max_output_bytes=max_output_bytes,
         timeout=timeout,
         cwd=cwd,
@@ -200,9 +264,17 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         outcome = io_ops.run_process(
             rendered, timeout=timeout, cwd=where, max_output_bytes=max_output_bytes
         )
-        shown = label or f"`{rendered[2]}`"
+        script = None if plan is not None else rendered[2]
+        shown = label or f"`{script}`"
         return _outcome(
-            name, shown, ctx, outcome, timeout=timeout, max_output_bytes=max_output_bytes
+            name,
+            shown,
+            ctx,
+            outcome,
+            timeout=timeout,
+            max_output_bytes=max_output_bytes,
+            script=script,
+            keep_script=allow_generated,
         )
 
     return Step(
@@ -213,7 +285,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         when=when,
         rerun_on_resume=rerun_on_resume,
         kind="shell",
-        spec=ShellSpec(spec_command, timeout, cwd, script_from, max_output_bytes),
+        spec=ShellSpec(spec_command, timeout, cwd, script_from, max_output_bytes, allow_generated),
     )
 
 
@@ -232,13 +304,17 @@ def _outcome(  # noqa: PLR0913 - the outcome and what it is judged against
     *,
     timeout: float | None,
     max_output_bytes: int,
+    script: str | None,
+    keep_script: bool,
 ) -> IOResult[WorkflowContext, PipelineError]:
     details: dict[str, object] = {
-        "command": shown.strip("`"),
+        "command": shown[1:-1],
         "returncode": outcome.returncode,
         "stdout_tail": io_ops.tail(outcome.stdout),
         "stderr_tail": io_ops.tail(outcome.stderr),
     }
+    if script is not None:
+        details["script"] = script
     if outcome.error is not None:
         message = f"could not run {shown}: {outcome.error}"
         return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
@@ -258,12 +334,11 @@ def _outcome(  # noqa: PLR0913 - the outcome and what it is judged against
         message = f"{shown} exited with {outcome.returncode}"
         message += f":\n{io_ops.tail(output, 1500)}" if output else " and printed nothing"
         return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
-    return IOSuccess(
-        ctx.merge_outputs(
-            {
-                f"{name}_stdout": outcome.stdout,
-                f"{name}_stderr": outcome.stderr,
-                f"{name}_returncode": outcome.returncode,
-            }
-        )
-    )
+    outputs: dict[str, object] = {
+        f"{name}_stdout": outcome.stdout,
+        f"{name}_stderr": outcome.stderr,
+        f"{name}_returncode": outcome.returncode,
+    }
+    if keep_script:
+        outputs[f"{name}_ran"] = script
+    return IOSuccess(ctx.merge_outputs(outputs))

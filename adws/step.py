@@ -264,14 +264,20 @@ def _check_steps(
 
 
 def _check_scripts(instance: Workflow) -> None:
-    """Refuse a `shell_step(script_from=KEY)` whose KEY the user does not give."""
+    """Refuse a `shell_step(script_from=KEY)` whose KEY the user does not give.
+
+    A step that says `allow_generated=True` runs a script an earlier step
+    writes; `adws check` notes it instead.
+    """
     for step in iter_steps(instance.steps):
         key = getattr(step.spec, "script_from", None)
-        if key is not None and key not in instance.inputs:
+        generated = getattr(step.spec, "allow_generated", False)
+        if key is not None and not generated and key not in instance.inputs:
             msg = (
                 f"workflow {instance.name!r}: step {step.name!r} runs the script in input "
                 f"{key!r}, which must be one of the workflow's inputs (add inputs=({key!r}, ...)) "
-                "so that only the user, never a step, chooses it"
+                "so that only the user, never a step, chooses it (or, for a script an earlier "
+                "step writes, say allow_generated=True)"
             )
             raise ValueError(msg)
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, Union
 
+import attrs
 import pytest
 from returns.io import IOSuccess
 
@@ -135,10 +136,8 @@ def test_combinators_combine_their_childrens_reads_and_writes() -> None:
         (with_verification(main_step, checks), both, each),
         inputs=("task", "target_dir", "files"),
     )
+    # A shell step's outputs are by-products: never listed as unread.
     assert [str(p) for p in check_workflow(workflow)] == [
-        f"note: implement_verified: writes '{key}', which no later step reads"
-        for key in ("checks_stdout", "checks_stderr", "checks_returncode")
-    ] + [
         f"note: reviews: writes '{key}', which no later step reads"
         for key in ("style", "tests", "reviews_failures")
     ] + [
@@ -210,3 +209,121 @@ def test_a_module_that_does_not_load_fails_the_check(
     (in_tmp / "workflows" / "bad.py").write_text("raise RuntimeError('no')\n")
     assert main(["check"]) == 1
     assert "warning: could not load" in capsys.readouterr().err
+
+
+@attrs.frozen
+class Maybe:
+    """A schema with an optional nested field and a choice."""
+
+    inner: Maybe | None = None
+    kind: Literal["a", "b"] = "a"
+    anything: dict[str, int] = attrs.field(factory=dict)
+    many: tuple[int, ...] = ()
+    loose: Union[int, str] = 0  # noqa: UP007 - a real union, which the walk cannot see into
+
+
+def _paths_workflow(*later: Step) -> Workflow:
+    from tests.strategies import Packet  # noqa: PLC0415 - the schema the checks walk through
+
+    research = agent_step(
+        "research",
+        prompt="Research {topic}",
+        agent=AGENT,
+        contract=OutputContract(("SUMMARY",), {"PACKET_JSON": Packet, "RAW_JSON": Packet}),
+    )
+    loose = ask("loose", "{topic}", "FREE_JSON")
+    return Workflow("w", (research, loose, *later), inputs=("topic",))
+
+
+@pytest.mark.parametrize(
+    ("template", "problem"),
+    [
+        ("{packet_json.verdict}", None),
+        ("{packet_json.claims[0].source}", None),
+        ("{free_json.anything[3].goes}", None),
+        (
+            "{packet_json.verdcit}",
+            "packet_json (Packet) has no field 'verdcit' (it has: verdict, claims)",
+        ),
+        (
+            "{packet_json.claims[0].url}",
+            "packet_json.claims[0] (Claim) has no field 'url' (it has: text, source)",
+        ),
+        ("{packet_json.claims.text}", "packet_json.claims is a list, which has no fields"),
+        ("{packet_json.verdict.x}", "packet_json.verdict is text, which has no fields"),
+        ("{packet_json.verdict[0]}", "packet_json.verdict is text, not a list"),
+        ("{packet_json[0]}", "packet_json is a Packet object, not a list"),
+        ("{summary.first}", "summary is text, which has no fields"),
+    ],
+)
+def test_check_reads_placeholder_paths_through_declared_schemas(
+    template: str, problem: str | None
+) -> None:
+    workflow = _paths_workflow(shell_step("use", f"echo {template}"))
+    expected = [] if problem is None else [f"error: use: reads {template}, but {problem}"]
+    assert errors(workflow) == expected
+
+
+def test_paths_are_checked_inside_combinators_and_prompts() -> None:
+    from adws.combinators import sequence  # noqa: PLC0415 - as above
+
+    inner = sequence(
+        "stage",
+        [
+            ask("plan", "{packet_json.verdict}", "PLAN"),
+            agent_step("act", prompt="{packet_json.nope}", agent=AGENT, cwd="{topic}"),
+        ],
+    )
+    assert errors(_paths_workflow(inner)) == [
+        (
+            "error: stage: reads {packet_json.nope}, but packet_json (Packet) has no field 'nope'"
+            " (it has: verdict, claims)"
+        )
+    ]
+
+
+def test_optional_fields_and_unknown_types_are_walked_as_far_as_they_go() -> None:
+    from tests.test_contract import _Unresolvable  # noqa: PLC0415 - an annotation nobody can resolve
+
+    step = agent_step(
+        "make",
+        prompt="p",
+        agent=AGENT,
+        contract=OutputContract((), {"M_JSON": Maybe, "U_JSON": _Unresolvable}),
+    )
+    reads = [
+        "{m_json.inner.inner.kind}",
+        "{m_json.anything.x}",
+        "{m_json.loose.x}",
+        "{m_json.many[0]}",
+        "{u_json.thing.x}",
+        "{m_json.kind.x}",
+        "{m_json.many[0].x}",
+    ]
+    workflow = Workflow("w", (step, shell_step("use", "echo " + " ".join(reads))))
+    assert errors(workflow) == [
+        "error: use: reads {m_json.kind.x}, but m_json.kind is a choice, which has no fields",
+        (
+            "error: use: reads {m_json.many[0].x}, but m_json.many[0] is an integer, which has no"
+            " fields"
+        ),
+    ]
+
+
+def test_a_generated_script_is_noted_and_a_written_user_script_stays_an_error() -> None:
+    plan = ask("plan", "Plan {task}", "VERIFY_SCRIPT")
+    verify = shell_step("verify", script_from="verify_script", allow_generated=True)
+    assert [str(p) for p in check_workflow(Workflow("w", (plan, verify), inputs=("task",)))] == [
+        (
+            "note: verify: runs the script in 'verify_script', which step 'plan' wrote"
+            " (allow_generated=True): what that step's agent wrote runs as code"
+        )
+    ]
+    user = shell_step("verify", script_from="verify_script")
+    workflow = Workflow("w", (plan, user), inputs=("task", "verify_script"))
+    assert errors(workflow) == [
+        (
+            "error: plan: writes 'verify_script', which shell step 'verify' runs as its script:"
+            " only the user may choose a script"
+        )
+    ]

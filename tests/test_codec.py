@@ -71,9 +71,12 @@ def test_a_context_with_odd_shapes_decodes_to_an_empty_one() -> None:
     )
 
 
-def test_an_attrs_value_cattrs_cannot_unstructure_is_stored_as_its_repr() -> None:
+def test_an_attrs_value_whose_annotations_cannot_be_resolved_is_stored_with_its_fields() -> None:
     value = _Unresolvable(1)
-    assert json.loads(to_json(value)) == {"__adws_repr__": "_Unresolvable(thing=1)"}
+    assert json.loads(to_json(value)) == {
+        "__adws_attrs__": "tests.test_contract:_Unresolvable",
+        "value": {"thing": 1},
+    }
 
 
 def test_agent_json_shaped_like_a_marker_comes_back_as_the_same_data() -> None:

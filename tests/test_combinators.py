@@ -16,9 +16,11 @@ from adws import (
     Workflow,
     WorkflowContext,
     run_workflow,
+    sequence,
     with_verification,
 )
-from adws.combinators import VerificationSpec
+from adws.combinators import SequenceSpec, VerificationSpec
+from tests.conftest import failure, success
 
 if TYPE_CHECKING:
     from tests.conftest import Recorder
@@ -126,3 +128,91 @@ def test_zero_rounds_is_refused_at_definition_time(recorder: Recorder) -> None:
         ValueError, match="with_verification: max_attempts must be an int >= 1, got 0"
     ):
         with_verification(Step("a", recorder.ok("a")), Step("b", recorder.ok("b")), max_attempts=0)
+
+
+def test_a_sequence_promotes_outputs_between_its_steps_and_outputs_them_all(
+    recorder: Recorder,
+) -> None:
+    stage = sequence(
+        "stage",
+        [Step("plan", recorder.ok("plan", plan="p")), Step("act", recorder.ok("act", done=1))],
+    )
+    ctx = success(run_workflow(Workflow("w", (stage,)), WorkflowContext(inputs={"task": "t"})))
+    assert dict(recorder.seen("act")[0].inputs) == {"task": "t", "plan": "p"}
+    assert dict(ctx.inputs) == {"task": "t", "plan": "p", "done": 1}
+
+
+def test_a_sequence_fails_at_its_first_failure_but_runs_its_always_run_steps(
+    recorder: Recorder,
+) -> None:
+    stage = sequence(
+        "stage",
+        [
+            Step("a", recorder.fail("a")),
+            Step("b", recorder.ok("b")),
+            Step("c", recorder.fail("c"), always_run=True),
+            Step("d", recorder.ok("d"), always_run=True),
+        ],
+    )
+    error = failure(run_workflow(Workflow("w", (stage,))))
+    assert recorder.names == ["a", "c", "d"]
+    assert recorder.seen("d")[0].failure == PipelineError(
+        "a", "ShellFailed", "a broke", {"attempts": 1, "feedback": []}
+    )
+    assert (error.step_name, error.message) == ("a", "a broke")
+    assert [e.step_name for e in error.context["always_run_failures"]] == ["c"]
+
+
+def test_a_sequence_honours_conditions_and_reports_one_that_raises(recorder: Recorder) -> None:
+    def boom(_ctx: WorkflowContext) -> bool:
+        msg = "no"
+        raise ValueError(msg)
+
+    stage = sequence(
+        "stage",
+        [
+            Step("skipped", recorder.ok("skipped"), when=lambda _ctx: False),
+            Step("runs", recorder.ok("runs", x=1)),
+            Step("raises", recorder.ok("raises"), when=boom),
+        ],
+    )
+    error = failure(run_workflow(Workflow("w", (stage,))))
+    assert recorder.names == ["runs"]
+    assert (error.step_name, error.error_type, error.message) == (
+        "raises",
+        "StepException",
+        "the condition of step 'raises' raised ValueError: no",
+    )
+
+
+def test_a_collision_inside_a_sequence_is_a_context_collision(recorder: Recorder) -> None:
+    stage = sequence("stage", [Step("a", recorder.ok("a", x=1)), Step("b", recorder.ok("b", x=2))])
+    error = failure(run_workflow(Workflow("w", (stage,))))
+    assert (error.step_name, error.error_type) == ("b", "ContextCollision")
+
+
+def test_verifying_a_sequence_reruns_the_whole_stage_with_the_feedback(recorder: Recorder) -> None:
+    stage = sequence(
+        "stage", [Step("plan", recorder.ok("plan", plan="p")), Step("act", recorder.ok("act", a=1))]
+    )
+    verify = Step("verify", recorder.fail("verify", times=1, verdict="ok"))
+    ctx = success(run_workflow(Workflow("w", (with_verification(stage, verify),))))
+    assert recorder.names == ["plan", "act", "verify"] * 2
+    assert recorder.seen("plan")[1].feedback == (
+        "verification round 1/3 failed: ShellFailed: verify broke",
+    )
+    assert recorder.seen("act")[1].feedback == recorder.seen("plan")[1].feedback
+    assert (ctx.inputs["plan"], ctx.inputs["a"], ctx.inputs["verdict"]) == ("p", 1, "ok")
+
+
+def test_a_sequence_checks_its_definition() -> None:
+    step = Step("a", IOSuccess)
+    with pytest.raises(ValueError, match=r"sequence 's': step names must be distinct"):
+        sequence("s", [step, step])
+    with pytest.raises(TypeError, match=r"sequence 's'.*steps"):
+        sequence("s", "ab")  # type: ignore[arg-type] # a mistake on purpose
+    with pytest.raises(TypeError, match=r"sequence 's'.*steps"):
+        sequence("s", [step, "b"])  # type: ignore[list-item] # a mistake on purpose
+    empty = sequence("s", [], always_run=True, when=lambda _ctx: True)
+    assert (empty.kind, empty.spec, empty.always_run) == ("sequence", SequenceSpec(()), True)
+    assert success(run_workflow(Workflow("w", (empty,)))) == WorkflowContext()

@@ -23,6 +23,7 @@ from adws import (
     fan_out,
     parallel,
     run_workflow,
+    sequence,
     shell_step,
 )
 from adws.agents import AgentRequest
@@ -466,3 +467,86 @@ def test_status_lists_each_branch_and_its_last_error(tmp_path: Path) -> None:
         "       checks[lint]: succeeded",
         "       checks[tests]: failed; ShellFailed: tests broke",
     ]
+
+
+def test_without_fail_fast_every_branch_runs_and_every_failure_is_reported() -> None:
+    ran: list[str] = []
+
+    def track(step: Step) -> Step:
+        def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+            ran.append(step.name)
+            return step.run(ctx)
+
+        return Step(step.name, run)
+
+    branches = [track(broken("lint", "found E501")), track(ok("tests")), track(broken("types"))]
+    step = parallel("verify", branches, max_concurrency=1, fail_fast=False)
+    error = failure(run_workflow(Workflow("w", (step,))))
+    assert ran == ["lint", "tests", "types"]
+    assert (error.step_name, error.error_type) == ("verify[lint]", "ShellFailed")
+    assert error.message == (
+        "lint found E501\n\nalso failed: verify[types]: ShellFailed: types broke"
+    )
+    assert [f["step_name"] for f in error.context["failures"]] == ["verify[lint]", "verify[types]"]
+    assert {path: b["status"] for path, b in error.context["branches"].items()} == {
+        "verify[lint]": "failed",
+        "verify[tests]": "succeeded",
+        "verify[types]": "failed",
+    }
+
+
+def test_fan_out_without_fail_fast_runs_a_sequence_per_item_to_the_end() -> None:
+    def check(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        if ctx.inputs["doubled"] > 4:
+            return IOFailure(PipelineError("", "ShellFailed", f"{ctx.inputs['doubled']} too big"))
+        return IOSuccess(ctx.merge_outputs({"checked": ctx.inputs["doubled"]}))
+
+    def double(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        return IOSuccess(ctx.merge_outputs({"doubled": ctx.inputs["n"] * 2}))
+
+    per_item = sequence("pipe", [Step("double", double), Step("check", check)])
+    step = fan_out("each", per_item, over="ns", item="n", max_concurrency=1, fail_fast=False)
+    error = failure(run_workflow(Workflow("w", (step,)), WorkflowContext(inputs={"ns": [3, 1, 5]})))
+    assert error.message == "6 too big\n\nalso failed: each[2]: ShellFailed: 10 too big"
+    assert [b["status"] for b in error.context["branches"].values()] == [
+        "failed",
+        "succeeded",
+        "failed",
+    ]
+    fine = success(run_workflow(Workflow("w", (step,)), WorkflowContext(inputs={"ns": [1, 2]})))
+    assert fine.inputs["each"] == (
+        {"doubled": 2, "checked": 2},
+        {"doubled": 4, "checked": 4},
+    )
+
+
+def test_fail_fast_false_with_a_quorum_still_succeeds_with_k() -> None:
+    step = parallel("p", [broken("a"), ok("b")], min_successes=1, fail_fast=False)
+    ctx = success(run_workflow(Workflow("w", (step,))))
+    assert [f["step_name"] for f in ctx.inputs["p_failures"]] == ["p[a]"]
+
+
+def test_fail_fast_must_be_a_bool_and_is_shown_and_kept_by_use_agent() -> None:
+    with pytest.raises(TypeError, match="fail_fast"):
+        parallel("p", [ok("a")], fail_fast="no")  # type: ignore[arg-type] # a mistake on purpose
+    with pytest.raises(TypeError, match="fail_fast"):
+        fan_out("f", ok("a"), over="x", fail_fast=0)  # type: ignore[arg-type] # as above
+    from adws import use_agent  # noqa: PLC0415 - only this test swaps agents here
+
+    workflow = Workflow(
+        "w",
+        (
+            parallel("p", [ok("a")], fail_fast=False),
+            fan_out("f", sequence("s", [ok("b")]), over="x", fail_fast=False),
+        ),
+    )
+    assert show_text(workflow).splitlines()[2:] == [
+        "  1. p: parallel · 1 attempt · runs 1 branches at once, every branch runs to its end",
+        "     1. a: python · 1 attempt",
+        "  2. f: fan_out · 1 attempt · runs s once per element of x (as item), every branch runs to its end",
+        "     1. s: sequence · 1 attempt · runs b",
+        "        1. b: python · 1 attempt",
+    ]
+    swapped = use_agent(workflow, ScriptedAgent([]))
+    assert [step.spec.fail_fast for step in swapped.steps] == [False, False]  # type: ignore[attr-defined] # specs of parallel steps
+    assert swapped.steps[1].children[0].kind == "sequence"

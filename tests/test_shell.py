@@ -112,3 +112,69 @@ def test_a_missing_input_is_named_before_anything_runs(tmp_path: Path) -> None:
 def test_the_spec_describes_the_step() -> None:
     step = shell_step("s", ["make", "check"], timeout=5, cwd="/tmp")
     assert (step.kind, step.spec) == ("shell", ShellSpec(("make", "check"), 5, "/tmp"))
+
+
+def test_a_field_of_an_agents_json_goes_into_a_command_as_data(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    step = shell_step(
+        "apply", 'echo "{triage_json.label}" > out/{issue_id}.label', cwd=str(tmp_path)
+    )
+    triage = {"label": "bug; rm -rf ~ $(whoami)", "score": [3]}
+    final(run({"triage_json": triage, "issue_id": 7}, step))
+    assert (tmp_path / "out" / "7.label").read_text() == "bug; rm -rf ~ $(whoami)\n"
+
+
+def test_a_misspelt_field_fails_naming_the_path_before_anything_runs(tmp_path: Path) -> None:
+    step = shell_step("apply", "touch {triage_json.lable}", cwd=str(tmp_path))
+    error = failure(run({"triage_json": {"label": "bug"}}, step))
+    assert error.error_type == "MissingInput"
+    assert error.message == (
+        "the command of step 'apply' needs {triage_json.lable}: triage_json has no field"
+        " 'lable' (it has: label); inputs available: triage_json"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_argv_parts_and_the_cwd_read_paths_too(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    step = shell_step("s", ["sh", "-c", 'pwd; echo "$1"', "sh", "{p.names[1]}"], cwd="{p.dir}")
+    outputs = final(run({"p": {"names": ["a", "b c"], "dir": str(tmp_path / "sub")}}, step))
+    assert outputs["s_stdout"] == f"{tmp_path / 'sub'}\nb c\n"
+    plain = shell_step("t", [sys.executable, "-c", "import sys; print(sys.argv[1])", "{p.x}"])
+    assert final(run({"p": {"x": "{y}"}}, plain))["t_stdout"] == "{y}\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo {Nope}",
+        ["echo", "{a..b}"],
+        ["sh", "-c", "echo {x[}"],
+    ],
+)
+def test_a_brace_typo_in_a_command_does_not_load(command: str | list[str]) -> None:
+    with pytest.raises(ValueError, match=r"which looks like a placeholder but is not one"):
+        shell_step("s", command)
+
+
+def test_the_shells_own_braces_stay_the_shells() -> None:
+    step = shell_step("s", 'X=1; echo "${HOME:+home}" ${X} {{literal}} "${9-none}" {v}')
+    assert final(run({"v": "value"}, step))["s_stdout"] == "home 1 {literal} none value\n"
+
+
+@pytest.mark.parametrize("command", ["echo ${x}", 'echo "${x.y}"'])
+def test_a_placeholder_right_after_a_dollar_is_still_refused(command: str) -> None:
+    with pytest.raises(ValueError, match=r"is right after a \$"):
+        shell_step("s", command)
+
+
+@pytest.mark.parametrize(
+    "command", ["{x}", "  {script} ", ["sh", "-c", "{x}"], ["bash", "-ec", "{x.y}"]]
+)
+def test_a_script_that_is_one_placeholder_is_refused_pointing_to_script_from(
+    command: str | list[str],
+) -> None:
+    with pytest.raises(ValueError, match=r"whose value would run as a command name") as raised:
+        shell_step("verify", command)
+    assert "shell_step(name, script_from=KEY)" in str(raised.value)
+    assert "allow_generated=True" in str(raised.value)

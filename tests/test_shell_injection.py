@@ -230,7 +230,8 @@ def test_script_from_must_name_a_declared_input() -> None:
     assert str(raised.value) == (
         "workflow 'w': step 'checks' runs the script in input 'check_command', which must be "
         "one of the workflow's inputs (add inputs=('check_command', ...)) so that only the "
-        "user, never a step, chooses it"
+        "user, never a step, chooses it (or, for a script an earlier step writes, say "
+        "allow_generated=True)"
     )
 
 

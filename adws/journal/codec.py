@@ -1,15 +1,16 @@
 """Encode contexts and errors as JSON for the journal, and decode them for resume.
 
 Plain JSON values are stored as they are. Values JSON cannot hold are stored
-with a marker so they come back as what they were: attrs instances (a
-verified packet, say) as `{"__adws_attrs__": "module:Class", "value": ...}`,
+with a marker so they come back as what they were: instances of schema
+classes (attrs, dataclass or pydantic: a verified packet, say) as
+`{"__adws_attrs__": "module:Class", "value": ...}`,
 sets as `{"__adws_set__": [...]}`, errors as `{"__adws_error__": {...}}`.
 Anything else is stored as `{"__adws_repr__": "..."}` and comes back as that
 text: recording a value never fails a run.
 
 Data cannot forge a marker: an object with any key starting `__adws_` (an
 agent's JSON, say) is stored as `{"__adws_dict__": [[key, value], ...]}` and
-comes back exactly as it was. Decoding never imports a module: an attrs
+comes back exactly as it was. Decoding never imports a module: a schema
 class is looked up only among modules already loaded (resume loads the
 workflow module first), and comes back as plain data otherwise. Decoding
 never raises on a value it cannot rebuild; it keeps the plain data. Text is
@@ -23,11 +24,12 @@ import json
 import math
 import sys
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any, Final
 
-import attrs
 import cattrs
 
+from adws._schemas import instance_fields, is_pydantic_model, schema_kind
 from adws.context import WorkflowContext
 from adws.errors import PipelineError
 
@@ -60,6 +62,8 @@ def _encode_mapping(value: Mapping[Any, object]) -> object:
 
 
 def _encode(value: object) -> object:  # noqa: PLR0911 - one return per kind of value
+    if isinstance(value, Enum):
+        return _encode(value.value)  # a schema field: structuring turns it into the member again
     if value is None or isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
@@ -72,23 +76,40 @@ def _encode(value: object) -> object:  # noqa: PLR0911 - one return per kind of 
         return [_encode(item) for item in value]
     if isinstance(value, set | frozenset):
         return {_SET: [_encode(item) for item in value]}
-    if attrs.has(type(value)):
+    if instance_fields(value) is not None:
         cls = type(value)
-        try:
-            data = _converter.unstructure(value)
-        except Exception:  # noqa: BLE001 - an odd attrs class is stored as its repr instead
-            return {_REPR: repr(value)}
-        return {_ATTRS: f"{cls.__module__}:{cls.__qualname__}", "value": _encode(data)}
+        return {_ATTRS: f"{cls.__module__}:{cls.__qualname__}", "value": _encode(_plain(value))}
     return {_REPR: repr(value)}
 
 
+def _plain(value: object) -> object:
+    """Turn a schema instance into plain data, nested instances too (its class rebuilds them)."""
+    if isinstance(value, Enum):
+        return _plain(value.value)
+    fields = instance_fields(value)
+    if fields is not None:
+        return {name: _plain(getattr(value, name, None)) for name in fields}
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
 def _find_class(path: str) -> type | None:
-    """Find an attrs class in an already loaded module; never import one."""
+    """Find a schema class in an already loaded module; never import one."""
     module_name, _, qualname = path.partition(":")
     found: object = sys.modules.get(module_name)
     for part in qualname.split("."):
         found = getattr(found, part, None)
-    return found if isinstance(found, type) and attrs.has(found) else None
+    return found if isinstance(found, type) and schema_kind(found) is not None else None
+
+
+def _rebuild(cls: type, data: object) -> object:
+    """Build an instance of a schema class again from its stored fields."""
+    if is_pydantic_model(cls):
+        return cls.model_validate(data)  # type: ignore[attr-defined] # a pydantic model class
+    return _converter.structure(data, cls)
 
 
 def _decode_marker(marker: str, value: dict[str, object]) -> object:
@@ -104,7 +125,7 @@ def _decode_marker(marker: str, value: dict[str, object]) -> object:
     cls = _find_class(str(value[_ATTRS]))
     data = _decode(value["value"])
     try:
-        return data if cls is None else _converter.structure(data, cls)
+        return data if cls is None else _rebuild(cls, data)
     except Exception:  # noqa: BLE001 - the class changed since the run: keep its data
         return data
 
