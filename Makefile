@@ -23,10 +23,11 @@ $(RUNTIME): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUNTIME)
 
-# The checks run `adws batch --dask` on a real LocalCluster and ClaudeAgent through the Claude
-# Agent SDK's bundled CLI, so the dask and claude extras come with them.
+# The checks run `adws batch --dask` on a real LocalCluster, ClaudeAgent through the Claude
+# Agent SDK's bundled CLI and pydantic schemas, so the dask, claude and pydantic extras come
+# with them.
 $(DEV): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic]'
 	touch $(DEV)
 
 # Never global, never the user's PATH: the tests put $(CLIS)/node_modules/.bin first on theirs.
@@ -57,7 +58,7 @@ test: $(DEV) $(CLIS_STAMP) ## pytest with 100% line and branch coverage (real pr
 check: lint typecheck test ## Everything CI runs
 
 bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal

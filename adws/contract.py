@@ -16,8 +16,11 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from adws._checks import require_count
+from adws._describe import example_of, field_lines
 from adws._frozen import freeze_mapping
-from adws._strict import example_of, parse_strict_json, structure
+from adws._schemas import schema_kind
+from adws._strict import parse_strict_json
+from adws._structure import structure
 from adws.errors import ErrorType, PipelineError
 
 __all__ = [
@@ -57,8 +60,11 @@ def _check_schemas(
         if _KEY.fullmatch(key) is None or not key.endswith("_JSON"):
             msg = f"schema key {key!r} must be an UPPER_SNAKE_CASE key ending in _JSON"
             raise ValueError(msg)
-        if not attrs.has(schema):
-            msg = f"schema for {key} must be an attrs class, got {schema!r}"
+        if schema_kind(schema) is None:
+            msg = (
+                f"schema for {key} must be an attrs class, a dataclass, a TypedDict or a"
+                f" pydantic model (pip install 'adws[pydantic]'), got {schema!r}"
+            )
             raise TypeError(msg)
 
 
@@ -72,6 +78,9 @@ class OutputContract:
     """Declare the report keys a step needs and the schemas of its JSON keys.
 
     A key in `schemas` is expected too, whether or not `expects` lists it.
+    A schema is an attrs class, a dataclass, a `TypedDict` or (with
+    `adws[pydantic]`) a pydantic model; the instructions list its fields
+    with their types, choices and descriptions.
     Answers over `max_output_bytes` are refused unread; a `CommandAgent`
     stops its process as soon as it prints more than that.
 
@@ -118,8 +127,14 @@ class OutputContract:
                 "optionally inside one ```json fenced block and nothing else.",
             ]
         for key, schema in self.schemas.items():
-            example = json.dumps(example_of(schema), indent=2)
-            lines += ["", f"{key} must have exactly this shape:", example]
+            example = json.dumps(example_of(schema), indent=2, ensure_ascii=False)
+            lines += [
+                "",
+                f"{key} is one JSON object ({schema.__name__}) with these fields and no others:",
+                *field_lines(schema),
+                "For example:",
+                example,
+            ]
         return "\n".join(lines)
 
 

@@ -68,7 +68,7 @@ def test_a_malformed_verifier_packet_never_lets_the_writer_run() -> None:
     error = unsafe_perform_io(result.failure())
     assert (error.step_name, error.error_type) == ("verify", "ContractViolation")
     assert error.context["problems"] == (
-        "VERIFIED_PACKET_JSON does not match Packet: required field missing @ $.claims[0].source",
+        "VERIFIED_PACKET_JSON does not match Packet: $.claims[0].source: required field missing",
     )
     assert [r.step_name for r in agent.requests] == ["research", "verify"]
 
@@ -83,7 +83,7 @@ def test_a_corrected_second_answer_lets_the_writer_run_and_saw_the_problems() ->
     second = agent.prompts[2]
     assert (
         "- attempt 1/3 failed: ContractViolation: VERIFIED_PACKET_JSON does not match Packet: "
-        "required field missing @ $.claims[0].source"
+        "$.claims[0].source: required field missing"
     ) in second
     assert "## Feedback from earlier attempts" not in agent.prompts[1]
     assert final.inputs["verified_packet_json"] == Packet("pass", (Claim("a", "https://a.test"),))

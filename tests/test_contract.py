@@ -116,23 +116,23 @@ def test_text_around_json_is_rejected() -> None:
 def test_a_schema_mismatch_reports_the_json_path() -> None:
     text = 'STATUS: done\nVERIFIED_PACKET_JSON: {"verdict": "pass", "claims": [{"text": "t"}]}'
     assert problems(text, VERIFY) == [
-        "VERIFIED_PACKET_JSON does not match Packet: required field missing @ $.claims[0].source"
+        "VERIFIED_PACKET_JSON does not match Packet: $.claims[0].source: required field missing"
     ]
 
 
 def test_a_schema_refuses_extra_keys_and_wrong_types() -> None:
     text = 'STATUS: done\nVERIFIED_PACKET_JSON: {"verdict": 1, "claims": "none", "score": 0.5}'
     assert problems(text, VERIFY) == [
-        "VERIFIED_PACKET_JSON does not match Packet: invalid type (expected string, got integer) @ $.verdict",
-        "VERIFIED_PACKET_JSON does not match Packet: invalid type (expected array, got string) @ $.claims",
-        "VERIFIED_PACKET_JSON does not match Packet: extra fields found (score) @ $",
+        "VERIFIED_PACKET_JSON does not match Packet: $.verdict: expected string, got integer",
+        "VERIFIED_PACKET_JSON does not match Packet: $.claims: expected array, got string",
+        "VERIFIED_PACKET_JSON does not match Packet: $.score: not a field of Packet (its fields: verdict, claims)",
     ]
 
 
 def test_a_schema_needs_an_object() -> None:
     text = "STATUS: done\nVERIFIED_PACKET_JSON: [1]"
     assert problems(text, VERIFY) == [
-        "VERIFIED_PACKET_JSON does not match Packet: invalid type (expected object, got array) @ $"
+        "VERIFIED_PACKET_JSON does not match Packet: $: expected object, got array"
     ]
 
 
@@ -196,8 +196,8 @@ def test_several_problems_are_reported_at_once() -> None:
     assert problems(text, contract) == [
         "SUMMARY missing",
         "RESEARCH_PACKET_JSON: not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2",
-        "VERIFIED_PACKET_JSON does not match Packet: required field missing @ $.verdict",
-        "VERIFIED_PACKET_JSON does not match Packet: required field missing @ $.claims",
+        "VERIFIED_PACKET_JSON does not match Packet: $.verdict: required field missing",
+        "VERIFIED_PACKET_JSON does not match Packet: $.claims: required field missing",
     ]
 
 
@@ -306,7 +306,7 @@ class _Everything:
 def test_instructions_give_the_format_keys_and_a_json_example() -> None:
     text = OutputContract(("SUMMARY",), {"VERIFIED_PACKET_JSON": Packet}).instructions()
     assert "STATUS: done\nSUMMARY: <text>\nVERIFIED_PACKET_JSON: <strict JSON>" in text
-    example = text.split("VERIFIED_PACKET_JSON must have exactly this shape:\n")[1]
+    example = text.split("For example:\n")[1]
     assert json.loads(example) == {
         "verdict": "text",
         "claims": [{"text": "text", "source": "text"}],
@@ -316,7 +316,7 @@ def test_instructions_give_the_format_keys_and_a_json_example() -> None:
 
 def test_instructions_example_covers_common_field_types() -> None:
     text = OutputContract(schemas={"X_JSON": _Everything}).instructions()
-    example = json.loads(text.split("shape:\n")[1])
+    example = json.loads(text.split("For example:\n")[1])
     assert example == {
         "flag": True,
         "count": 0,
@@ -337,10 +337,10 @@ def test_structuring_strictness_by_type() -> None:
     assert report.data["X_JSON"] == _Everything(False, 2, 1.0, ["a"], None, {"a": 1})
     bad = '{"flag": 1, "count": true, "ratio": "1", "tags": "a", "maybe": null, "extra": {}}'
     assert problems(f"STATUS: done\nX_JSON: {bad}", contract) == [
-        "X_JSON does not match _Everything: invalid type (expected boolean, got integer) @ $.flag",
-        "X_JSON does not match _Everything: invalid type (expected integer, got boolean) @ $.count",
-        "X_JSON does not match _Everything: invalid type (expected number, got string) @ $.ratio",
-        "X_JSON does not match _Everything: invalid type (expected array, got string) @ $.tags",
+        "X_JSON does not match _Everything: $.flag: expected boolean, got integer",
+        "X_JSON does not match _Everything: $.count: expected integer, got boolean",
+        "X_JSON does not match _Everything: $.ratio: expected number, got string",
+        "X_JSON does not match _Everything: $.tags: expected array, got string",
     ]
 
 
@@ -399,13 +399,15 @@ class _Unresolvable:
 
 
 def test_instructions_cope_with_recursive_and_unresolvable_schemas() -> None:
-    tree = json.loads(OutputContract(schemas={"T_JSON": _Tree}).instructions().split("shape:\n")[1])
+    text = OutputContract(schemas={"T_JSON": _Tree}).instructions()
+    tree = json.loads(text.split("For example:\n")[1])
     depth = 0
     while isinstance(tree, dict):
         tree, depth = tree["child"], depth + 1
     assert depth == 9
     text = OutputContract(schemas={"U_JSON": _Unresolvable}).instructions()
-    assert json.loads(text.split("shape:\n")[1]) == {"thing": None}
+    assert json.loads(text.split("For example:\n")[1]) == {"thing": None}
+    assert "- thing (required): any JSON value" in text
 
 
 def test_line_separators_inside_values_survive() -> None:

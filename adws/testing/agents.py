@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, final
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_callable
-from adws._strict import example_of
 from adws.agents.base import AgentRequest, AgentResponse
 from adws.errors import ErrorType, PipelineError
+from adws.testing._examples import satisfying
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -68,12 +68,16 @@ class FunctionAgent(_Recorded):
 class SchemaAgent(_Recorded):
     """Answer every agent step with a valid report built from its own contract.
 
-    `STATUS: done`, each plain key as `example`, each `*_JSON` key as the
-    example its schema gives (the one the agent's instructions show; `{}`
-    without a schema). `values` overrides a key's answer (the key as the
-    contract spells it; a value that is not a string is written as JSON).
-    For testing a workflow's wiring without writing answers: every
-    agent step succeeds on its first attempt.
+    `STATUS: done`, each plain key as `example`, each `*_JSON` key as a
+    value its schema accepts (`{}` without a schema): the first choice of a
+    `Literal` or an enum, and for a field whose validator refuses the
+    example (an attrs validator, a pydantic `field_validator`), the first
+    of a few likely values it accepts. `values` overrides a key's answer
+    (the key as the contract spells it; a value that is not a string is
+    written as JSON). For testing a workflow's wiring without writing
+    answers: every agent step succeeds on its first attempt, or, when no
+    value it tried satisfies a schema, fails `AgentFailed` naming the
+    fields, so the test can give them in `values`.
 
     >>> from returns.unsafe import unsafe_perform_io
     >>> from adws.contract import OutputContract
@@ -101,11 +105,24 @@ class SchemaAgent(_Recorded):
             return IOFailure(PipelineError(request.step_name, ErrorType.AGENT_FAILED, message))
         lines = ["STATUS: done"]
         for key in contract.keys:
+            value: object = "example"
             if key in self.values:
                 value = self.values[key]
+            elif key in contract.schemas:
+                value, unsatisfied = satisfying(contract.schemas[key])
+                if unsatisfied:
+                    return IOFailure(_unsatisfied(request.step_name, key, unsatisfied))
             elif key.endswith("_JSON"):
-                value = example_of(contract.schemas[key]) if key in contract.schemas else {}
-            else:
-                value = "example"
+                value = {}
             lines.append(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
         return IOSuccess(AgentResponse("\n".join(lines)))
+
+
+def _unsatisfied(step_name: str, key: str, paths: tuple[str, ...]) -> PipelineError:
+    message = (
+        f"SchemaAgent could not build a {key} that its schema accepts: no value it tried"
+        f" satisfies {', '.join(paths)}; give one with SchemaAgent(values={{{key!r}: ...}})"
+    )
+    return PipelineError(
+        step_name, ErrorType.AGENT_FAILED, message, {"unsatisfied": list(paths), "permanent": True}
+    )

@@ -116,7 +116,7 @@ def test_a_contract_violation_in_one_branch_is_fixed_by_its_retry(
     assert len(retried) == 1
     assert (
         "attempt 1/3 failed: ContractViolation: VERIFIED_CLAIM_JSON does not match "
-        "VerifiedClaim: required field missing @ $.source"
+        "VerifiedClaim: $.source: required field missing"
     ) in retried[0]
 
 
@@ -240,7 +240,7 @@ def test_the_demo_agent_shows_the_rejected_then_fixed_verifier_answer(
     }
     assert (
         "[3/7] verify_claims[0] … attempt 1/3 failed: ContractViolation: VERIFIED_CLAIM_JSON does "
-        "not match VerifiedClaim: required field missing @ $.source; retrying"
+        "not match VerifiedClaim: $.source: required field missing; retrying"
     ) in captured.err
     assert "[3/7] verify_claims … 2/2 done, 0 failed" in captured.err
     assert "report_path: reports/deep_research-railway-programming-48a9b264.md" in captured.err
