@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from typing import TYPE_CHECKING, Final, final
 
@@ -67,12 +68,40 @@ def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, .
     return "\n\n".join(parts) + "\n"
 
 
+_CLAUDE_JSON_HINT: Final = (
+    "the answer looks like the JSON Claude Code prints with --output-format json or"
+    " stream-json, not the answer inside it: read it with --agent-output claude-json"
+    " (or use --agent claude, or CommandAgent(..., parse=claude_json))"
+)
+
+
+def _looks_like_claude_json(text: str) -> bool:
+    """Tell whether an answer is Claude Code's JSON result (or its event stream), unparsed."""
+    for line in text.strip().splitlines()[-3:]:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "result" and "result" in event:
+            return True
+    return False
+
+
+def _with_hint(error: PipelineError, text: str) -> PipelineError:
+    """Add a hint to a missing report when the answer is an agent CLI's unparsed JSON."""
+    if error.message != "STATUS missing" or not _looks_like_claude_json(text):
+        return error
+    return attrs.evolve(error, message=f"STATUS missing: {_CLAUDE_JSON_HINT}").with_context(
+        hint=_CLAUDE_JSON_HINT
+    )
+
+
 def _outputs(
     response: AgentResponse, contract: OutputContract, step_name: str
 ) -> IOResult[dict[str, object], PipelineError]:
     checked = validate_agent_output(response.text, contract, step_name=step_name)
     if isinstance(checked, Failure):
-        return IOFailure(checked.failure())
+        return IOFailure(_with_hint(checked.failure(), response.text))
     report = checked.unwrap()
     outputs: dict[str, object] = {
         key.lower(): report.data.get(key, report.fields[key]) for key in contract.keys

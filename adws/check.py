@@ -29,7 +29,7 @@ The rules, in declaration order:
 from __future__ import annotations
 
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import Enum
 from types import UnionType
 from typing import Final, Literal, TypeAlias, final
@@ -44,7 +44,7 @@ from adws.shell import ShellSpec
 from adws.step import Step, Workflow, iter_steps
 from adws.template import Placeholder, template_paths
 
-__all__ = ["Flow", "Problem", "Severity", "check_workflow", "flow_of"]
+__all__ = ["Flow", "Problem", "Severity", "check_workflow", "flow_of", "known_inputs"]
 
 Severity: TypeAlias = Literal["error", "warning", "note"]
 _ORDER: Final = {"error": 0, "warning": 1, "note": 2}
@@ -270,11 +270,31 @@ def _path_problems(step: str, flow: Flow, typed: dict[str, object]) -> list[Prob
     return problems
 
 
-def check_workflow(workflow: Workflow) -> tuple[Problem, ...]:
-    """Check `workflow`'s dataflow; return the problems, errors first."""
+def known_inputs(workflow: Workflow) -> frozenset[str] | None:
+    """Return every input a run of `workflow` may be given, or None when any may be read.
+
+    That is its declared inputs, required and optional, and every key a step
+    reads (inferred or declared); a plain step that declares no `reads=`
+    might read anything.
+    """
+    known = set(workflow.inputs) | set(workflow.optional_inputs)
+    for step in workflow.steps:
+        if step.reads is None and _inferred(step).opaque:
+            return None
+        known.update(flow_of(step).reads)
+    return frozenset(known)
+
+
+def check_workflow(workflow: Workflow, *, given: Iterable[str] = ()) -> tuple[Problem, ...]:
+    """Check `workflow`'s dataflow; return the problems, errors first.
+
+    `given` names inputs a particular run is given (`adws run -i`): steps may
+    read them as if the workflow declared them.
+    """
     problems: list[Problem] = []
-    writer = dict.fromkeys(workflow.inputs, "the workflow's inputs")
-    available = set(workflow.inputs)
+    declared = (*workflow.inputs, *workflow.optional_inputs)
+    writer = dict.fromkeys(declared, "the workflow's inputs")
+    available = set(declared) | set(given)
     scripts = _scripts(workflow)
     opaque: list[str] = []
     unread: dict[str, str] = {}

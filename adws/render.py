@@ -215,6 +215,8 @@ def show_text(workflow: Workflow) -> str:
     """Describe a workflow's steps for `adws show`."""
     head = workflow.name + (f" — {workflow.description}" if workflow.description else "")
     inputs = ", ".join(workflow.inputs) or "none required"
+    if workflow.optional_inputs:
+        inputs += f" (optional: {', '.join(workflow.optional_inputs)})"
     return "\n".join([head, f"inputs: {inputs}", *_lines(workflow.steps, "  ")])
 
 

@@ -297,7 +297,9 @@ class Workflow:
     """Declare a named, ordered tuple of steps.
 
     `inputs` names the inputs a run must be given; the CLI and the executor
-    refuse to start without them, naming what is missing. Workflow names
+    refuse to start without them, naming what is missing. `optional_inputs`
+    names those it may be given; `adws check` counts both as available and
+    `adws run` refuses any `-i` key that is neither and that no step reads. Workflow names
     follow the same rule as step names, so they are safe on a command line.
     A workflow with no steps is valid: it is the identity, returning the
     context it is given.
@@ -315,6 +317,10 @@ class Workflow:
     inputs: tuple[str, ...] = attrs.field(
         default=(), kw_only=True, converter=_to_names, validator=_check_inputs
     )
+    optional_inputs: tuple[str, ...] = attrs.field(
+        default=(), kw_only=True, converter=_to_names, validator=_check_inputs
+    )
+    """Inputs a run may be given but need not be (`output_dir`): read with `ctx.inputs.get`."""
     budget: Budget | None = attrs.field(default=None, kw_only=True)
     """The most a run may spend on agent calls (see `Budget`); None sets no limit."""
 
@@ -323,6 +329,10 @@ class Workflow:
         owner = f"workflow {self.name!r}"
         require_type(owner, "description", self.description, str, "a str")
         require_type(owner, "budget", self.budget, (Budget, type(None)), "a Budget or None")
+        both = sorted(set(self.inputs) & set(self.optional_inputs))
+        if both:
+            msg = f"{owner}: input {both[0]!r} cannot be both required and optional"
+            raise ValueError(msg)
         _check_scripts(self)
 
     def missing_inputs(self, provided: Mapping[str, object]) -> tuple[str, ...]:

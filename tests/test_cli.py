@@ -543,3 +543,96 @@ def test_a_run_inside_a_run_gives_the_outer_run_its_id_back(
     monkeypatch.setenv("ADWS_RUN_ID", "outer")
     assert main(["run", "passes", "-i", "word=w", "-q"]) == 0
     assert os.environ["ADWS_RUN_ID"] == "outer"
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version  # noqa: PLC0415 - what --version must agree with
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"adws {version('adws')}\n"
+
+
+DECLARED = """
+from returns.io import IOSuccess
+from adws import OutputContract, RetryPolicy, ScriptedAgent, Step, Workflow, agent_step, shell_step
+
+def save(ctx):
+    return IOSuccess(ctx.merge_outputs({"saved": ctx.inputs.get("output_dir", "here")}))
+
+declared = Workflow(
+    "declared",
+    (shell_step("echo", "echo {topic}"), Step("save", save, reads=("output_dir",), writes=("saved",))),
+    inputs=("topic",),
+    optional_inputs=("output_dir",),
+)
+broken = Workflow("broken", (shell_step("echo", "echo {topic} {tpoic}"),), inputs=("topic",))
+claude = Workflow(
+    "claude",
+    (agent_step("ask", prompt="p", agent=ScriptedAgent(
+        ['{"type": "result", "subtype": "success", "is_error": false, "result": "STATUS: done"}']
+    ), contract=OutputContract(), retry=RetryPolicy(max_attempts=1)),),
+)
+"""
+
+
+@pytest.fixture
+def declared(in_tmp: Path) -> Path:
+    folder = in_tmp / "workflows"
+    folder.mkdir()
+    (folder / "declared.py").write_text(DECLARED)
+    return folder
+
+
+def test_an_unknown_input_is_refused_naming_it_and_the_known_ones(
+    declared: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "declared", "-i", "topic=t", "-i", "tpoic=x", "-i", "outptu=y"]) == 2
+    assert capsys.readouterr().err == (
+        "adws: error: workflow 'declared' takes no input 'tpoic', 'outptu'; the inputs it reads:"
+        " output_dir, topic\n"
+    )
+    assert main(["run", "declared", "-i", "topic=t", "-i", "output_dir=o", "-q", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["inputs"]["saved"] == "o"
+
+
+def test_run_refuses_a_workflow_that_fails_adws_check(
+    declared: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "broken", "-i", "topic=t"]) == 2
+    assert capsys.readouterr().err == (
+        "adws: error: workflow 'broken' fails adws check: error: echo: reads 'tpoic', which no"
+        " earlier step writes and the workflow's inputs do not declare; see `adws check broken`\n"
+    )
+    # an input given on the command line is one the steps may read
+    assert main(["run", "broken", "-i", "topic=t", "-i", "tpoic=u", "-q", "--no-journal"]) == 0
+
+
+def test_an_agent_printing_claudes_json_is_told_how_to_read_it(
+    declared: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "claude", "-q", "--no-journal", "--json"]) == 1
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["message"] == (
+        "STATUS missing: the answer looks like the JSON Claude Code prints with --output-format"
+        " json or stream-json, not the answer inside it: read it with --agent-output claude-json"
+        " (or use --agent claude, or CommandAgent(..., parse=claude_json))"
+    )
+
+
+def test_show_lists_optional_inputs_and_both_kinds_of_one_input_are_refused(
+    declared: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["show", "declared"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "inputs: topic (optional: output_dir)"
+    from adws import Workflow  # noqa: PLC0415 - only this test builds one here
+
+    with pytest.raises(ValueError, match="input 'a' cannot be both required and optional"):
+        Workflow("w", (), inputs=("a",), optional_inputs=("a",))
+
+
+def test_agent_request_is_part_of_the_authors_kit() -> None:
+    from adws.agents import AgentRequest, AgentResponse  # noqa: PLC0415 - the same classes
+    from adws.testing import AgentRequest as KitRequest  # noqa: PLC0415 - as a user imports it
+    from adws.testing import AgentResponse as KitResponse  # noqa: PLC0415 - as above
+
+    assert (KitRequest, KitResponse) == (AgentRequest, AgentResponse)

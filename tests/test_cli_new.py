@@ -10,20 +10,10 @@ from pathlib import Path
 import pytest
 
 from adws.cli import main
+from adws.cli.new import ruff_config
 from tests.conftest import REPO
 
 BIN = Path(sys.executable).parent
-
-# The strictest configuration a user is likely to keep: ours (every ruff rule but the ones
-# that contradict the formatter or each other), mypy --strict with the returns plugin.
-PYPROJECT = """
-[tool.ruff]
-line-length = 100
-
-[tool.ruff.lint]
-select = ["ALL"]
-ignore = ["COM812", "CPY001", "D203", "D213", "ISC001"]
-"""
 
 MYPY_INI = """
 [mypy]
@@ -56,16 +46,22 @@ def test_the_generated_project_passes_ruff_mypy_and_full_coverage(
             "wrote workflows/greeter.py and tests/test_workflow_greeter.py; run them with:"
             " pytest tests/test_workflow_greeter.py"
         ),
+        """added ruff's configuration (select = ["ALL"]) to pyproject.toml""",
         (
             "wrote workflows/asker.py and tests/test_workflow_asker.py; run them with:"
             " pytest tests/test_workflow_asker.py"
         ),
     ]
-    (in_tmp / "pyproject.toml").write_text(PYPROJECT)
+    assert (in_tmp / "pyproject.toml").read_text() == ruff_config().lstrip("\n")
     (in_tmp / "mypy.ini").write_text(MYPY_INI)
+    ruff = str(BIN / "ruff")
     for argv in (
-        (str(BIN / "ruff"), "check", "."),
-        (str(BIN / "ruff"), "format", "--check", "."),
+        # ruff's defaults, as in a project that configures nothing
+        (ruff, "check", "--isolated", "."),
+        (ruff, "format", "--isolated", "--check", "."),
+        # and every rule, with the configuration adws new wrote
+        (ruff, "check", "."),
+        (ruff, "format", "--check", "."),
         (str(BIN / "mypy"), "workflows", "tests"),
         (
             sys.executable,
@@ -83,6 +79,27 @@ def test_the_generated_project_passes_ruff_mypy_and_full_coverage(
         done = check(in_tmp, *argv)
         assert done.returncode == 0, (argv, done.stdout, done.stderr)
     assert main(["check"]) == 0
+
+
+def test_an_existing_pyproject_gains_the_config_unless_ruff_is_configured(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "pyproject.toml").write_text('[project]\nname = "mine"')
+    assert main(["new", "one"]) == 0
+    assert (in_tmp / "pyproject.toml").read_text() == (
+        '[project]\nname = "mine"\n' + ruff_config().lstrip("\n")
+    )
+    capsys.readouterr()
+    (in_tmp / "ruff.toml").write_text("line-length = 120\n")
+    (in_tmp / "pyproject.toml").write_text("")
+    assert main(["new", "two"]) == 0
+    said = capsys.readouterr().err.splitlines()
+    assert (
+        said[1]
+        == "ruff is configured in ruff.toml already; to hold these files to every rule, use:"
+    )
+    assert "\n".join(said[2:]) == ruff_config().strip()
+    assert (in_tmp / "pyproject.toml").read_text() == ""
 
 
 def test_new_never_overwrites(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -184,10 +184,11 @@ workflow = Workflow(
             "save_report",
             save_report,
             always_run=True,
-            reads=(TOPIC, FINAL_REPORT),
+            reads=(TOPIC, FINAL_REPORT, "output_dir"),
             writes=(REPORT_PATH,),
         ),
     ),
     description="Research a topic, verify each claim in its own branch, write a report.",
     inputs=("topic",),
+    optional_inputs=("output_dir",),
 )

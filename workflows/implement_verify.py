@@ -91,10 +91,11 @@ workflow = Workflow(
             "finalize",
             finalize,
             always_run=True,
-            reads=("task", "summary", "checks_stdout"),
+            reads=("task", "summary", "checks_stdout", "output_dir"),
             writes=("report_path",),
         ),
     ),
     description="An agent changes a project until its checks pass; always writes a report.",
     inputs=("task", "target_dir", "check_command"),
+    optional_inputs=("output_dir",),
 )

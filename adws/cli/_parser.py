@@ -80,6 +80,24 @@ def _tokens(text: str) -> int:
     return value
 
 
+class _Version(argparse.Action):
+    """Print the installed version; looked up only when asked, so start-up stays fast."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        _namespace: argparse.Namespace,
+        _values: object,
+        _option: str | None = None,
+    ) -> None:
+        from importlib.metadata import version  # noqa: PLC0415 - only `adws --version` pays for it
+
+        from adws.cli._output import out  # noqa: PLC0415 - as above
+
+        out(f"adws {version('adws')}")
+        parser.exit()
+
+
 def _add_run_options(running: argparse.ArgumentParser) -> None:
     running.add_argument(
         "--agent-output",
@@ -232,6 +250,17 @@ def _add_resume(commands: Any, parents: list[argparse.ArgumentParser]) -> None: 
     )
 
 
+def _top_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="adws",
+        description="Run AI-developer workflows as pipelines that fail closed.",
+        epilog="Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, "
+        "3 blocked, 130 interrupted.",
+    )
+    parser.add_argument("--version", action=_Version, nargs=0, help="print adws's version and exit")
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Describe every command and option; `adws.cli` dispatches on `command`."""
     common = argparse.ArgumentParser(add_help=False)
@@ -272,12 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="at most N agent calls in flight across the run (parallel branches wait their turn)",
     )
     _add_run_options(running)
-    parser = argparse.ArgumentParser(
-        prog="adws",
-        description="Run AI-developer workflows as pipelines that fail closed.",
-        epilog="Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, "
-        "3 blocked, 130 interrupted.",
-    )
+    parser = _top_parser()
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     commands.add_parser("list", parents=[common], help="list the workflows")

@@ -1,9 +1,12 @@
 """`adws new NAME [--agent]`: a workflow module and its test, ready for strict CI.
 
-What it writes passes `ruff check` with every rule, `ruff format`, `mypy
---strict` (with the returns plugin) and 100% line and branch coverage as
-generated; `tests/cli/test_new.py` proves it on a fresh project. It never
-overwrites a file.
+What it writes passes ruff's default rules and `ruff format` (line length
+88, the default) in an empty project, and, with the configuration it adds
+to `pyproject.toml` when that has none for ruff (`select = ["ALL"]` and the
+few ignores every such project needs; printed instead when ruff is
+configured already), every rule; `mypy --strict` (with the returns plugin)
+and 100% line and branch coverage too. `tests/test_cli_new.py` proves it
+on a fresh project. It never overwrites a file.
 """
 
 from __future__ import annotations
@@ -17,14 +20,13 @@ from adws.cli._output import err
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["cmd_new", "render_module", "render_test"]
+__all__ = ["cmd_new", "render_module", "render_test", "ruff_config"]
 
 _PLAIN: Final = '''"""{name}: greet a subject (replace this with what the workflow does).
 
 Run it with `adws run {name} -i subject=world`; check it with `adws check {name}`.
 """
 
-# ruff: noqa: INP001 - workflow modules are loaded by path, not imported as a package
 from __future__ import annotations
 
 from adws import Key, PipelineError, Step, Workflow, WorkflowContext
@@ -36,7 +38,8 @@ GREETING = Key("greeting", str)
 
 def greet(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
     """Write a greeting for the subject."""
-    return IOSuccess(ctx.merge_outputs({{GREETING: f"Hello, {{ctx.get(SUBJECT)}}!"}}))
+    greeting = f"Hello, {{ctx.get(SUBJECT)}}!"
+    return IOSuccess(ctx.merge_outputs({{GREETING: greeting}}))
 
 
 workflow = Workflow(
@@ -49,13 +52,20 @@ workflow = Workflow(
 
 _AGENT: Final = '''"""{name}: ask an agent, then keep its checked answer (make it your own).
 
-Run it with `adws run {name} -i question="..."`; `--agent claude` is the default agent here.
+Run it with `adws run {name} -i question="..."`; Claude Code is the default agent.
 """
 
-# ruff: noqa: INP001 - workflow modules are loaded by path, not imported as a package
 from __future__ import annotations
 
-from adws import Key, OutputContract, PipelineError, Step, Workflow, WorkflowContext, agent_step
+from adws import (
+    Key,
+    OutputContract,
+    PipelineError,
+    Step,
+    Workflow,
+    WorkflowContext,
+    agent_step,
+)
 from adws.agents import CommandAgent
 from adws.agents.parsers import claude_json
 from returns.io import IOResult, IOSuccess
@@ -67,7 +77,7 @@ QUESTION = Key("question", str)
 ANSWER = Key("answer", str)
 RESULT = Key("result", str)
 
-PROMPT = """Answer this question in one paragraph: {{question}}"""
+PROMPT = "Answer this question in one paragraph: {{question}}"
 
 
 def finish(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
@@ -78,7 +88,9 @@ def finish(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
 workflow = Workflow(
     "{name}",
     (
-        agent_step("ask", prompt=PROMPT, agent=AGENT, contract=OutputContract(("ANSWER",))),
+        agent_step(
+            "ask", prompt=PROMPT, agent=AGENT, contract=OutputContract(("ANSWER",))
+        ),
         Step("finish", finish, reads=(ANSWER,), writes=(RESULT,)),
     ),
     description="Ask an agent a question and keep its checked answer.",
@@ -88,7 +100,6 @@ workflow = Workflow(
 
 _HEAD: Final = '''"""The {name} workflow, end to end through the real executor, offline."""
 
-# ruff: noqa: INP001 - pytest collects this file by path; make tests/ a package if you like
 from __future__ import annotations
 
 from pathlib import Path
@@ -111,7 +122,7 @@ def load() -> Workflow:
 
 def test_its_dataflow_has_no_errors() -> None:
     """Every step reads only what an earlier step wrote or the inputs declare."""
-    assert [p for p in check_workflow(load()) if p.severity == "error"] == []  # noqa: S101 - pytest
+    assert [p for p in check_workflow(load()) if p.severity == "error"] == []
 '''
 
 _PLAIN_TEST: Final = '''
@@ -119,22 +130,64 @@ _PLAIN_TEST: Final = '''
 def test_it_greets_the_subject() -> None:
     """The greeting names the subject it was given."""
     report = run(load(), {{"subject": "world"}})
-    assert report.status == "succeeded"  # noqa: S101 - pytest
-    assert report.inputs["greeting"] == "Hello, world!"  # noqa: S101 - pytest
+    assert report.status == "succeeded"
+    assert report.inputs["greeting"] == "Hello, world!"
 '''
 
 _AGENT_TEST: Final = '''
 
 def test_a_rejected_answer_is_retried_and_the_checked_one_kept() -> None:
-    """The first answer lacks its report block; the agent is told so and answers again."""
-    agent = ScriptedAgent.by_step(
-        {{"ask": ["I think it is 42.", "STATUS: done\\nANSWER: It is 42.\\n"]}}
-    )
+    """A first answer without its report block is refused; the second one is kept."""
+    answers = ["I think it is 42.", "STATUS: done\\nANSWER: It is 42.\\n"]
+    agent = ScriptedAgent.by_step({{"ask": answers}})
     report = run(load(), {{"question": "What is the answer?"}}, agent=agent)
-    assert report.status == "succeeded"  # noqa: S101 - pytest
-    assert report.inputs["result"] == "It is 42."  # noqa: S101 - pytest
-    assert [r.attempt for r in report["ask"].requests] == [1, 2]  # noqa: S101 - pytest
+    assert report.status == "succeeded"
+    assert report.inputs["result"] == "It is 42."
+    assert [r.attempt for r in report["ask"].requests] == [1, 2]
 '''
+
+
+_RUFF: Final = """
+[tool.ruff.lint]
+select = ["ALL"]
+ignore = [
+    "COM812",  # the formatter puts trailing commas its own way
+    "CPY001",  # the licence belongs in the project's metadata, not atop every file
+    "ISC001",  # so it does implicit string concatenation
+    "D203",    # D211 instead: no blank line before a class docstring
+    "D213",    # D212 instead: a docstring's summary on its first line
+]
+
+[tool.ruff.lint.per-file-ignores]
+# Workflows are loaded and tests collected by path: neither folder is a package.
+"{workflows}/**" = ["INP001"]
+"tests/**" = ["INP001", "S101"]  # pytest's asserts are how tests check
+"""
+
+
+def ruff_config(workflows: str = "workflows") -> str:
+    """Return the ruff configuration (every rule) that `adws new` adds to pyproject.toml."""
+    return _RUFF.format(workflows=workflows)
+
+
+def _configure_ruff(here: Path, workflows: str) -> str:
+    """Add the configuration to pyproject.toml unless ruff is configured; say what happened."""
+    pyproject = here / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
+    configured = [name for name in ("ruff.toml", ".ruff.toml") if (here / name).exists()] + (
+        ["pyproject.toml"] if "[tool.ruff" in text else []
+    )
+    config = ruff_config(workflows)
+    if config.strip() in text:
+        return ""  # an earlier `adws new` added it
+    if configured:
+        return (
+            f"ruff is configured in {configured[0]} already; to hold these files to every"
+            f" rule, use:\n{config.strip()}"
+        )
+    joined = text + ("\n" if text and not text.endswith("\n") else "") + config.lstrip("\n")
+    pyproject.write_text(joined if text else config.lstrip("\n"), encoding="utf-8")
+    return 'added ruff\'s configuration (select = ["ALL"]) to pyproject.toml'
 
 
 def render_module(name: str, *, agent: bool) -> str:
@@ -172,4 +225,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     module.write_text(render_module(name, agent=args.agent), encoding="utf-8")
     test.write_text(render_test(name, agent=args.agent, workflows=str(where)), encoding="utf-8")
     err(f"wrote {module} and {test}; run them with: pytest {test}")
+    said = _configure_ruff(here, where.as_posix())
+    if said:
+        err(said)
     return 0

@@ -6,6 +6,7 @@
 - `FakeModelAPI`, `Reply`: a scripted model API on 127.0.0.1 that the real
   `claude` and `codex` CLIs (and `ClaudeAgent`) can be pointed at, offline;
 - `run`, `resume`, `RunReport`: a run in a test, step by step;
+- `AgentRequest`, `AgentResponse`: what a `FunctionAgent`'s function is given and may return;
 - `OFFLINE`: the switch the pytest plugin (`adws.testing.plugin`, registered
   through the `pytest11` entry point) turns on, so no test starts an agent
   process or reaches a hosted model unless it is marked `agent_process` or
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 from adws._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from adws.agents.base import AgentRequest, AgentResponse
     from adws.agents.offline import OFFLINE
     from adws.testing.agents import FunctionAgent, SchemaAgent
     from adws.testing.model_api import FakeModelAPI, Reply
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OFFLINE",
+    "AgentRequest",
+    "AgentResponse",
     "FakeModelAPI",
     "FunctionAgent",
     "RecordingAgent",
@@ -45,6 +49,8 @@ __all__ = [
 
 _HOMES = {
     "OFFLINE": "adws.agents.offline",
+    "AgentRequest": "adws.agents.base",
+    "AgentResponse": "adws.agents.base",
     "FakeModelAPI": "adws.testing.model_api",
     "FunctionAgent": "adws.testing.agents",
     "RecordingAgent": "adws.testing.recording",
