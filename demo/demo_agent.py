@@ -94,9 +94,18 @@ def implement(prompt: str) -> str:
     return f"STATUS: done\nSUMMARY: wrote ADWS_DEMO.md describing: {text}\n"
 
 
+def plan(prompt: str) -> str:
+    """Plan to write ADWS_DEMO.md, which is all the demo's implement step ever does."""
+    task = re.search(r"^Task: (.+)$", prompt, re.MULTILINE)
+    text = task.group(1).strip() if task else "the task"
+    return f"STATUS: done\nPLAN: describe {text!r} in ADWS_DEMO.md\n"
+
+
 def answer(prompt: str) -> str:
     """Pick the answer for the step whose contract the prompt carries."""
     contract = prompt[prompt.find("## Output contract") :]
+    if "\nPLAN: <" in contract:
+        return plan(prompt)
     if "\nRESEARCH_PACKET_JSON: <" in contract:
         return research(prompt)
     if "\nVERIFIED_CLAIM_JSON: <" in contract:
