@@ -58,8 +58,8 @@ def schema_kind(tp: object) -> SchemaKind | None:
     >>> @attrs.frozen
     ... class Point:
     ...     x: int
-    >>> schema_kind(Point), schema_kind(dict)
-    ('attrs', None)
+    >>> schema_kind(Point), schema_kind(dict), schema_kind(list[int])
+    ('attrs', None, None)
     """
     if not isinstance(tp, type):
         return None

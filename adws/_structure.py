@@ -17,7 +17,7 @@ import json
 import typing
 from collections.abc import Callable, Mapping
 from enum import Enum
-from types import NoneType
+from types import NoneType, UnionType
 from typing import Any, Final, Literal
 
 import attrs
@@ -63,10 +63,7 @@ def _choices(values: typing.Iterable[object]) -> str:
 
 
 def _got(value: object) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
+    return json.dumps(value, ensure_ascii=False, default=repr)
 
 
 def _strict_primitive(tp: type) -> Callable[[object, type], object]:
@@ -152,6 +149,32 @@ def _is_class_schema(tp: object) -> bool:
     )
 
 
+def _is_union(tp: object) -> bool:
+    return typing.get_origin(tp) in {typing.Union, UnionType}
+
+
+def _union(tp: Any, converter: cattrs.Converter) -> Callable[[object, type], object]:  # noqa: ANN401 - any union alias
+    """Structure into the first member of a union that takes the value, strictly."""
+    members = typing.get_args(tp)
+    others = [member for member in members if member is not NoneType]
+
+    def structure(value: object, _: type) -> object:
+        if value is None and len(others) < len(members):
+            return None
+        if len(others) == 1:  # `X | None`: X's own problem says more than "expected X or null"
+            return converter.structure(value, others[0])
+        for member in others:
+            try:
+                return converter.structure(value, member)
+            except Exception:  # noqa: BLE001, S112 - the next member may take it; all failing is reported below
+                continue
+        names = " or ".join(json_name(member) for member in members)
+        msg = f"expected {names}, got {json_name(type(value))}"
+        raise TypeError(msg)
+
+    return structure
+
+
 def _is_literal(tp: object) -> bool:
     return typing.get_origin(tp) is Literal
 
@@ -167,6 +190,7 @@ def _strict_converter() -> cattrs.Converter:
         _structure_sequence,
     )
     converter.register_structure_hook_factory(_is_class_schema, _structure_class)
+    converter.register_structure_hook_factory(_is_union, _union)
     converter.register_structure_hook_factory(_is_literal, _literal)
     return converter
 

@@ -566,6 +566,12 @@ declared = Workflow(
     optional_inputs=("output_dir",),
 )
 broken = Workflow("broken", (shell_step("echo", "echo {topic} {tpoic}"),), inputs=("topic",))
+events = Workflow(
+    "events",
+    (agent_step("ask", prompt="p", agent=ScriptedAgent(
+        ['{"type": "system", "session_id": "s"}\\n[1]\\nnot json']
+    ), contract=OutputContract(), retry=RetryPolicy(max_attempts=1)),),
+)
 claude = Workflow(
     "claude",
     (agent_step("ask", prompt="p", agent=ScriptedAgent(
@@ -617,6 +623,8 @@ def test_an_agent_printing_claudes_json_is_told_how_to_read_it(
         " json or stream-json, not the answer inside it: read it with --agent-output claude-json"
         " (or use --agent claude, or CommandAgent(..., parse=claude_json))"
     )
+    assert main(["run", "events", "-q", "--no-journal", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["error"]["message"] == "STATUS missing"
 
 
 def test_show_lists_optional_inputs_and_both_kinds_of_one_input_are_refused(

@@ -216,3 +216,25 @@ def test_a_sequence_checks_its_definition() -> None:
     empty = sequence("s", [], always_run=True, when=lambda _ctx: True)
     assert (empty.kind, empty.spec, empty.always_run) == ("sequence", SequenceSpec(()), True)
     assert success(run_workflow(Workflow("w", (empty,)))) == WorkflowContext()
+
+
+def test_a_sequence_is_drawn_as_a_chain_and_shown_with_its_steps() -> None:
+    from adws.render import show_text, to_mermaid  # noqa: PLC0415 - only this test draws
+
+    ok = Step("plan", IOSuccess)
+    stage = sequence("stage", [ok, Step("act", IOSuccess), Step("check", IOSuccess)])
+    drawn = to_mermaid(Workflow("w", (stage,))).splitlines()
+    for line in (
+        '    subgraph stage["stage · sequence"]',
+        '        plan["plan<br/>python"]',
+        "        plan --> act",
+        "        act --> check",
+        "    start --> stage",
+    ):
+        assert line in drawn
+    assert show_text(Workflow("w", (stage,))).splitlines()[2] == (
+        "  1. stage: sequence · 1 attempt · runs plan then act then check"
+    )
+    assert show_text(Workflow("w", (sequence("empty", []),))).splitlines()[2] == (
+        "  1. empty: sequence · 1 attempt · runs nothing"
+    )

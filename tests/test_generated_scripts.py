@@ -157,3 +157,14 @@ def test_impossible_generated_script_steps_are_refused(
 def test_allow_generated_must_be_a_bool() -> None:
     with pytest.raises(TypeError, match="allow_generated"):
         shell_step("s", script_from="x", allow_generated="yes")  # type: ignore[arg-type] # on purpose
+
+
+def test_a_generated_scripts_record_counts_among_a_branchs_known_outputs() -> None:
+    from adws import parallel  # noqa: PLC0415 - only this test builds one
+
+    verify = shell_step("verify", script_from="script", allow_generated=True)
+    ask = agent_step(
+        "ask", prompt="p", agent=ScriptedAgent([]), contract=OutputContract(("VERIFY_RAN",))
+    )
+    with pytest.raises(ValueError, match="both write 'verify_ran'"):
+        parallel("p", [verify, ask])

@@ -6,7 +6,7 @@ import dataclasses
 import enum
 import json
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 import attrs
 import pydantic
@@ -411,3 +411,95 @@ def test_check_on_the_contract_helpers_for_a_fresh_workflow() -> None:
         "R_JSON does not match Review: $.extra: not a field of the schema",
     )
     assert isinstance(WorkflowContext(), WorkflowContext)
+
+
+def _explodes(_instance: object, _attribute: object, _value: Any) -> None:
+    msg = "the validator itself broke"
+    raise RuntimeError(msg)
+
+
+@attrs.frozen
+class Fragile:
+    """A schema whose validator raises something unexpected."""
+
+    value: int = attrs.field(validator=_explodes)
+
+
+def test_a_validator_raising_anything_is_reported_with_its_type() -> None:
+    assert problems(Fragile, {"value": 1}) == [
+        ("$.value", "RuntimeError: the validator itself broke")
+    ]
+
+
+class Kind(enum.Enum):
+    """A choice for the examples."""
+
+    A = "a"
+    B = "b"
+
+
+def _even(_instance: object, _attribute: object, value: int) -> None:
+    if value % 2:
+        msg = "must be even"
+        raise ValueError(msg)
+
+
+def _not_first(_instance: object, _attribute: object, value: Any) -> None:
+    if value in {Kind.A, "x", 0, None}:
+        msg = "not the first choice"
+        raise ValueError(msg)
+
+
+@attrs.frozen
+class Inner:
+    """Nested: its own validator decides its example."""
+
+    n: int = attrs.field(validator=_even)
+
+
+@attrs.frozen
+class Picky:
+    """Fields whose first example each validator refuses."""
+
+    kind: Kind = attrs.field(validator=_not_first)
+    either: int | str = attrs.field(default=0, validator=_not_first)
+    inner: Inner = attrs.field(factory=lambda: Inner(0))
+    table: dict[str, int] = attrs.field(factory=dict, validator=attrs.validators.min_len(0))
+    maybe: str | None = attrs.field(default=None, validator=_not_first)
+
+
+@attrs.frozen
+class Deep:
+    """A schema nested past the depth examples go to."""
+
+    child: Deep | None = None
+
+
+def test_schema_agent_tries_choices_unions_and_nested_schemas() -> None:
+    from adws.testing._examples import satisfying  # noqa: PLC0415 - the helper under test
+
+    value, unsatisfied = satisfying(Picky)
+    assert unsatisfied == ()
+    assert value == {"kind": "b", "either": 1, "inner": {"n": 0}, "table": {}, "maybe": "text"}
+    assert satisfying(Deep, depth=9) == ({}, ())
+    assert render_schema_free_text() == "{Bad} stays"
+
+
+def render_schema_free_text() -> str:
+    from adws.template import render  # noqa: PLC0415 - an unchecked template, rendered directly
+
+    return str(render("{Bad} stays", {}).unwrap())
+
+
+def test_enum_values_and_mappings_inside_schemas_survive_the_journal() -> None:
+    @attrs.frozen
+    class Holder:
+        """A schema holding a mapping and an enum."""
+
+        table: dict[str, Grade]
+
+    outputs = {"grade": Grade.HIGH, "shape": Shape.FOUR}
+    assert decode_outputs(encode_outputs(outputs)) == {"grade": 2, "shape": 4}
+    assert json.loads(encode_outputs({"h": Holder({"x": Grade.LOW})})) == {
+        "h": {"__adws_attrs__": f"{__name__}:{Holder.__qualname__}", "value": {"table": {"x": 1}}}
+    }
