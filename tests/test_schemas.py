@@ -503,3 +503,28 @@ def test_enum_values_and_mappings_inside_schemas_survive_the_journal() -> None:
     assert json.loads(encode_outputs({"h": Holder({"x": Grade.LOW})})) == {
         "h": {"__adws_attrs__": f"{__name__}:{Holder.__qualname__}", "value": {"table": {"x": 1}}}
     }
+
+
+@attrs.frozen
+class Stubborn:
+    """A choice whose first value is refused, and a table no likely value fills."""
+
+    choice: Literal["x", "y"] = attrs.field(validator=_not_first)
+    table: dict[str, int] = attrs.field(factory=dict, validator=attrs.validators.min_len(1))
+
+
+@attrs.frozen
+class Either:
+    """A field that takes a number or a text."""
+
+    value: int | str
+
+
+def test_schema_agent_reports_what_no_likely_value_fills_and_unions_take_any_member() -> None:
+    from adws.testing._examples import satisfying  # noqa: PLC0415 - the helper under test
+
+    assert satisfying(Stubborn) == ({"choice": "y", "table": {}}, ("$.table",))
+    assert schema_problems({"value": "a"}, Either) == Success(Either("a"))
+    assert problems(Either, {"value": [1]}) == [
+        ("$.value", "expected integer or string, got array")
+    ]
