@@ -3,8 +3,8 @@
 A contract's `*_JSON` key may name any of the four. This module tells them
 apart and lists a schema's fields (name, type, whether it is required, its
 description) for the agent's instructions, `adws check`'s reading of
-`{key.field}` paths and the test kit; and it lists the fields of a
-structured value, so a template can read one. pydantic is never imported
+`{key.field}` paths (`path_problem`) and the test kit; and it lists the
+fields of a structured value, so a template can read one. pydantic is never imported
 here: a model class can only exist once its user imported pydantic.
 """
 
@@ -13,6 +13,9 @@ from __future__ import annotations
 import dataclasses
 import sys
 import typing
+from collections.abc import Sequence
+from enum import Enum
+from types import UnionType
 from typing import Final, Literal, TypeAlias, final
 
 import attrs
@@ -22,6 +25,7 @@ __all__ = [
     "SchemaKind",
     "instance_fields",
     "is_pydantic_model",
+    "path_problem",
     "schema_fields",
     "schema_kind",
 ]
@@ -160,4 +164,64 @@ def instance_fields(value: object) -> tuple[str, ...] | None:
         return tuple(field.name for field in dataclasses.fields(cls))
     if is_pydantic_model(cls):
         return tuple(getattr(cls, "model_fields", {}))
+    return None
+
+
+_SCALARS: Final[dict[object, str]] = {
+    str: "text",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+}
+
+
+def _scalar(tp: object) -> str | None:
+    """Name a type that holds no fields (text, a number, a choice), or None."""
+    if typing.get_origin(tp) is Literal or (isinstance(tp, type) and issubclass(tp, Enum)):
+        return "a choice"
+    return _SCALARS.get(tp)
+
+
+def _optional(tp: object) -> object:
+    """Strip `None` from `X | None`; leave every other type as it is."""
+    args = [arg for arg in typing.get_args(tp) if arg is not type(None)]
+    is_union = typing.get_origin(tp) in {typing.Union, UnionType}
+    return args[0] if is_union and len(args) == 1 else tp
+
+
+def path_problem(tp: object, key: str, path: tuple[str | int, ...]) -> str | None:
+    """Walk a placeholder's path through the type its key holds; say where it breaks.
+
+    None when the path holds, or leads into a type adws cannot see into
+    (a dict, a union, `Any`): the run will tell.
+
+    >>> @attrs.frozen
+    ... class Issue:
+    ...     labels: tuple[str, ...]
+    >>> path_problem(Issue, "issue", ("lables",))
+    "issue (Issue) has no field 'lables' (it has: labels)"
+    >>> path_problem(Issue, "issue", ("labels", 0, "name"))
+    'issue.labels[0] is text, which has no fields'
+    """
+    walked = key
+    for part in path:
+        tp = _optional(tp)
+        schema = tp if isinstance(tp, type) and schema_kind(tp) is not None else None
+        is_list = typing.get_origin(tp) in {list, tuple, Sequence}
+        what = _scalar(tp) or ("a list" if is_list else None)
+        if schema is not None:
+            what = f"a {schema.__name__} object"
+        if isinstance(part, int) and is_list:
+            tp = (typing.get_args(tp) or (object,))[0]
+        elif isinstance(part, int):
+            return None if what is None else f"{walked} is {what}, not a list"
+        elif schema is not None:
+            fields = {field.name: field.type for field in schema_fields(schema)}
+            if part not in fields:
+                names = ", ".join(fields)
+                return f"{walked} ({schema.__name__}) has no field {part!r} (it has: {names})"
+            tp = fields[part]
+        else:
+            return None if what is None else f"{walked} is {what}, which has no fields"
+        walked += f"[{part}]" if isinstance(part, int) else f".{part}"
     return None

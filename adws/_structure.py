@@ -28,6 +28,7 @@ from cattrs.gen import make_dict_structure_fn
 from cattrs.gen.typeddicts import make_dict_structure_fn as make_typeddict_structure_fn
 from returns.result import Failure, Result, Success
 
+from adws._optional import import_optional
 from adws._schemas import is_pydantic_model, schema_fields
 
 __all__ = ["Problem", "json_name", "schema_problems", "structure"]
@@ -269,8 +270,10 @@ def _pydantic_message(error: Mapping[str, Any]) -> str:
 
 def _validate_pydantic(value: object, schema: type) -> Result[object, list[Problem]]:
     """Validate with pydantic in strict JSON mode, extra fields forbidden."""
-    import pydantic  # noqa: PLC0415 - a pydantic schema means pydantic is installed and loaded
-
+    try:
+        pydantic = import_optional("pydantic")
+    except ImportError as exc:  # a workflows-folder module named pydantic.py, say
+        return Failure([("$", f"cannot validate a pydantic model: {exc}")])
     try:
         validated: object = schema.model_validate_json(  # type: ignore[attr-defined] # a pydantic model class
             json.dumps(value), strict=True, extra="forbid"

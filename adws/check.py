@@ -28,21 +28,20 @@ The rules, in declaration order:
 
 from __future__ import annotations
 
-import typing
-from collections.abc import Iterable, Sequence
-from enum import Enum
-from types import UnionType
-from typing import Final, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
 import attrs
 
-from adws._schemas import schema_fields, schema_kind
+from adws._schemas import path_problem
 from adws.agent_steps import AgentSpec
 from adws.combinators import SequenceSpec, VerificationSpec
 from adws.concurrency import FanOutSpec, ParallelSpec
 from adws.shell import ShellSpec
 from adws.step import Step, Workflow, iter_steps
 from adws.template import Placeholder, template_paths
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["Flow", "Problem", "Severity", "check_workflow", "flow_of", "known_inputs"]
 
@@ -210,60 +209,12 @@ def _generated(step: Step, writer: dict[str, str]) -> list[Problem]:
     return notes
 
 
-_SCALARS: Final[dict[object, str]] = {
-    str: "text",
-    int: "an integer",
-    float: "a number",
-    bool: "a boolean",
-}
-
-
-def _scalar(tp: object) -> str | None:
-    """Name a type that holds no fields (text, a number, a choice), or None."""
-    if typing.get_origin(tp) is Literal or (isinstance(tp, type) and issubclass(tp, Enum)):
-        return "a choice"
-    return _SCALARS.get(tp)
-
-
-def _optional(tp: object) -> object:
-    """Strip `None` from `X | None`; leave every other type as it is."""
-    args = [arg for arg in typing.get_args(tp) if arg is not type(None)]
-    is_union = typing.get_origin(tp) in {typing.Union, UnionType}
-    return args[0] if is_union and len(args) == 1 else tp
-
-
-def _path_problem(tp: object, placeholder: Placeholder) -> str | None:
-    """Walk a placeholder's path through the type its key holds; say where it breaks."""
-    walked = placeholder.key
-    for part in placeholder.path:
-        tp = _optional(tp)
-        schema = tp if isinstance(tp, type) and schema_kind(tp) is not None else None
-        is_list = typing.get_origin(tp) in {list, tuple, Sequence}
-        what = _scalar(tp) or ("a list" if is_list else None)
-        if schema is not None:
-            what = f"a {schema.__name__} object"
-        if isinstance(part, int) and is_list:
-            tp = (typing.get_args(tp) or (object,))[0]
-        elif isinstance(part, int):
-            return None if what is None else f"{walked} is {what}, not a list"
-        elif schema is not None:
-            fields = {field.name: field.type for field in schema_fields(schema)}
-            if part not in fields:
-                names = ", ".join(fields)
-                return f"{walked} ({schema.__name__}) has no field {part!r} (it has: {names})"
-            tp = fields[part]
-        else:
-            return None if what is None else f"{walked} is {what}, which has no fields"
-        walked += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return None
-
-
 def _path_problems(step: str, flow: Flow, typed: dict[str, object]) -> list[Problem]:
     known = {**typed, **dict(flow.types)}
     problems = []
     for placeholder in flow.paths:
         if placeholder.path and placeholder.key in known:
-            broken = _path_problem(known[placeholder.key], placeholder)
+            broken = path_problem(known[placeholder.key], placeholder.key, placeholder.path)
             if broken is not None:
                 message = f"reads {{{placeholder.text}}}, but {broken}"
                 problems.append(Problem("error", step, placeholder.key, message))

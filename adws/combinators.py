@@ -157,6 +157,7 @@ def sequence(
     *,
     always_run: bool = False,
     when: Callable[[WorkflowContext], bool] | None = None,
+    rerun_on_resume: bool = False,
 ) -> Step:
     """Build a step that runs `steps` one after another: a sub-pipeline as one step.
 
@@ -172,6 +173,7 @@ def sequence(
     verify's complaint, and `fan_out("items", sequence(...), over=...)` runs
     a sub-pipeline per item. Step names must be distinct; like a
     combinator's inner steps, their attempts are not separate events.
+    `rerun_on_resume` makes `adws resume` run it again (see `Step`).
     """
     owner = f"sequence {name!r}"
     require_type(owner, "steps", steps, (list, tuple), "a list of Steps")
@@ -195,6 +197,7 @@ def sequence(
         run,
         always_run=always_run,
         when=when,
+        rerun_on_resume=rerun_on_resume,
         kind="sequence",
         spec=SequenceSpec(children),
         children=children,

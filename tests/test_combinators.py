@@ -213,8 +213,13 @@ def test_a_sequence_checks_its_definition() -> None:
         sequence("s", "ab")  # type: ignore[arg-type] # a mistake on purpose
     with pytest.raises(TypeError, match=r"sequence 's'.*steps"):
         sequence("s", [step, "b"])  # type: ignore[list-item] # a mistake on purpose
-    empty = sequence("s", [], always_run=True, when=lambda _ctx: True)
-    assert (empty.kind, empty.spec, empty.always_run) == ("sequence", SequenceSpec(()), True)
+    empty = sequence("s", [], always_run=True, when=lambda _ctx: True, rerun_on_resume=True)
+    assert (empty.kind, empty.spec, empty.always_run, empty.rerun_on_resume) == (
+        "sequence",
+        SequenceSpec(()),
+        True,
+        True,
+    )
     assert success(run_workflow(Workflow("w", (empty,)))) == WorkflowContext()
 
 

@@ -528,3 +528,15 @@ def test_schema_agent_reports_what_no_likely_value_fills_and_unions_take_any_mem
     assert problems(Either, {"value": [1]}) == [
         ("$.value", "expected integer or string, got array")
     ]
+
+
+def test_a_pydantic_model_is_never_validated_by_a_workflow_file_named_pydantic(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from adws import _optional  # noqa: PLC0415 - the folders discovery registers
+
+    folder = Path(pydantic.__file__).resolve().parent
+    monkeypatch.setattr(_optional, "WORKFLOW_FOLDERS", {folder})
+    [(path, message)] = problems(Review, {"verdict": "approve", "score": 1})
+    assert path == "$"
+    assert message.startswith("cannot validate a pydantic model: No module named 'pydantic'")
