@@ -213,3 +213,28 @@ def test_a_custom_spec_counts_and_a_library_schema_is_named() -> None:
     )
     assert helper_sources(flow(library)) == ""
     assert "adws.usage:Usage" in str(describe_workflow(flow(library)))
+
+
+def test_a_sequence_fail_fast_and_a_generated_script_are_part_of_a_steps_fingerprint() -> None:
+    from adws import fan_out, parallel, sequence  # noqa: PLC0415 - the specs #25 added
+
+    def described(inner: Step, *, fail_fast: bool = True, generated: bool = True) -> dict[str, str]:
+        verify = shell_step("verify", script_from="s", allow_generated=generated)
+        return step_fingerprints(
+            Workflow(
+                "w",
+                (
+                    sequence("stage", [inner, verify]),
+                    parallel("checks", [Step("lint", one)], fail_fast=fail_fast),
+                    fan_out("each", sequence("pipe", [Step("x", one)]), over="xs"),
+                ),
+                inputs=("s",),
+            )
+        )
+
+    base = described(Step("plan", one))
+    assert described(Step("plan", one)) == base
+    assert described(Step("plan", other))["stage"] != base["stage"]
+    assert described(Step("plan", one), generated=False)["stage"] != base["stage"]
+    changed = described(Step("plan", one), fail_fast=False)
+    assert (changed["checks"] != base["checks"], changed["stage"]) == (True, base["stage"])
