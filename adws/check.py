@@ -225,15 +225,18 @@ def known_inputs(workflow: Workflow) -> frozenset[str] | None:
     """Return every input a run of `workflow` may be given, or None when any may be read.
 
     That is its declared inputs, required and optional, and every key a step
-    reads (inferred or declared); a plain step that declares no `reads=`
-    might read anything.
+    reads (inferred or declared) that no step writes; a plain step that
+    declares no `reads=` might read anything.
     """
-    known = set(workflow.inputs) | set(workflow.optional_inputs)
+    read: set[str] = set()
+    written: set[str] = set()
     for step in workflow.steps:
         if step.reads is None and _inferred(step).opaque:
             return None
-        known.update(flow_of(step).reads)
-    return frozenset(known)
+        flow = flow_of(step)
+        read.update(flow.reads)
+        written.update(flow.writes, flow.may_write)
+    return frozenset({*workflow.inputs, *workflow.optional_inputs, *(read - written)})
 
 
 def check_workflow(workflow: Workflow, *, given: Iterable[str] = ()) -> tuple[Problem, ...]:

@@ -328,3 +328,16 @@ def test_a_generated_script_is_noted_and_a_written_user_script_stays_an_error() 
             " only the user may choose a script"
         )
     ]
+
+
+def test_known_inputs_are_what_steps_read_and_no_step_writes() -> None:
+    from adws.check import known_inputs  # noqa: PLC0415 - the helper adws run uses
+
+    workflow = Workflow(
+        "w",
+        (ask("a", "{topic}", "PACKET_JSON"), shell_step("b", "echo {packet_json.x} {extra}")),
+        inputs=("topic",),
+        optional_inputs=("output_dir",),
+    )
+    assert known_inputs(workflow) == frozenset({"topic", "output_dir", "extra"})
+    assert known_inputs(Workflow("w", (Step("plain", nothing),))) is None
