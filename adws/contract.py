@@ -7,6 +7,7 @@ listing every problem at once; it never raises, whatever the text.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -127,15 +128,20 @@ class OutputContract:
                 "optionally inside one ```json fenced block and nothing else.",
             ]
         for key, schema in self.schemas.items():
-            example = json.dumps(example_of(schema), indent=2, ensure_ascii=False)
-            lines += [
-                "",
-                f"{key} is one JSON object ({schema.__name__}) with these fields and no others:",
-                *field_lines(schema),
-                "For example:",
-                example,
-            ]
+            lines += ["", *_schema_instructions(key, schema)]
         return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=1024)
+def _schema_instructions(key: str, schema: type) -> tuple[str, ...]:
+    """Describe one schema to the agent (once per key and class: every agent call shows it)."""
+    example = json.dumps(example_of(schema), indent=2, ensure_ascii=False)
+    return (
+        f"{key} is one JSON object ({schema.__name__}) with these fields and no others:",
+        *field_lines(schema),
+        "For example:",
+        example,
+    )
 
 
 def _describe(key: str) -> str:
