@@ -206,3 +206,23 @@ def test_an_agent_prompt_reads_a_field_of_an_earlier_json_output() -> None:
 def test_a_shell_cwd_with_a_typo_does_not_load() -> None:
     with pytest.raises(ValueError, match=r"^step 's': the cwd has \{Dir\}"):
         shell_step("s", "true", cwd="{Dir}")
+
+
+@given(st.lists(_NOT_PLACEHOLDER, min_size=1, max_size=5))
+def test_doubled_braces_stay_literal_in_shell_scripts_too(pieces: list[str]) -> None:
+    """A shell template's `{{...}}` is the script's own braces, never a parameter."""
+    from adws._shell_script import compile_script  # noqa: PLC0415 - the shell's side of the grammar
+
+    compiled = compile_script("".join("{{" + piece + "}}" for piece in pieces), step_name="s")
+    assert compiled.placeholders == ()
+    assert compiled.script == "".join("{" + piece + "}" for piece in pieces)
+
+
+@given(_JSON.filter(lambda value: isinstance(value, dict | list)))
+def test_json_text_stays_text_in_shell_scripts(value: object) -> None:
+    """JSON in a shell command is the command's text: no parameter is made of it."""
+    from adws._shell_script import compile_script  # noqa: PLC0415 - as above
+
+    text = json.dumps(value).replace("{{", "{ {").replace("}}", "} }")
+    compiled = compile_script(text, step_name="s")
+    assert (compiled.placeholders, compiled.script) == ((), text)
