@@ -67,13 +67,17 @@ def _got(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=repr)
 
 
-def _strict_primitive(tp: type) -> Callable[[object, type], object]:
-    def structure(value: object, _: type) -> object:
-        ok = type(value) is tp or (tp is float and type(value) is int)
+def _strict_primitive(base: type) -> Callable[[object, type], object]:
+    """Take exactly JSON's `base` type; a subclass asked for (an enum, say) goes to `_scalar`."""
+
+    def structure(value: object, tp: type) -> object:
+        if tp is not base:
+            return _scalar(value, tp)
+        ok = type(value) is base or (base is float and type(value) is int)
         if not ok:
-            msg = f"expected {json_name(tp)}, got {json_name(type(value))}"
+            msg = f"expected {json_name(base)}, got {json_name(type(value))}"
             raise TypeError(msg)
-        return float(value) if tp is float else value  # type: ignore[arg-type] # an int or float, checked above
+        return float(value) if base is float else value  # type: ignore[arg-type] # an int or float, checked above
 
     return structure
 
@@ -111,7 +115,10 @@ def _scalar(value: object, tp: type) -> object:
     if issubclass(tp, Enum):
         return _enum(value, tp)
     base = next(kind for kind in (bool, int, float, str) if issubclass(tp, kind))
-    return _strict_primitive(base)(value, tp)
+    return _PRIMITIVES[base](value, base)
+
+
+_PRIMITIVES: Final = {tp: _strict_primitive(tp) for tp in (bool, int, float, str)}
 
 
 def _require(
@@ -182,10 +189,11 @@ def _is_literal(tp: object) -> bool:
 
 def _strict_converter() -> cattrs.Converter:
     converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
-    # By class (and subclass): an IntEnum is an int and a StrEnum a str, so one hook
-    # decides for all of them, by their members' values.
-    for tp in (bool, int, float, str, Enum):
-        converter.register_structure_hook(tp, _scalar)
+    # By class (and subclass): an IntEnum is an int and a StrEnum a str, so each hook
+    # sends a subclass on to `_scalar`, which takes an enum by its members' values.
+    for tp, hook in _PRIMITIVES.items():
+        converter.register_structure_hook(tp, hook)
+    converter.register_structure_hook(Enum, _scalar)
     converter.register_structure_hook_factory(
         lambda tp: is_sequence(tp) and typing.get_args(tp) != () and tp is not str,
         _structure_sequence,
