@@ -115,7 +115,8 @@ def _scalar(value: object, tp: type) -> object:
     if issubclass(tp, Enum):
         return _enum(value, tp)
     base = next(kind for kind in (bool, int, float, str) if issubclass(tp, kind))
-    return _PRIMITIVES[base](value, base)
+    made: Callable[[object], object] = tp  # a subclass of text or a number (`Slug(str)`)
+    return made(_PRIMITIVES[base](value, base))
 
 
 _PRIMITIVES: Final = {tp: _strict_primitive(tp) for tp in (bool, int, float, str)}

@@ -540,3 +540,23 @@ def test_a_pydantic_model_is_never_validated_by_a_workflow_file_named_pydantic(
     [(path, message)] = problems(Review, {"verdict": "approve", "score": 1})
     assert path == "$"
     assert message.startswith("cannot validate a pydantic model: No module named 'pydantic'")
+
+
+class Slug(str):
+    """Text of a kind of its own."""
+
+    __slots__ = ()
+
+
+@attrs.frozen
+class Page:
+    """A field typed as a subclass of str."""
+
+    slug: Slug
+
+
+def test_a_subclass_of_a_json_type_takes_that_type_only_and_comes_back_as_itself() -> None:
+    made = schema_problems({"slug": "home"}, Page)
+    assert made == Success(Page(Slug("home")))
+    assert type(made.unwrap().slug) is Slug  # type: ignore[attr-defined] # a Page, checked above
+    assert problems(Page, {"slug": 3}) == [("$.slug", "expected string, got integer")]
