@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from enum import Enum, StrEnum
-from typing import Any, final
+from typing import Any, Final, final
 
 import attrs
 
