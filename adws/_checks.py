@@ -17,11 +17,29 @@ __all__ = [
     "is_input_name",
     "require_callable",
     "require_count",
+    "require_input_name",
     "require_seconds",
     "require_type",
 ]
 
 _INPUT_NAME: Final = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def require_input_name(owner: str, field: str, value: object) -> None:
+    """Raise unless `value` is an input name: a placeholder could not name anything else.
+
+    >>> require_input_name("fan_out 'f'", "item", "An Item")
+    Traceback (most recent call last):
+    ...
+    ValueError: fan_out 'f': item 'An Item' is not an input name (lower_snake_case), so no placeholder could name it
+    """  # noqa: E501
+    require_type(owner, field, value, str, "an input name")
+    if not is_input_name(value):
+        msg = (
+            f"{owner}: {field} {value!r} is not an input name (lower_snake_case), so no "
+            "placeholder could name it"
+        )
+        raise ValueError(msg)
 
 
 def is_input_name(key: object) -> bool:

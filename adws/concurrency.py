@@ -52,7 +52,7 @@ from typing import Final, final
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
-from adws._checks import require_callable, require_count, require_type
+from adws._checks import require_callable, require_count, require_input_name, require_type
 from adws._scheduler import Branch, Outcome, run_branches
 from adws.context import WorkflowContext
 from adws.errors import ErrorType, PipelineError
@@ -259,8 +259,8 @@ def fan_out(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     """
     owner = f"fan_out {name!r}"
     require_type(owner, "step", step, Step, "a Step")
-    require_type(owner, "over", over, str, "an input name")
-    require_type(owner, "item", item, str, "an input name")
+    require_input_name(owner, "over", over)
+    require_input_name(owner, "item", item)
     require_type(owner, "fail_fast", fail_fast, bool, "a bool")
     _check_limits(owner, max_concurrency, min_successes)
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from adws.cli import main
-from adws.cli.new import ruff_config
+from adws.cli.new import python_literal, render_test, ruff_config, toml_string
 from tests.conftest import REPO
 
 BIN = Path(sys.executable).parent
@@ -52,7 +55,7 @@ def test_the_generated_project_passes_ruff_mypy_and_full_coverage(
             " pytest tests/test_workflow_asker.py"
         ),
     ]
-    assert (in_tmp / "pyproject.toml").read_text() == ruff_config().lstrip("\n")
+    assert (in_tmp / "pyproject.toml").read_text() == str(ruff_config()).lstrip("\n")
     (in_tmp / "mypy.ini").write_text(MYPY_INI)
     ruff = str(BIN / "ruff")
     for argv in (
@@ -87,7 +90,7 @@ def test_an_existing_pyproject_gains_the_config_unless_ruff_is_configured(
     (in_tmp / "pyproject.toml").write_text('[project]\nname = "mine"')
     assert main(["new", "one"]) == 0
     assert (in_tmp / "pyproject.toml").read_text() == (
-        '[project]\nname = "mine"\n' + ruff_config().lstrip("\n")
+        '[project]\nname = "mine"\n' + str(ruff_config()).lstrip("\n")
     )
     capsys.readouterr()
     (in_tmp / "ruff.toml").write_text("line-length = 120\n")
@@ -98,7 +101,7 @@ def test_an_existing_pyproject_gains_the_config_unless_ruff_is_configured(
         said[1]
         == "ruff is configured in ruff.toml already; to hold these files to every rule, use:"
     )
-    assert "\n".join(said[2:]) == ruff_config().strip()
+    assert "\n".join(said[2:]) == str(ruff_config()).strip()
     assert (in_tmp / "pyproject.toml").read_text() == ""
 
 
@@ -125,3 +128,82 @@ def test_new_writes_into_the_workflows_folder_given(in_tmp: Path) -> None:
     assert (outside / "greeter.py").exists()
     test = (in_tmp / "tests" / "test_workflow_greeter.py").read_text()
     assert f'WORKFLOWS = Path(__file__).resolve().parents[1] / "{outside}"' in test
+
+
+@given(
+    folder=st.text(
+        alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), min_size=1
+    )
+)
+def test_any_workflows_folder_is_data_in_the_generated_test(folder: str) -> None:
+    """A folder named with quotes, backslashes or code stays a string: nothing of it runs."""
+    source = render_test("greeter", agent=False, workflows=folder)
+    tree = ast.parse(source)
+    [assignment] = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "WORKFLOWS"
+    ]
+    assert isinstance(assignment.value, ast.BinOp)
+    assert isinstance(assignment.value.right, ast.Constant)
+    assert assignment.value.right.value == folder
+    assert ast.literal_eval(python_literal(folder)) == folder
+
+
+def test_a_quote_in_the_workflows_folder_injects_nothing_under_pytest(in_tmp: Path) -> None:
+    """The reproduction: a `"` in --workflows once closed the string and ran the rest."""
+    folder = 'flows" + __import__("os").system("touch pwned") + "'
+    assert main(["new", "greeter", "--workflows", folder]) == 0
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=in_tmp,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (in_tmp / "pwned").exists()
+
+
+def test_new_never_writes_through_a_dangling_symbolic_link(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = in_tmp.parent / f"{in_tmp.name}-outside"
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "greeter.py").symlink_to(outside / "greeter.py")
+    assert main(["new", "greeter"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "adws: error: workflows/greeter.py exists already; adws new never overwrites a file"
+    )
+    assert not outside.exists()
+
+
+def test_a_pyproject_that_is_a_symbolic_link_is_not_written_through(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elsewhere = in_tmp.parent / f"{in_tmp.name}-pyproject.toml"
+    (in_tmp / "pyproject.toml").symlink_to(elsewhere)
+    assert main(["new", "greeter"]) == 0
+    assert "pyproject.toml is a symbolic link" in capsys.readouterr().err
+    assert not elsewhere.exists()
+
+
+def test_a_file_that_appears_while_new_writes_is_not_overwritten(in_tmp: Path) -> None:
+    from adws.cli._args import UsageError  # noqa: PLC0415 - the error the command raises
+    from adws.cli.new import _create  # noqa: PLC0415 - the writer alone, with a file already there
+
+    (in_tmp / "taken.py").write_text("mine")
+    with pytest.raises(UsageError, match="appeared meanwhile"):
+        _create(in_tmp / "taken.py", "theirs")
+    assert (in_tmp / "taken.py").read_text() == "mine"
+
+
+def test_a_workflows_folder_toml_cannot_hold_leaves_pyproject_alone(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert ruff_config("a\udc80b") is None
+    assert toml_string('w"x\x7f') == '"w\\"x\\u007f"'
+    assert main(["new", "greeter", "--workflows", "fl\udc80ws"]) == 0
+    assert "cannot be written in TOML" in capsys.readouterr().err
+    assert not (in_tmp / "pyproject.toml").exists()

@@ -550,3 +550,14 @@ def test_fail_fast_must_be_a_bool_and_is_shown_and_kept_by_use_agent() -> None:
     swapped = use_agent(workflow, ScriptedAgent([]))
     assert [step.spec.fail_fast for step in swapped.steps] == [False, False]  # type: ignore[attr-defined] # specs of parallel steps
     assert swapped.steps[1].children[0].kind == "sequence"
+
+
+@pytest.mark.parametrize(("field", "value"), [("item", "Not An Identifier"), ("over", "Claims")])
+def test_fan_outs_over_and_item_must_be_input_names(field: str, value: str) -> None:
+    names = {"over": "claims", "item": "claim", field: value}
+    with pytest.raises(ValueError, match="is not an input name") as raised:
+        fan_out("fan", Step("a", IOSuccess), over=names["over"], item=names["item"])
+    assert str(raised.value) == (
+        f"fan_out 'fan': {field} {value!r} is not an input name (lower_snake_case), so no "
+        "placeholder could name it"
+    )

@@ -11,6 +11,8 @@ on a fresh project. It never overwrites a file.
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -112,7 +114,7 @@ from adws.testing import {imports}
 if TYPE_CHECKING:
     from adws import Workflow
 
-WORKFLOWS = Path(__file__).resolve().parents[1] / "{workflows}"
+WORKFLOWS = Path(__file__).resolve().parents[1] / {workflows}
 
 
 def load() -> Workflow:
@@ -160,24 +162,33 @@ ignore = [
 
 [tool.ruff.lint.per-file-ignores]
 # Workflows are loaded and tests collected by path: neither folder is a package.
-"{workflows}/**" = ["INP001"]
+{workflows} = ["INP001"]
 "tests/**" = ["INP001", "S101"]  # pytest's asserts are how tests check
 """
 
 
-def ruff_config(workflows: str = "workflows") -> str:
-    """Return the ruff configuration (every rule) that `adws new` adds to pyproject.toml."""
-    return _RUFF.format(workflows=workflows)
+def ruff_config(workflows: str = "workflows") -> str | None:
+    """Return the ruff configuration (every rule) that `adws new` adds to pyproject.toml.
+
+    None when the folder's name cannot be written in TOML.
+    """
+    pattern = toml_string(f"{workflows}/**")
+    return None if pattern is None else _RUFF.format(workflows=pattern)
 
 
 def _configure_ruff(here: Path, workflows: str) -> str:
     """Add the configuration to pyproject.toml unless ruff is configured; say what happened."""
     pyproject = here / "pyproject.toml"
+    config = ruff_config(workflows)
+    if config is None:
+        return "the workflows folder's name cannot be written in TOML; configure ruff yourself"
+    if pyproject.is_symlink():  # writing through it could land outside the project
+        shown = config.strip()
+        return f"pyproject.toml is a symbolic link; to hold these files to every rule:\n{shown}"
     text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
     configured = [name for name in ("ruff.toml", ".ruff.toml") if (here / name).exists()] + (
         ["pyproject.toml"] if "[tool.ruff" in text else []
     )
-    config = ruff_config(workflows)
     if config.strip() in text:
         return ""  # an earlier `adws new` added it
     if configured:
@@ -195,11 +206,62 @@ def render_module(name: str, *, agent: bool) -> str:
     return (_AGENT if agent else _PLAIN).format(name=name)
 
 
+_ESCAPES: Final = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_SURROGATES: Final = range(0xD800, 0xE000)
+_BYTE: Final = 0x100
+_BMP: Final = 0x10000
+
+
+def _escaped(char: str, quote: str) -> str:
+    if char in _ESCAPES or char == quote:
+        return _ESCAPES.get(char, "\\" + char)
+    code = ord(char)
+    if char.isprintable() and code not in _SURROGATES:
+        return char
+    if code < _BYTE:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < _BMP else f"\\U{code:08x}"
+
+
+def python_literal(text: str) -> str:
+    r"""Write `text` as a Python string literal, quoted as ruff's formatter would quote it.
+
+    The text (a folder the user named) is data in the generated source,
+    whatever it holds: quotes, backslashes, line breaks or a closing paren.
+
+    >>> print(python_literal("workflows"), python_literal('a"b'), python_literal("c\\d\n\u2028"))
+    "workflows" 'a"b' "c\\d\n\u2028"
+    """
+    quote = "'" if text.count('"') > text.count("'") else '"'
+    return quote + "".join(_escaped(char, quote) for char in text) + quote
+
+
+def toml_string(text: str) -> str | None:
+    r"""Write `text` as a TOML basic string, or None when TOML cannot hold it (a lone surrogate).
+
+    >>> toml_string('a"b'), toml_string(chr(0xD800))
+    ('"a\\"b"', None)
+    """
+    if any(ord(char) in _SURROGATES for char in text):
+        return None
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def render_test(name: str, *, agent: bool, workflows: str = "workflows") -> str:
     """Return the test module `adws new` writes next to it."""
     imports = "ScriptedAgent, run" if agent else "run"
-    head = _HEAD.format(name=name, imports=imports, workflows=workflows)
+    head = _HEAD.format(name=name, imports=imports, workflows=python_literal(workflows))
     return head + (_AGENT_TEST if agent else _PLAIN_TEST).format(name=name)
+
+
+def _create(path: Path, text: str) -> None:
+    """Create a new file; refuse one that exists, a symbolic link included (O_EXCL)."""
+    try:
+        with path.open("x", encoding="utf-8") as created:
+            created.write(text)
+    except FileExistsError as exc:
+        msg = f"{path} appeared meanwhile; adws new never overwrites a file"
+        raise UsageError(msg) from exc
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -215,15 +277,16 @@ def cmd_new(args: argparse.Namespace) -> int:
     where = folder.relative_to(here) if folder.is_relative_to(here) else folder
     module = where / f"{name}.py"
     test = Path("tests") / f"test_workflow_{name}.py"
-    existing = [str(path) for path in (module, test) if path.exists()]
+    # lexists: a dangling symbolic link is there too, and writing through it would land elsewhere.
+    existing = [str(path) for path in (module, test) if os.path.lexists(path)]
     if existing:
         verb = "exists" if len(existing) == 1 else "exist"
         msg = f"{' and '.join(existing)} {verb} already; adws new never overwrites a file"
         raise UsageError(msg)
     folder.mkdir(parents=True, exist_ok=True)
     test.parent.mkdir(parents=True, exist_ok=True)
-    module.write_text(render_module(name, agent=args.agent), encoding="utf-8")
-    test.write_text(render_test(name, agent=args.agent, workflows=str(where)), encoding="utf-8")
+    _create(module, render_module(name, agent=args.agent))
+    _create(test, render_test(name, agent=args.agent, workflows=where.as_posix()))
     err(f"wrote {module} and {test}; run them with: pytest {test}")
     said = _configure_ruff(here, where.as_posix())
     if said:
