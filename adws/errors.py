@@ -43,6 +43,8 @@ class ErrorType(StrEnum):
     """The agent printed nothing for its step's `idle_timeout`."""
     PERMISSION_DENIED = "PermissionDenied"
     """The agent was refused a tool it needed (a file edit without `edits=True`, say)."""
+    WORKER_LOST = "WorkerLost"
+    """A batch worker died running the step (killed, out of memory) twice: not tried again."""
 
 
 INFRASTRUCTURE: Final = frozenset(

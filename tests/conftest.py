@@ -165,6 +165,13 @@ def start_adws(
     )
 
 
+def dead_pid() -> int:
+    """Return the id of a process that has ended (a crashed coordinator's, say)."""
+    done = subprocess.Popen(["true"])
+    done.wait()
+    return done.pid
+
+
 def wait_for(condition: Callable[[], object], seconds: float = 30.0) -> None:
     """Poll `condition` until it holds, failing the test after `seconds`."""
     deadline = time.monotonic() + seconds

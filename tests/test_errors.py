@@ -27,6 +27,7 @@ def test_every_design_kind_exists() -> None:
         "AgentUnavailable",
         "AgentHung",
         "PermissionDenied",
+        "WorkerLost",
     ]
 
 

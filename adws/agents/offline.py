@@ -4,7 +4,8 @@ The pytest plugin (`adws.testing.plugin`) turns it on for every test not
 marked `live` or `agent_process`. `CommandAgent` and `ClaudeAgent` ask it
 before doing anything: refused, the call is an `AgentFailed` that runs
 nothing, and the refusal is kept so the plugin fails the test even when the
-workflow under test expected a failure.
+workflow under test expected a failure. `adws batch` hands the switch to its
+workers with each run, and notes their refusals here.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ class OfflineSwitch:
             self.enabled = enabled
             self._refused.clear()
 
+    def note(self, message: str) -> None:
+        """Keep a refusal made elsewhere (a batch worker's), so the plugin fails the test."""
+        with self._lock:
+            self._refused.append(message)
+
     def refuse(self, request: AgentRequest, backend: str) -> PipelineError | None:
         """Return the error that stops `backend` from running, or None when offline is off."""
         if not self.enabled:
@@ -52,8 +58,7 @@ class OfflineSwitch:
             " (a local program) or @pytest.mark.live (a hosted model), or set"
             " adws_offline = false in the pytest configuration"
         )
-        with self._lock:
-            self._refused.append(message)
+        self.note(message)
         context = {"offline": True, "permanent": True}
         return PipelineError(request.step_name, ErrorType.AGENT_FAILED, message, context)
 

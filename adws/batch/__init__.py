@@ -4,11 +4,16 @@
 (this process) is the journal's only writer: workers turn each event into
 journal statements as it happens and send them over, so `adws status RUN`
 in another terminal follows every run live. A worker that dies mid-run
-costs only the step in flight: the coordinator resumes that run on another
-worker from its last finished step.
+costs only the step in flight: the coordinator stops what its run left
+running and resumes the run on another worker from its last finished
+step. `coordinator` schedules, `local` and `dask` are the pools, `tasks`
+is what a worker runs, `ledger` the coordinator's journal writes, and
+`report` how a batch went; where a run starts again is the journal's
+(`adws.journal.batch_resume`).
 """
 
-from adws.batch.coordinator import BatchReport, RunResult, run_batch
+from adws.batch.coordinator import run_batch
 from adws.batch.inputs import BatchInputError, read_lines
+from adws.batch.report import BatchReport, RunResult
 
 __all__ = ["BatchInputError", "BatchReport", "RunResult", "read_lines", "run_batch"]

@@ -1,191 +1,46 @@
-"""The coordinator: queue a batch's runs, feed workers, write the journal, resume the lost.
+"""The coordinator: feed a batch's runs to workers, write the journal, resume the lost.
 
 The coordinator holds no run's context: a run is a `Task` of text while it
 waits, and only its status once it ends, so memory stays flat however many
-runs a batch has.
+runs a batch has. Where a run starts again (`--resume`, a lost worker) is
+the journal's business (`adws.journal.batch_resume`); what could not be
+written, the ledger's (`adws.batch.ledger`).
 """
 
 from __future__ import annotations
 
-import json
-import uuid
-from collections import deque
-from typing import TYPE_CHECKING, Any, Final, Protocol, final
+import socket
+from collections import Counter, deque
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
 
 import attrs
 
 from adws import io_ops
+from adws.agents.offline import OFFLINE
+from adws.batch.ledger import Ledger
 from adws.batch.local import LocalPool
-from adws.batch.tasks import Message, Task
-from adws.errors import PipelineError
-from adws.journal import resume_point, stored_branches
-from adws.journal.batches import batch_runs, finish_batch, queue_batch
-from adws.journal.codec import decode_error, encode_context, encode_outputs
+from adws.batch.report import BatchReport, Progress, RunResult
+from adws.batch.tasks import Batch, Message, Task, task_for
+from adws.errors import ErrorType, PipelineError
+from adws.events import AttemptFailed
+from adws.journal.batch_resume import BatchRun, resume_run
+from adws.journal.batches import batch_runs, batch_spent
+from adws.journal.codec import decode_error, encode_error
+from adws.journal.statements import statements_for
 
 if TYPE_CHECKING:
     import contextlib
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
 
     from adws.journal import Journal
     from adws.step import Workflow
 
-__all__ = ["BatchReport", "Pool", "Progress", "RunResult", "plan_batch", "run_batch"]
+__all__ = ["Pool", "run_batch"]
 
 _TICK: Final = 0.2
-
-
-@final
-@attrs.frozen
-class RunResult:
-    """How one run of a batch ended."""
-
-    line: int
-    run_id: str
-    status: str
-    error: PipelineError | None
-
-    def to_dict(self) -> dict[str, object]:
-        """Return the `--json` record of this run."""
-        return {
-            "line": self.line,
-            "run_id": self.run_id,
-            "status": self.status,
-            "error": None if self.error is None else self.error.to_dict(),
-        }
-
-
-@final
-@attrs.frozen
-class Progress:
-    """Counts of a batch in flight, for the progress line."""
-
-    total: int
-    done: int
-    failed: int
-    blocked: int
-    interrupted: int
-    running: int
-    seconds: float
-
-    @property
-    def finished(self) -> int:
-        """Runs that ended, however they ended."""
-        return self.done + self.failed + self.blocked + self.interrupted
-
-    def line(self, batch_id: str) -> str:
-        """Render the progress line: done, failed, blocked, running, runs per minute, ETA.
-
-        >>> Progress(10, 4, 1, 0, 0, 2, 30.0).line("b1")
-        'batch b1: 4/10 done, 1 failed, 0 blocked, 2 running · 10 runs/min · ETA 0m30s'
-        """
-        rate = self.finished / self.seconds * 60 if self.seconds > 0 else 0.0
-        left = self.total - self.finished
-        eta = (
-            "?" if rate == 0 else f"{int(left / rate * 60) // 60}m{int(left / rate * 60) % 60:02d}s"
-        )
-        return (
-            f"batch {batch_id}: {self.done}/{self.total} done, {self.failed} failed, "
-            f"{self.blocked} blocked, {self.running} running · {rate:.0f} runs/min · ETA {eta}"
-        )
-
-
-@final
-@attrs.frozen
-class BatchReport:
-    """A finished (or interrupted) batch: its id, its runs, and its overall status."""
-
-    batch_id: str
-    workflow: str
-    runs: tuple[RunResult, ...]
-    interrupted: bool = False
-
-    def counts(self) -> dict[str, int]:
-        """Count runs by status."""
-        counted: dict[str, int] = {}
-        for run in self.runs:
-            counted[run.status] = counted.get(run.status, 0) + 1
-        return counted
-
-    @property
-    def status(self) -> str:
-        """`interrupted`, else `failed` if any run failed, else `blocked` if any, else done."""
-        counts = self.counts()
-        if self.interrupted:
-            return "interrupted"
-        for status in ("failed", "blocked"):
-            if counts.get(status):
-                return status
-        return "succeeded" if set(counts) <= {"succeeded"} else "failed"
-
-    def to_dict(self) -> dict[str, object]:
-        """Return the `--json` object: batch id, counts and one record per run."""
-        return {
-            "batch_id": self.batch_id,
-            "workflow": self.workflow,
-            "status": self.status,
-            "counts": self.counts(),
-            "runs": [run.to_dict() for run in self.runs],
-        }
-
-
-def new_batch_id() -> str:
-    """Return a fresh, short batch id."""
-    return "b" + uuid.uuid4().hex[:11]
-
-
-def resume_task(
-    journal: Journal, workflow: Workflow, run_id: str, workflows_dir: str
-) -> Task | None:
-    """Build the task that continues `run_id` from its last finished step.
-
-    A queued run starts from the beginning. A run whose every step finished
-    (its worker died as it ended) is marked `succeeded` and needs no task.
-    """
-    found = journal.find(run_id)
-    assert not isinstance(found, str)  # noqa: S101 - the batch's own run
-    if found.status == "queued":
-        return Task(run_id, workflow.name, workflows_dir, found.inputs_json)
-    names = [step.name for step in workflow.steps]
-    attempts = journal.attempts(run_id)
-    first, ctx = resume_point(names, attempts, found.inputs())
-    if first is None:  # every step finished; only the run's end was not recorded
-        journal.mark(run_id, "succeeded")
-        return None
-    reuse = {
-        path: encode_outputs(outputs) for path, outputs in stored_branches(attempts, first).items()
-    }
-    return Task(run_id, workflow.name, workflows_dir, encode_context(ctx), first, json.dumps(reuse))
-
-
-def plan_batch(
-    journal: Journal,
-    workflow: Workflow,
-    lines: Sequence[tuple[int, Mapping[str, object]]],
-    *,
-    source: str,
-    workflows_dir: str,
-) -> tuple[str, list[Task]]:
-    """Record a new batch with every run queued; return its id and the runs' tasks."""
-    from adws.context import WorkflowContext  # noqa: PLC0415 - as above
-    from adws.executor import new_run_id  # noqa: PLC0415 - the executor is loaded already
-    from adws.journal.fingerprint import fingerprint  # noqa: PLC0415 - as above
-
-    batch_id = new_batch_id()
-    queued = [
-        (line, new_run_id(), encode_context(WorkflowContext(inputs=inputs)))
-        for line, inputs in lines
-    ]
-    queue_batch(
-        journal,
-        batch_id,
-        workflow.name,
-        source,
-        runs=queued,
-        steps=[step.name for step in workflow.steps],
-        fingerprint=fingerprint(workflow),
-    )
-    tasks = [Task(run_id, workflow.name, workflows_dir, inputs) for _, run_id, inputs in queued]
-    return batch_id, tasks
+_LOSSES_TO_FAIL: Final = 2
+"""A run whose worker dies this many times ends failed (`WorkerLost`), after its cleanup."""
+_HOST: Final = socket.gethostname()
 
 
 class Pool(Protocol):
@@ -197,8 +52,8 @@ class Pool(Protocol):
     def send(self, slot: Any, task: Task) -> None:  # noqa: ANN401 - as above
         """Give the slot a task."""
 
-    def receive(self, timeout: float) -> list[tuple[Any, Message | None]]:
-        """Return the messages waiting (up to `timeout`); None for a slot whose worker died."""
+    def receive(self, timeout: float) -> list[tuple[Any, Message]]:
+        """Return the messages waiting (up to `timeout`); `("lost", how)` for a dead worker."""
 
     def forget(self, slot: Any) -> None:  # noqa: ANN401 - as above
         """Drop a slot whose worker died."""
@@ -206,11 +61,13 @@ class Pool(Protocol):
     def signal_all(self, signum: int) -> None:
         """Pass a signal on: the first stops every run after its cleanup, a second kills."""
 
+    def over_budget(self, batch_id: str) -> None:
+        """Refuse every agent call of the batch from now on (`--batch-max-cost`)."""
+
     def close(self, grace: float = 5.0) -> None:
         """Stop everything this pool started."""
 
 
-@final
 @final
 class _Stop:
     """The coordinator's signal handler: the first signal stops, a second one kills."""
@@ -225,33 +82,58 @@ class _Stop:
         self.first = self.first or signum
         self.pool.signal_all(signum)  # the workers stop their runs (then, the second time, die)
 
+    def halt(self) -> None:
+        """Stop the batch as a first Ctrl-C would, though no signal came (the journal failed)."""
+        if not self.signals:
+            self.signals = 1
+            self.pool.signal_all(io_ops.HANDLED_SIGNALS[1])  # SIGTERM: stop after cleanup
+
     def installed(self) -> contextlib.AbstractContextManager[None]:
         return io_ops.handling_signals(self)
+
+
+@final
+@attrs.frozen
+class Resuming:
+    """How a run whose worker died is resumed: the flags `batch --resume` was given."""
+
+    rerun_changed: bool = False
+    force: bool = False
 
 
 @final
 class _Coordinator:
     """The state of one batch in flight: who runs what, and what ended how."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the batch and how to run it
         self,
         journal: Journal,
         workflow: Workflow,
+        batch: Batch,
         tasks: Sequence[Task],
         *,
         concurrency: int,
         pool: Pool,
+        resuming: Resuming,
     ) -> None:
-        self.journal, self.workflow = journal, workflow
+        self.journal, self.workflow, self.batch = journal, workflow, batch
         self.pool = pool
         self.stop = _Stop(self.pool)
+        self.ledger = Ledger(journal, self.stop.halt)
+        self.resuming = resuming
         self.waiting = deque(tasks)
-        self.assigned: dict[Any, str] = {}
+        self.assigned: dict[Any, Task] = {}
         self.idle: list[Any] = []
         self.results: dict[str, str] = {}
+        self.skipped: list[str] = []
+        self.groups: dict[str, tuple[str, tuple[int, ...]]] = {}
+        self.dirty: dict[str, tuple[int, ...]] = {}
+        self.losses: Counter[str] = Counter()
+        self.spent: dict[str, float] = {}
+        self.spent_before = batch_spent(journal, batch.batch_id) if batch.max_cost else 0.0
+        self.over_budget = False
         self.total = len(tasks)
         self.workers = max(1, min(concurrency, len(tasks)))
-        self.workflows_dir = tasks[0].workflows_dir if tasks else ""
         self.started = io_ops.monotonic()
 
     def progress(self) -> Progress:
@@ -267,81 +149,194 @@ class _Coordinator:
         )
 
     def feed(self) -> None:
-        while self.idle and self.waiting and not self.stop.signals:
-            conn = self.idle.pop()
+        while self.idle and self.waiting and not self.stop.signals and not self.over_budget:
             task = self.waiting.popleft()
-            self.assigned[conn] = task.run_id
-            self.pool.send(conn, task)
+            refused = self.ledger.claim(task.run_id, force=self.resuming.force)
+            if refused is not None:
+                self.skipped.append(refused)
+                continue
+            slot = self.idle.pop()
+            self.assigned[slot] = task
+            self.pool.send(slot, task)
 
-    def lost(self, conn: Any) -> None:  # noqa: ANN401 - a slot of either pool
-        """A worker died: resume its run on a new worker (or, when stopping, mark it)."""
-        run_id = self.assigned.pop(conn, None)
-        self.pool.forget(conn)
-        if conn in self.idle:  # it died waiting for work: nothing to resume, one worker fewer
-            self.idle.remove(conn)
-            self.idle.append(self.pool.start())
-        if run_id is None:  # it ended between runs: stopping, told to stop, or idle
+    def _check_budget(self) -> None:
+        cap = self.batch.max_cost
+        if cap is None or self.over_budget:
             return
+        if round(self.spent_before + sum(self.spent.values()), 9) >= cap:
+            self.over_budget = True
+            self.pool.over_budget(self.batch.batch_id)
+
+    def _stop_children(self, run_id: str) -> None:
+        """Stop the process groups a dead worker's run left, before it runs anywhere again."""
+        host, groups = self.groups.pop(run_id, ("", ()))
+        if host == _HOST:  # another machine's groups are its own worker's to stop
+            for pgid in groups:
+                io_ops.stop_group(pgid)
+        if groups:
+            self.dirty[run_id] = ()
+
+    def lost(self, slot: Any, how: str) -> None:  # noqa: ANN401 - a slot of either pool
+        """A worker died: stop what its run left, then resume the run on a new worker."""
+        task = self.assigned.pop(slot, None)
+        self.pool.forget(slot)
+        if slot in self.idle:  # it died waiting for work: nothing to resume, one worker fewer
+            self.idle.remove(slot)
+        if not self.stop.signals:
+            self.idle.append(self.pool.start())
+        if task is None:  # it ended between runs: stopping, told to stop, or idle
+            return
+        run_id = task.run_id
+        self._stop_children(run_id)
         if self.stop.signals:  # killed by a second signal in the middle of its cleanup
-            self.journal.mark(run_id, "interrupted")
+            self.ledger.mark(run_id, "interrupted")
             self.results[run_id] = "interrupted"
             return
-        task = resume_task(self.journal, self.workflow, run_id, self.workflows_dir)
-        self.waiting.extendleft(task for task in (task,) if task is not None)
-        self.idle.append(self.pool.start())
+        self.losses[run_id] += 1
+        again = self._resumed(task, how)
+        if again is not None:
+            self.waiting.appendleft(again)
 
-    def handle(self, conn: Any, message: Message) -> None:  # noqa: ANN401 - as above
-        kind = message[0]
-        if kind == "journal":
-            self.journal.apply(message[2])  # type: ignore[arg-type] # statements, as sent
-            return
-        run_id = str(message[1])
-        self.assigned.pop(conn, None)
-        status = "failed" if kind == "failed" else str(message[2])
+    def _resumed(self, task: Task, how: str) -> Task | None:
+        """Build the task that continues a lost run, or end the run (the second loss fails it)."""
+        run_id = task.run_id
+        record = self.journal.find(run_id)
+        start = (
+            record  # pruned from under the batch: nothing to resume
+            if isinstance(record, str)
+            else resume_run(self.journal, self.workflow, record, **attrs.asdict(self.resuming))
+        )
+        if isinstance(start, str):  # a finished step changed meanwhile, say
+            error = PipelineError("", ErrorType.WORKER_LOST, f"its worker died ({how}); {start}")
+            self._end(run_id, error)
+            return None
+        assert not isinstance(record, str)  # noqa: S101 - a record, since it has a start
+        if start.resume_from is None:  # every step finished; only the run's end was not recorded
+            self.ledger.mark(run_id, "succeeded")
+            self.results[run_id] = "succeeded"
+            return None
+        step = start.resume_from
+        losses = self.losses[run_id]
+        if (
+            losses > _LOSSES_TO_FAIL
+        ):  # the run's cleanup, after its second loss, killed a worker too
+            message = f"the worker running step {step!r} died a third time ({how}), in cleanup"
+            self._end(run_id, PipelineError(step, ErrorType.WORKER_LOST, message))
+            return None
+        again = task_for(self.batch, BatchRun(0, run_id, record.inputs_json, record.options, start))
+        if losses == 1:
+            message = f"the worker running step {step!r} died ({how}); resumed on a new worker"
+            self._record_loss(
+                start.resume_from, run_id, PipelineError(step, ErrorType.WORKER_LOST, message)
+            )
+            return again
+        message = f"the worker running step {step!r} died twice ({how}); not tried again"
+        error = PipelineError(step, ErrorType.WORKER_LOST, message)
+        return attrs.evolve(again, lost_json=encode_error(error))  # fails there; cleanup runs
+
+    def _record_loss(self, step: str, run_id: str, error: PipelineError) -> None:
+        names = [each.name for each in self.workflow.steps]
+        index = names.index(step)
+        event = AttemptFailed(run_id, step, index, len(names), 1, 1, error, False, 0.0, 0.0)
+        self.ledger.apply(statements_for(event, "", {}), f"the lost attempt of run {run_id}")
+
+    def _end(self, run_id: str, error: PipelineError) -> None:
+        self.ledger.fail(run_id, error)
+        self.results[run_id] = "failed"
+
+    def handle(self, slot: Any, message: Message) -> None:  # noqa: ANN401 - as above
+        kind, run_id = message[0], str(message[1])
+        if kind == "lost":
+            self.lost(slot, run_id)  # ("lost", how)
+        elif kind == "journal":
+            self.ledger.apply(message[2], f"the step statements of run {run_id}")  # type: ignore[arg-type] # statements, as sent
+            self.spent[run_id] = float(message[3])  # type: ignore[arg-type] # a float, as sent
+            self._check_budget()
+        elif kind == "groups":
+            host, groups = str(message[2]), tuple(cast("Sequence[int]", message[3]))
+            self.groups[run_id] = (host, groups)
+            self.dirty[run_id] = groups
+        else:
+            self._finish(slot, message)
+
+    def _finish(self, slot: Any, message: Message) -> None:  # noqa: ANN401 - as above
+        kind, run_id = message[0], str(message[1])
+        self.assigned.pop(slot, None)
+        self.groups.pop(run_id, None)
+        self.dirty.pop(run_id, None)
+        self.idle.append(slot)
         if kind == "failed":  # the workflow did not load in the worker
-            self.journal.mark(run_id, "failed")
-        self.results[run_id] = status
-        self.idle.append(conn)
+            self.ledger.fail(run_id, PipelineError("", ErrorType.INVALID_WORKFLOW, str(message[2])))
+            self.results[run_id] = "failed"
+            return
+        _, _, status, _, statements, refused = message
+        self.ledger.apply(statements, f"the end of run {run_id}")  # type: ignore[arg-type] # statements, as sent
+        self.results[run_id] = str(status)
+        for reason in refused:  # type: ignore[attr-defined] # a tuple of str, as sent
+            OFFLINE.note(reason)
 
     def loop(self, on_progress: Callable[[Progress], None]) -> None:
         last = 0.0
-        self.idle.extend(self.pool.start() for _ in range(self.workers))
+        self._check_budget()  # a resumed batch may have spent its cap already
+        if not self.over_budget:
+            self.idle.extend(self.pool.start() for _ in range(self.workers))
         while self.waiting or self.assigned:
             self.feed()
-            if self.stop.signals and not self.assigned:
+            if (self.stop.signals or self.over_budget) and not self.assigned:
                 break
-            for conn, message in self.pool.receive(_TICK):
-                if message is None:
-                    self.lost(conn)
-                else:
-                    self.handle(conn, message)
+            for slot, message in self.pool.receive(_TICK):
+                self.handle(slot, message)
             if io_ops.monotonic() - last >= 1.0:
                 last = io_ops.monotonic()
+                self._record_children()
                 on_progress(self.progress())
+        self._record_children()
+
+    def _record_children(self) -> None:
+        """Journal the runs' child process groups that changed, once a second.
+
+        The coordinator stops a dead worker's groups from what the worker
+        reported, at once; the journal's copy is for a coordinator that died
+        too (its workers kill their own groups then), so a second's delay
+        costs nothing, where a write per process started would.
+        """
+        if self.dirty:
+            dirty, self.dirty = self.dirty, {}
+            self.ledger.children(dirty)
 
 
 def run_batch(  # noqa: PLR0913 - the batch and how to run it, all keyword-only after the first
     journal: Journal,
     workflow: Workflow,
-    tasks: Sequence[Task],
+    batch: Batch,
+    runs: Sequence[BatchRun],
     *,
-    batch_id: str,
     concurrency: int,
     on_progress: Callable[[Progress], None] = lambda _progress: None,
     pool: Pool | None = None,
+    resuming: Resuming = Resuming(),
 ) -> tuple[BatchReport, int]:
-    """Run `tasks`, `concurrency` at a time; return the report and the first signal (0: none).
+    """Run `runs`, `concurrency` at a time; return the report and the first signal (0: none).
 
     `pool` is where they run: a `LocalPool` of worker processes by default,
-    or a `DaskPool`.
-
-    The journal is written here only. A worker that dies mid-run has its run
-    resumed on a new worker from the last step the journal holds; after a
-    signal no new run starts, the runs in flight end `interrupted` after
-    their cleanup, and runs never started stay `queued` for `--resume`.
+    or a `DaskPool`. The journal is written here only. A worker that dies
+    mid-run has its run's process groups stopped, then the run resumed on
+    a new worker from the last step the journal holds; a run that loses
+    its worker twice ends `WorkerLost` (after its cleanup). After a signal
+    (or a journal write that failed) no new run starts, the runs in flight
+    end `interrupted` after their cleanup, and runs never started stay
+    `queued` for `--resume`; past `batch.max_cost` likewise no new run
+    starts and the runs in flight fail at their next agent call.
     """
+    tasks = [task_for(batch, run) for run in runs]
     coordinator = _Coordinator(
-        journal, workflow, tasks, concurrency=concurrency, pool=pool or LocalPool()
+        journal,
+        workflow,
+        batch,
+        tasks,
+        concurrency=concurrency,
+        pool=pool or LocalPool(),
+        resuming=resuming,
     )
     with coordinator.stop.installed():
         try:
@@ -349,13 +344,32 @@ def run_batch(  # noqa: PLR0913 - the batch and how to run it, all keyword-only 
         finally:
             coordinator.pool.close(grace=1.0 if coordinator.stop.signals > 1 else 5.0)
     on_progress(coordinator.progress())
+    report = _report(coordinator, journal, workflow, batch)
+    coordinator.ledger.close(batch.batch_id, report.status, coordinator.results)
+    report = attrs.evolve(report, unrecorded=coordinator.ledger.describe())
+    return report, coordinator.stop.first
+
+
+def _report(
+    coordinator: _Coordinator, journal: Journal, workflow: Workflow, batch: Batch
+) -> BatchReport:
+    """Build the report from the journal, with what the coordinator knows it could not record."""
+    listed = batch_runs(journal, batch.batch_id)  # reading needs no write: it works
     runs = tuple(
-        RunResult(line, run_id, status, _error(error))
-        for line, run_id, status, error in batch_runs(journal, batch_id)
+        RunResult(line, run_id, coordinator.results.get(run_id, status), _error(error))
+        if coordinator.ledger.broken
+        else RunResult(line, run_id, status, _error(error))
+        for line, run_id, status, error in listed
     )
-    batch = BatchReport(batch_id, workflow.name, runs, interrupted=bool(coordinator.stop.signals))
-    finish_batch(journal, batch_id, batch.status)
-    return batch, coordinator.stop.first
+    return BatchReport(
+        batch.batch_id,
+        workflow.name,
+        runs,
+        interrupted=bool(coordinator.stop.first),
+        unrecorded=coordinator.ledger.describe(),
+        skipped=tuple(coordinator.skipped),
+        over_budget=batch.max_cost if coordinator.over_budget else None,
+    )
 
 
 def _error(text: str | None) -> PipelineError | None:

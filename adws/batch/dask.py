@@ -1,27 +1,41 @@
 """The Dask pool: the runs of a batch as tasks on a `dask.distributed` cluster (extra `adws[dask]`).
 
-`local:N` starts a `LocalCluster` of N single-threaded worker processes on
-127.0.0.1; any other value is a scheduler address. Every worker must be
-able to import adws and read the workflows folder at the same path (a
-shared checkout, or the same container image).
+`local:N` starts a cluster of N worker processes on 127.0.0.1 that only
+this batch can use: every connection is TLS with a key and certificate
+made for the batch (`distributed.Security.temporary()`, held in memory,
+both sides authenticated), and nothing serves HTTP (no dashboard, no
+metrics: the scheduler and workers listen on their TLS ports only). Its
+workers are not daemonic, so a step may use `multiprocessing`. Any other
+value is a scheduler address; Dask's own configuration says how to reach
+it securely (see the README). Every worker must be able to import adws and
+read the workflows folder at the same path.
 
 Messages travel on a `distributed.Queue` named after the batch; each put
 returns once the scheduler holds it, so what a task reported before its
-worker died is not lost. A task whose worker dies fails (`KilledWorker`:
-the local cluster allows no silent retry) and the coordinator resumes that
-run from its last finished step as a new task. A first Ctrl-C sets a
-`distributed.Event`: each run stops at its next step that is not cleanup,
-runs its `always_run` steps and ends `interrupted`; a step in flight on a
-remote worker is not interrupted. A second Ctrl-C cancels every task.
+worker died is not lost. A task whose worker dies fails (the local
+cluster allows no silent retry) and the coordinator resumes that run from
+its last finished step as a new task. A first Ctrl-C reaches each worker
+(`Client.run`): a run in a step that is not cleanup is interrupted there,
+as locally (its processes stopped, its `always_run` steps run, it ends
+`interrupted`); a second kills the process groups of the batch's runs and
+cancels every task.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import itertools
+import logging
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, final
 
-from adws.batch.tasks import Message, Task, execute
+from distributed import Nanny, Scheduler, Worker
+
+from adws import io_ops
+from adws.batch.tasks import OVER_BUDGET, Message, Task, execute
+from adws.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -29,25 +43,148 @@ if TYPE_CHECKING:
 __all__ = ["INSTALL_HINT", "DaskPool", "run_task"]
 
 INSTALL_HINT: Final = "pip install 'adws[dask]'"
+_POLL: Final = 0.01
+"""How often the coordinator asks the scheduler for messages while none come."""
 
 
-def run_task(task: Task, queue_name: str, stop_name: str, slot: int) -> None:
+class _QuietScheduler(Scheduler):
+    """A scheduler that serves no HTTP: no dashboard, no metrics, no open port but its own."""
+
+    def start_http_server(self, *_args: object, **_kwargs: object) -> None:
+        """Serve nothing."""
+
+
+class _QuietWorker(Worker):
+    """A worker that serves no HTTP, like `_QuietScheduler`."""
+
+    def start_http_server(self, *_args: object, **_kwargs: object) -> None:
+        """Serve nothing."""
+
+
+@final
+class _Running:
+    """One task on this worker: deliver a Ctrl-C to its thread, in a step that is not cleanup.
+
+    As `adws.cli._interrupts.Interrupts` does for a process, but for one
+    thread: the interruption is raised in the task's thread
+    (`PyThreadState_SetAsyncExc`) while a step that is not cleanup runs,
+    else held until the next one starts. One lock keeps the check and
+    the raise together.
+    """
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+        self.lock = threading.Lock()
+        self.running = False
+        self.pending: str | None = None
+
+    def observe(self, event: RunEvent, /) -> None:
+        with self.lock:
+            match event:
+                case StepStarted():
+                    if self.pending is not None and not event.always_run:
+                        message, self.pending = self.pending, None
+                        raise KeyboardInterrupt(message)
+                    self.running = not event.always_run
+                case StepSucceeded() | AttemptFailed(will_retry=False):
+                    self.running = False
+                case _:
+                    pass
+
+    def interrupt(self, message: str) -> None:
+        with self.lock:
+            if not self.running:
+                self.pending = message
+                return
+            self.running = False
+            # Raised as a class, so the class carries the words (`interrupted by SIGTERM`).
+            kind = type("Interrupted", (KeyboardInterrupt,), {"__str__": lambda _self: message})
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(self.thread), ctypes.py_object(kind)
+            )
+
+
+_RUNNING: Final[dict[str, dict[str, _Running]]] = {}
+"""The tasks running in this worker process, by batch and run."""
+_STOPPING: Final[dict[str, str]] = {}
+"""The batches told to stop, with why: a task that starts later stops at its first step."""
+_LOCK: Final = threading.Lock()
+
+
+def run_task(task: Task, queue_name: str, slot: int) -> None:
     """Run one task on a Dask worker, reporting through the batch's queue."""
-    from distributed import Event, Queue  # noqa: PLC0415 - runs on the worker
+    from distributed import Queue  # noqa: PLC0415 - runs on the worker
 
-    from adws.events import StepStarted  # noqa: PLC0415 - as above
-
-    queue, stop = Queue(queue_name), Event(stop_name)
+    queue = Queue(queue_name)
+    batch_id = task.batch.batch_id
+    running = _Running()
+    with _LOCK:
+        _RUNNING.setdefault(batch_id, {})[task.run_id] = running
+        running.pending = _STOPPING.get(batch_id)
 
     def send(message: Message) -> None:
         queue.put((slot, message))
 
-    def watch(event: object) -> None:
-        if isinstance(event, StepStarted) and not event.always_run and stop.is_set():
-            message = "interrupted by Ctrl-C"
-            raise KeyboardInterrupt(message)
+    try:
+        execute(task, send, (running.observe,))
+    finally:
+        with _LOCK:
+            _RUNNING[batch_id].pop(task.run_id, None)
 
-    execute(task, send, (watch,))
+
+def _interrupt(batch_id: str, message: str) -> None:
+    """On a worker: interrupt every run of the batch (the first Ctrl-C)."""
+    with _LOCK:
+        _STOPPING[batch_id] = message
+        running = list(_RUNNING.get(batch_id, {}).values())
+    for each in running:
+        each.interrupt(message)
+
+
+def _kill(batch_id: str) -> None:
+    """On a worker: kill the process groups of every run of the batch (a second Ctrl-C)."""
+    with _LOCK:
+        runs = list(_RUNNING.get(batch_id, {}))
+    for run_id in runs:
+        for pgid in io_ops.GROUPS.current(tag=run_id):
+            io_ops.kill_group(pgid)
+
+
+def _over_budget(batch_id: str) -> None:
+    """On a worker: refuse the batch's agent calls from now on."""
+    OVER_BUDGET.add(batch_id)
+
+
+def _local_cluster(workers: int, threads: int) -> tuple[Any, Any]:
+    """Start a TLS-only, HTTP-free cluster on 127.0.0.1; return it and its credentials."""
+    import dask  # noqa: PLC0415 - the optional extra, loaded only for --dask
+    from distributed import Security, SpecCluster  # noqa: PLC0415 - as above
+
+    security = Security.temporary()  # a key and certificate for this batch alone, in memory
+    where = {"host": "127.0.0.1", "protocol": "tls://", "security": security}
+    quiet = {"dashboard": False, "dashboard_address": None}
+    # Read by each nanny whenever it (re)starts its worker; a task's step may use multiprocessing.
+    dask.config.set({"distributed.worker.daemon": False})
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = SpecCluster(
+            scheduler={"cls": _QuietScheduler, "options": {**where, **quiet}},
+            workers={
+                index: {
+                    "cls": Nanny,
+                    "options": {
+                        **where,
+                        **quiet,
+                        "nthreads": threads,
+                        "worker_class": _QuietWorker,
+                        "silence_logs": logging.WARNING,
+                    },
+                }
+                for index in range(workers)
+            },
+            security=security,
+            silence_logs=logging.WARNING,
+        )
+    return cluster, security
 
 
 @final
@@ -61,29 +198,22 @@ class DaskPool:
         `concurrency` runs in flight across them (agents are processes, so
         threads overlap them well).
         """
-        import dask  # noqa: PLC0415 - the optional extra, loaded only for --dask
-        from distributed import Client, Event, LocalCluster, Queue  # noqa: PLC0415 - as above
+        from distributed import Client, Queue  # noqa: PLC0415 - as above
 
         self.cluster: Any = None
         if address.startswith("local:"):
             workers = int(address.removeprefix("local:"))
-            with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-                self.cluster = LocalCluster(
-                    n_workers=workers,
-                    threads_per_worker=max(1, -(-concurrency // workers)),
-                    processes=True,
-                    host="127.0.0.1",
-                    dashboard_address=None,
-                )
-            self.client: Client = Client(self.cluster)
+            self.cluster, security = _local_cluster(workers, max(1, -(-concurrency // workers)))
+            self.client: Client = Client(self.cluster, security=security)
         else:
             self.client = Client(address)
-        self.queue_name, self.stop_name = f"adws-{batch_id}", f"adws-{batch_id}-stop"
+        self.batch_id = batch_id
+        self.queue_name = f"adws-{batch_id}"
         self.queue: Any = Queue(self.queue_name, client=self.client)
-        self.stop: Any = Event(self.stop_name, client=self.client)
         self.futures: dict[int, Future[None]] = {}
         self._slots = itertools.count()
-        self.requested = self.applied = 0
+        self.requested: list[int] = []
+        self.applied = 0
 
     def start(self) -> int:
         """Open one slot (tasks run wherever the scheduler places them)."""
@@ -92,43 +222,59 @@ class DaskPool:
     def send(self, slot: int, task: Task) -> None:
         """Submit a task for this slot."""
         self.futures[slot] = self.client.submit(
-            run_task, task, self.queue_name, self.stop_name, slot, pure=False
+            run_task, task, self.queue_name, slot, pure=False, key=f"adws-{task.run_id}-{slot}"
         )
 
-    def receive(self, timeout: float) -> list[tuple[int, Message | None]]:
-        """Return the messages waiting, then a None for each slot whose task died."""
+    def receive(self, timeout: float) -> list[tuple[int, Message]]:
+        """Return the messages waiting (polling until some come, or `timeout`), then the lost."""
         self._apply_signals()
-        # A blocking get that times out is logged as an error by the scheduler: poll instead.
-        received: list[tuple[int, Message | None]] = list(
-            self.queue.get(batch=True)
-        ) or self._after(timeout)
+        deadline = time.monotonic() + timeout
+        while True:
+            # A blocking get that times out is logged as an error by the scheduler: poll instead.
+            received: list[tuple[int, Message]] = list(self.queue.get(batch=True))
+            lost = self._lost()
+            if lost:
+                received.extend(self.queue.get(batch=True))  # what they said before they died
+            if received or lost or time.monotonic() >= deadline:
+                return received + lost
+            time.sleep(_POLL)
+
+    def _lost(self) -> list[tuple[int, Message]]:
+        lost: list[tuple[int, Message]] = []
         for slot, future in list(self.futures.items()):
             if future.status == "finished":
                 del self.futures[slot]
             elif future.status in {"error", "cancelled"}:
                 del self.futures[slot]
-                received.extend(self.queue.get(batch=True))  # what it said before it died
-                received.append((slot, None))
-        return received
+                how = "cancelled"
+                if future.status == "error":
+                    with contextlib.suppress(Exception):
+                        how = f"{type(future.exception()).__name__}: {future.exception()}"
+                lost.append((slot, ("lost", how)))
+        return lost
 
     def forget(self, slot: int) -> None:
         """Drop a slot whose task died: `receive` already forgot its future."""
 
-    def _after(self, timeout: float) -> list[tuple[int, Message | None]]:
-        time.sleep(timeout)
-        return list(self.queue.get(batch=True))
-
-    def signal_all(self, signum: int) -> None:  # noqa: ARG002 - the same signature as LocalPool's
+    def signal_all(self, signum: int) -> None:
         """Note a signal; `receive`, in the main loop, passes it on (not the signal handler)."""
-        self.requested += 1
+        self.requested.append(signum)
+
+    def over_budget(self, batch_id: str) -> None:
+        """Refuse every agent call of the batch, on every worker, from now on."""
+        self.client.run(_over_budget, batch_id)
 
     def _apply_signals(self) -> None:
-        """First signal: every run stops at its next step; second: cancel every task."""
-        while self.applied < self.requested:
+        """First signal: every run stops after cleanup; second: kill their processes, cancel."""
+        from adws.cli._interrupts import SIGNAL_NAMES  # noqa: PLC0415 - the words for a signal
+
+        while self.applied < len(self.requested):
+            signum = self.requested[self.applied]
             self.applied += 1
             if self.applied == 1:
-                self.stop.set()
+                self.client.run(_interrupt, self.batch_id, f"interrupted by {SIGNAL_NAMES[signum]}")
             else:
+                self.client.run(_kill, self.batch_id)
                 self.client.cancel(list(self.futures.values()), force=True)
 
     def close(self, grace: float = 5.0) -> None:  # noqa: ARG002 - the same signature as LocalPool's

@@ -1,10 +1,17 @@
-"""The local pool: N worker processes, each talking to the coordinator over its own pipe.
+"""The local pool: N worker processes, each talking to the coordinator over its own pipes.
 
 A pipe, not a queue: `send` returns once the message is in the kernel's
 buffer, so what a worker reported before it died is never lost, and the
 end of the pipe tells the coordinator the worker is gone. Workers run in
 their own session, so a Ctrl-C in the terminal reaches the coordinator
 only, which forwards it exactly once (a second one would mean "now").
+
+Each worker also holds the read end of a control pipe: the coordinator
+says there when the batch has spent its budget, and when that pipe ends
+the coordinator is gone (killed, say): the worker kills every process
+group its run started and exits at once, so nothing runs unrecorded.
+Workers are not daemonic, so a step may use `multiprocessing` itself;
+the coordinator joins or kills every one of them on every path.
 """
 
 from __future__ import annotations
@@ -13,32 +20,72 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import threading
 from multiprocessing.connection import Connection, wait
-from typing import TYPE_CHECKING, cast, final
+from typing import TYPE_CHECKING, Final, cast, final
 
-from adws.batch.tasks import Message, Task, execute
+from adws import io_ops
+from adws.batch.tasks import OVER_BUDGET, Message, Task, execute
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
-__all__ = ["LocalPool", "worker_main"]
+__all__ = ["ORPHANED", "LocalPool", "worker_main"]
+
+ORPHANED: Final = 70
+"""A worker's exit status after its coordinator died (it killed its run's processes first)."""
 
 
-def worker_main(conn: Connection) -> None:
+def _follow(control: Connection, sending: threading.Lock) -> None:
+    """Hear the coordinator's word on the budget; when it is gone, kill every child and exit.
+
+    Holding `sending` first keeps the run from going on to its next step
+    (every step's end is sent) while its processes are killed.
+    """
+    while True:
+        try:
+            message = control.recv()
+        except (EOFError, OSError):
+            break
+        OVER_BUDGET.add(str(message[1]))  # ("over budget", batch_id): the only word there is
+    sending.acquire(timeout=5)  # a send to the dead coordinator fails at once, releasing it
+    io_ops.kill_all_groups()
+    os._exit(ORPHANED)
+
+
+def worker_main(conn: Connection, control: Connection) -> None:
     """Run tasks from `conn` until told to stop; signals end the run in flight cleanly."""
     os.setsid()
     from adws.cli._interrupts import Interrupts  # noqa: PLC0415 - loaded in the worker process
 
+    lock = threading.Lock()  # branch threads report process groups as the main thread sends
+    threading.Thread(target=_follow, args=(control, lock), daemon=True).start()
     interrupts = Interrupts()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, interrupts)
-    while True:
-        task = conn.recv()
-        if task is None:
-            return
-        execute(task, conn.send, (interrupts.observe,))
-        if interrupts.first is not None:
-            return  # interrupted: this worker takes no more runs
+
+    def send(message: Message) -> None:
+        with lock:
+            conn.send(message)
+
+    with contextlib.suppress(EOFError, OSError):  # the coordinator is gone: `_follow` ends us
+        while (task := conn.recv()) is not None:
+            execute(task, send, (interrupts.observe,))
+            if interrupts.first is not None:
+                return  # interrupted: this worker takes no more runs
+
+
+def describe_exit(code: int | None) -> str:
+    """Say how a worker process ended.
+
+    >>> describe_exit(-9), describe_exit(3), describe_exit(None)
+    ('killed by SIGKILL', 'exit status 3', 'still running')
+    """
+    if code is None:
+        return "still running"
+    if code < 0:
+        return f"killed by {signal.Signals(-code).name}"
+    return f"exit status {code}"
 
 
 @final
@@ -48,15 +95,17 @@ class LocalPool:
     def __init__(self) -> None:
         """Start with no workers."""
         self._context = multiprocessing.get_context("spawn")
-        self.workers: dict[Connection, BaseProcess] = {}
+        self.workers: dict[Connection, tuple[BaseProcess, Connection]] = {}
 
     def start(self) -> Connection:
         """Start one worker; return the coordinator's end of its pipe."""
         ours, theirs = self._context.Pipe()
-        process = self._context.Process(target=worker_main, args=(theirs,), daemon=True)
+        listen, say = self._context.Pipe(duplex=False)
+        process = self._context.Process(target=worker_main, args=(theirs, listen), daemon=False)
         process.start()
         theirs.close()
-        self.workers[ours] = process
+        listen.close()
+        self.workers[ours] = (process, say)
         return ours
 
     @staticmethod
@@ -65,38 +114,49 @@ class LocalPool:
         with contextlib.suppress(OSError):
             conn.send(task)
 
-    def receive(self, timeout: float) -> list[tuple[Connection, Message | None]]:
-        """Wait up to `timeout` for messages; None for a worker whose pipe ended (it died)."""
-        received: list[tuple[Connection, Message | None]] = []
+    def receive(self, timeout: float) -> list[tuple[Connection, Message]]:
+        """Wait up to `timeout` for messages; `("lost", how)` for a worker whose pipe ended."""
+        received: list[tuple[Connection, Message]] = []
         ready = {id(conn) for conn in wait(list(self.workers), timeout)}
-        for conn in self.workers:
+        for conn, (process, _) in self.workers.items():
             if id(conn) not in ready:
                 continue
             try:
                 received.append((conn, conn.recv()))
             except (EOFError, OSError):
-                received.append((conn, None))
+                process.join(timeout=5)
+                received.append((conn, ("lost", describe_exit(process.exitcode))))
         return received
 
     def forget(self, conn: Connection) -> None:
-        """Drop a worker that ended; reap its process."""
-        process = self.workers.pop(conn)
+        """Drop a worker and reap its process; one still running is ended, its children first.
+
+        Closing its control pipe makes a worker kill its process groups and
+        exit (see `_follow`); SIGKILL is the last resort.
+        """
+        process, say = self.workers.pop(conn)
+        say.close()
         conn.close()
         process.join(timeout=5)
+        process.kill()  # a no-op for one that has ended
+        process.join()
 
     def signal_all(self, signum: int) -> None:
         """Forward a signal to every live worker."""
-        for process in self.workers.values():
+        for process, _ in self.workers.values():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(cast("int", process.pid), signum)  # started, so it has a pid
 
+    def over_budget(self, batch_id: str) -> None:
+        """Tell every worker the batch has spent its budget: no more agent calls."""
+        for _, say in self.workers.values():
+            with contextlib.suppress(OSError):
+                say.send(("over budget", batch_id))
+
     def close(self, grace: float = 5.0) -> None:
-        """Stop every worker: ask, wait `grace` seconds, then kill."""
+        """Stop every worker: ask, wait `grace` seconds, then end it with its processes."""
         for conn in list(self.workers):
             self.send(conn, None)
-        for conn, process in list(self.workers.items()):
-            process.join(timeout=grace)
-            process.kill()  # a no-op for a worker that has ended
-            process.join()
-            conn.close()
-        self.workers.clear()
+        for conn in list(self.workers):
+            self.workers[conn][0].join(timeout=grace)
+            self.forget(conn)

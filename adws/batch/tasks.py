@@ -1,33 +1,76 @@
 """One run of a batch, as a worker executes it, and the messages it sends back.
 
 A `Task` holds only text and numbers, so it crosses any process boundary;
-the worker loads the workflow itself and turns each event into journal
-statements (`adws.journal.statements`) for the coordinator to write.
+the worker loads the workflow itself (with the run's `--agent`), and turns
+events into journal statements (`adws.journal.statements`) for the
+coordinator to write, one message per finished step. It reports the
+process groups its steps start as they start and end, so the coordinator
+can stop them if the worker dies, and what the run has spent, so the
+coordinator can hold the batch to `--batch-max-cost`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias, final
+from typing import TYPE_CHECKING, Final, TypeAlias, final
 
 import attrs
+from returns.io import IOFailure
+
+from adws import io_ops
+from adws.agents.base import AgentBackend  # attrs resolves the annotation at run time
+from adws.errors import ErrorType, PipelineError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from adws.events import RunEvent, RunObserver
+    from returns.io import IOResult
+
+    from adws.agents.base import AgentRequest, AgentResponse
+    from adws.events import RunEvent, RunFinished, RunObserver
+    from adws.journal.batch_resume import BatchRun
+    from adws.journal.statements import Statement
     from adws.step import Workflow
 
-__all__ = ["Message", "Task", "execute"]
+__all__ = ["OVER_BUDGET", "Batch", "Message", "Task", "execute", "task_for"]
 
 Message: TypeAlias = tuple[object, ...]
-"""`("journal", run_id, statements)`, `("finished", run_id, status, error JSON or None)`,
-`("claimed", worker, run_id)` or `("failed", run_id, reason)`."""
+"""From a worker to the coordinator:
+
+- `("journal", run_id, statements, spent)`: a finished step's journal
+  statements, and what the run has spent in this session so far (USD);
+- `("groups", run_id, host, pgids)`: the process groups the run has running now;
+- `("finished", run_id, status, error JSON or None, statements, refused)`:
+  the run's end, its last statements, and the offline switch's refusals;
+- `("failed", run_id, reason)`: the workflow did not load in the worker.
+
+The pools add `("lost", reason)` for a worker that died.
+"""
+
+OVER_BUDGET: Final[set[str]] = set()
+"""The batches (by id) that reached `--batch-max-cost`: their agent calls are refused."""
+
+_HOST: Final = socket.gethostname()
 
 
-_LOADED: dict[tuple[str, str], tuple[Workflow | None, dict[str, str], str]] = {}
-"""The workflows this worker process has loaded, with their fingerprints."""
+@final
+@attrs.frozen
+class Batch:
+    """What every task of one batch shares."""
+
+    batch_id: str
+    workflow: str
+    workflows_dir: str
+    holder: tuple[int, str]
+    """The coordinator's `(pid, host)`, recorded as running each run."""
+    offline: bool = False
+    """The offline switch as the coordinator had it (the pytest plugin's)."""
+    max_cost: float | None = None
+    """`--batch-max-cost`: past it, agent calls fail `BudgetExceeded`."""
 
 
 @final
@@ -36,12 +79,172 @@ class Task:
     """What a worker needs to run (or resume) one run of a batch."""
 
     run_id: str
-    workflow: str
-    workflows_dir: str
+    batch: Batch
     inputs_json: str
+    """The context the run starts from (its inputs, plus what kept steps left)."""
+    options_json: str | None = None
+    """The run's `RunOptions`: its agent, model, budget, `max_agents`."""
     resume_from: str | None = None
     reuse_json: str = "{}"
     """Branch outputs an earlier attempt stored: `{path: encoded outputs}`."""
+    rerun: tuple[str, ...] = ()
+    """Finished `rerun_on_resume` steps that run again first."""
+    spent_json: str | None = None
+    """What earlier sessions of the run spent (a `Usage` as JSON), for its budget."""
+    lost_json: str | None = None
+    """A `WorkerLost` error: the step in flight fails with it, and cleanup runs."""
+
+
+def task_for(batch: Batch, run: BatchRun) -> Task:
+    """Build the task that starts, or continues, one run of a batch."""
+    from adws.journal.codec import encode_context, encode_outputs  # noqa: PLC0415 - the coordinator's side
+
+    options = run.options.to_json()
+    start = run.start
+    if start is None:
+        return Task(run.run_id, batch, run.inputs_json, options)
+    reuse = {path: encode_outputs(outputs) for path, outputs in start.reuse.items()}
+    return Task(
+        run.run_id,
+        batch,
+        encode_context(start.context),
+        options,
+        start.resume_from,
+        json.dumps(reuse),
+        start.rerun,
+        None if start.spent is None else json.dumps(start.spent.to_dict()),
+    )
+
+
+@final
+@attrs.frozen
+class _BatchCapped:
+    """Refuse agent calls once the batch has spent its `--batch-max-cost`."""
+
+    inner: AgentBackend
+    batch_id: str
+    max_cost: float
+
+    def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
+        if self.batch_id in OVER_BUDGET:
+            message = (
+                f"the batch has spent its ${self.max_cost:.4f} budget (--batch-max-cost); "
+                "the agent was not called"
+            )
+            return IOFailure(
+                PipelineError(
+                    request.step_name,
+                    ErrorType.BUDGET_EXCEEDED,
+                    message,
+                    {"batch_budget": self.max_cost},
+                )
+            )
+        return self.inner(request)
+
+
+_Loaded: TypeAlias = tuple["Workflow | None", dict[str, str], str, str | None]
+_LOADED: dict[tuple[str, str, str, str | None], _Loaded] = {}
+"""The workflows this worker process has loaded: workflow, step fingerprints, whole, problem."""
+
+
+def _load(task: Task) -> _Loaded:
+    """Load the task's workflow with its agent and the batch's cap, once per worker process."""
+    from adws.agent_steps import map_agents  # noqa: PLC0415 - a worker loads adws here
+    from adws.cli._args import select_agent  # noqa: PLC0415 - as above
+    from adws.discovery import discover_workflows  # noqa: PLC0415 - as above
+    from adws.journal.fingerprint import fingerprint, step_fingerprints  # noqa: PLC0415 - as above
+    from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
+
+    batch = task.batch
+    key = (batch.workflows_dir, batch.workflow, batch.batch_id, task.options_json)
+    if key in _LOADED:  # loading and fingerprinting cost more than a run
+        return _LOADED[key]
+    found = discover_workflows(Path(batch.workflows_dir)).workflows.get(batch.workflow)
+    if found is None:
+        loaded: _Loaded = (None, {}, "", f"workflow {batch.workflow!r} did not load in the worker")
+    else:
+        steps = step_fingerprints(found)
+        options = RunOptions.from_json(task.options_json)
+        # The coordinator checked these options before the batch started: they make an agent.
+        workflow = select_agent(found, options.agent, options.model, options.agent_output)
+        if batch.max_cost is not None:
+            cap = batch.max_cost
+            workflow = map_agents(workflow, lambda agent: _BatchCapped(agent, batch.batch_id, cap))
+        loaded = (workflow, steps, fingerprint(found, steps), None)
+    _LOADED[key] = loaded
+    return loaded
+
+
+def _lost(workflow: Workflow, step_name: str, error_json: str) -> Workflow:
+    """Return `workflow` with `step_name` failing at once with the recorded `WorkerLost` error."""
+    from returns.io import IOFailure  # noqa: PLC0415 - as above
+
+    from adws.journal.codec import decode_error  # noqa: PLC0415 - as above
+    from adws.step import Step  # noqa: PLC0415 - as above
+
+    error = decode_error(error_json)
+
+    def lost(_ctx: object) -> IOFailure[PipelineError]:
+        return IOFailure(error)
+
+    steps = tuple(
+        Step(step.name, lost, always_run=step.always_run) if step.name == step_name else step
+        for step in workflow.steps
+    )
+    return attrs.evolve(workflow, steps=steps)
+
+
+_SENDERS: Final[dict[str, Callable[[Message], None]]] = {}
+"""How to reach the coordinator, by the run id of each task running in this process."""
+_SENDERS_LOCK: Final = threading.Lock()
+
+
+def _report_groups(_snapshot: tuple[int, ...]) -> None:
+    """Tell the coordinator which process groups the run starting or reaping one has now."""
+    tag = str(io_ops.TAG.get())
+    with contextlib.suppress(Exception):  # a step never breaks over bookkeeping
+        with _SENDERS_LOCK:
+            send = _SENDERS[tag]  # a process started outside a task has none: a KeyError
+        send(("groups", tag, _HOST, io_ops.GROUPS.current(tag=tag)))
+
+
+class _Forwarder:
+    """Turn a run's events into journal messages: one per finished step, the rest at the end."""
+
+    def __init__(self, task: Task, send: Callable[[Message], None], loaded: _Loaded) -> None:
+        self.task, self.send = task, send
+        _, self.steps, self.whole, _ = loaded
+        self.pending: list[Statement] = []
+        self.spent = 0.0
+        self.finished: RunFinished | None = None
+
+    def __call__(self, event: RunEvent) -> None:
+        from adws.events import (  # noqa: PLC0415 - as above
+            AttemptFailed,
+            RunFinished,
+            RunStarted,
+            StepSucceeded,
+        )
+        from adws.journal.statements import statements_for  # noqa: PLC0415 - as above
+
+        task = self.task
+        statements = statements_for(
+            event,
+            self.whole,
+            self.steps,
+            row_exists=True,
+            options=task.options_json,
+            holder=task.batch.holder,
+        )
+        self.pending.extend(statements)
+        if isinstance(event, RunFinished):
+            self.finished = event
+            return
+        if isinstance(event, AttemptFailed | StepSucceeded) and event.usage is not None:
+            self.spent += event.usage.cost_usd or 0.0
+        if statements and not isinstance(event, RunStarted):
+            pending, self.pending = self.pending, []
+            self.send(("journal", task.run_id, pending, self.spent))
 
 
 def execute(
@@ -52,40 +255,49 @@ def execute(
     Ctrl-C (or SIGTERM turned into it by the worker) ends the run as
     `interrupted` after its `always_run` steps, like `adws run`.
     """
-    from adws.discovery import discover_workflows  # noqa: PLC0415 - a worker loads adws here
-    from adws.events import RunFinished  # noqa: PLC0415 - as above
+    from adws.agents.offline import OFFLINE  # noqa: PLC0415 - as above
     from adws.executor import run_workflow  # noqa: PLC0415 - as above
     from adws.journal.codec import decode_context, decode_outputs, encode_error  # noqa: PLC0415 - as above
-    from adws.journal.fingerprint import fingerprint, step_fingerprints  # noqa: PLC0415 - as above
-    from adws.journal.statements import statements_for  # noqa: PLC0415 - as above
+    from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
+    from adws.usage import Budget, Usage  # noqa: PLC0415 - as above
 
-    key = (task.workflows_dir, task.workflow)
-    if key not in _LOADED:  # once per worker: loading and fingerprinting cost more than a run
-        found = discover_workflows(Path(task.workflows_dir)).workflows.get(task.workflow)
-        steps = {} if found is None else step_fingerprints(found)
-        _LOADED[key] = (found, steps, "" if found is None else fingerprint(found, steps))
-    workflow, steps, whole = _LOADED[key]
+    loaded = _load(task)
+    workflow, problem = loaded[0], loaded[3]
     if workflow is None:
-        send(("failed", task.run_id, f"workflow {task.workflow!r} did not load in the worker"))
+        send(("failed", task.run_id, problem))
         return
-    finished: list[RunFinished] = []
-
-    def forward(event: RunEvent) -> None:
-        statements = statements_for(event, whole, steps, row_exists=True)
-        if statements:
-            send(("journal", task.run_id, statements))
-        if isinstance(event, RunFinished):
-            finished.append(event)
-
+    if task.lost_json is not None and task.resume_from is not None:
+        workflow = _lost(workflow, task.resume_from, task.lost_json)
+    OFFLINE.reset(enabled=task.batch.offline)
+    options = RunOptions.from_json(task.options_json)
+    budget = None
+    if options.max_cost is not None or options.max_tokens is not None:
+        budget = Budget(options.max_cost, options.max_tokens)
+    spent = None if task.spent_json is None else Usage.from_dict(json.loads(task.spent_json))
+    forward = _Forwarder(task, send, loaded)
     reuse = {path: decode_outputs(text) for path, text in json.loads(task.reuse_json).items()}
-    run_workflow(
-        workflow,
-        decode_context(task.inputs_json),
-        observers=[*observers, forward],
-        run_id=task.run_id,
-        resume_from=task.resume_from,
-        reuse=reuse,
-    )
-    # The forwarder is the run's only observer: it saw the end unless sending itself failed.
-    status, error = (finished[-1].status, finished[-1].error) if finished else ("failed", None)
-    send(("finished", task.run_id, status, encode_error(error)))
+    with _SENDERS_LOCK:
+        _SENDERS[task.run_id] = send
+    io_ops.GROUPS.on_change = _report_groups
+    tag = io_ops.TAG.set(task.run_id)
+    try:
+        run_workflow(
+            workflow,
+            decode_context(task.inputs_json),
+            observers=[*observers, forward],
+            run_id=task.run_id,
+            resume_from=task.resume_from,
+            reuse=reuse,
+            max_agents=options.max_agents,
+            budget=budget,
+            spent=spent,
+            rerun=task.rerun,
+        )
+    finally:
+        io_ops.TAG.reset(tag)
+        with _SENDERS_LOCK:
+            _SENDERS.pop(task.run_id, None)
+    # The forwarder saw the end unless an observer before it failed and the run ended early.
+    end = forward.finished
+    status, error = (end.status, end.error) if end is not None else ("failed", None)
+    send(("finished", task.run_id, status, encode_error(error), forward.pending, OFFLINE.refused))

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from adws.step import Workflow
 
 __all__ = [
+    "BUSY_VAR",
     "UsageError",
     "apply_options",
     "given_options",
@@ -51,11 +52,31 @@ def journal_path(args: argparse.Namespace) -> Path:
     return Path(chosen) if chosen else journal_module.DEFAULT_PATH
 
 
+BUSY_VAR: Final = "ADWS_JOURNAL_BUSY_TIMEOUT"
+"""Seconds a journal write waits for another process's transaction (default 30)."""
+
+
+def _busy_timeout() -> float:
+    from adws.journal.store import BUSY_TIMEOUT_SECONDS  # noqa: PLC0415 - see the note on imports
+
+    text = os.environ.get(BUSY_VAR)
+    if text is None:
+        return BUSY_TIMEOUT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        msg = f"{BUSY_VAR}={text!r}: expected a number of seconds of at least 0"
+        raise UsageError(msg)
+    return seconds
+
+
 def _journal_at(path: Path, *, readonly: bool = False) -> Journal:
     from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
 
     try:
-        return Journal(path, readonly=readonly)
+        return Journal(path, readonly=readonly, busy_timeout=_busy_timeout())
     except JournalError as exc:
         raise UsageError(str(exc)) from exc
 

@@ -23,7 +23,7 @@ from adws.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["EXIT_BY_SIGNAL", "SIGNALS", "Interrupts"]
+__all__ = ["EXIT_BY_SIGNAL", "SIGNALS", "SIGNAL_NAMES", "Interrupts"]
 
 SIGNALS: Final = io_ops.HANDLED_SIGNALS
 EXIT_BY_SIGNAL: Final[dict[int, int]] = {
@@ -31,7 +31,7 @@ EXIT_BY_SIGNAL: Final[dict[int, int]] = {
     signal.SIGTERM: 143,
     signal.SIGHUP: 129,
 }
-_NAMES: Final[dict[int, str]] = {
+SIGNAL_NAMES: Final[dict[int, str]] = {
     signal.SIGINT: "Ctrl-C",
     signal.SIGTERM: "SIGTERM",
     signal.SIGHUP: "SIGHUP",
@@ -61,7 +61,7 @@ class Interrupts:
     @property
     def message(self) -> str:
         """Say what interrupted the run: `interrupted by SIGTERM`."""
-        return f"interrupted by {_NAMES[self.first or signal.SIGINT]}"
+        return f"interrupted by {SIGNAL_NAMES[self.first or signal.SIGINT]}"
 
     @property
     def exit_code(self) -> int:

@@ -98,7 +98,23 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _add_run_options(running: argparse.ArgumentParser) -> None:
+def _add_agent_options(running: argparse.ArgumentParser) -> None:
+    """Add what chooses a run's agent and caps its spend (`run`, `resume`, `batch`)."""
+    running.add_argument(
+        "--agent",
+        metavar="AGENT",
+        help="run every agent step with this agent: claude-sdk (the Claude Agent SDK), "
+        "a preset (claude, codex), or any command that reads the prompt on stdin",
+    )
+    running.add_argument(
+        "--model", help="the model for --agent claude-sdk or a preset, e.g. sonnet"
+    )
+    running.add_argument(
+        "--max-agents",
+        type=_positive,
+        metavar="N",
+        help="at most N agent calls in flight across the run (parallel branches wait their turn)",
+    )
     running.add_argument(
         "--agent-output",
         choices=["text", "claude-json", "codex-jsonl"],
@@ -118,6 +134,9 @@ def _add_run_options(running: argparse.ArgumentParser) -> None:
         metavar="N",
         help="stop calling agents once the run has used this many tokens",
     )
+
+
+def _add_recording(running: argparse.ArgumentParser) -> None:
     recording = running.add_mutually_exclusive_group()
     recording.add_argument(
         "--record",
@@ -139,15 +158,30 @@ def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
         parents=parents,
         help="start one run per line of a JSONL file of inputs, on a pool of workers",
         description="Start one run of WORKFLOW per line of INPUTS.jsonl (a JSON object of "
-        "inputs per line), N at a time; every event goes to one journal. Exit codes: 0 all "
-        "succeeded, 1 any failed, 3 any blocked and none failed, 130 interrupted.",
+        "inputs per line), N at a time; every event goes to one journal. The agent and budget "
+        "options apply to each run and are recorded with it (`adws resume RUN` and `batch "
+        "--resume` use them again). Exit codes: 0 all succeeded, 1 any failed (or not "
+        "started, or not recorded), 2 usage (or the batch or a run is held by another "
+        "process), 3 any blocked and none failed, 130 interrupted.",
     )
+    batch.set_defaults(record=None, replay=None)
     batch.add_argument("workflow", nargs="?", help="workflow name")
     batch.add_argument(
         "inputs_file", nargs="?", metavar="INPUTS.jsonl", help="one JSON object per line"
     )
     batch.add_argument(
-        "--concurrency", type=_positive, metavar="N", help="worker processes (default: CPU count)"
+        "--concurrency",
+        type=_positive,
+        metavar="N",
+        help="runs at a time (default: 8, whatever the CPU count: runs mostly wait on agents)",
+    )
+    _add_agent_options(batch)
+    batch.add_argument(
+        "--batch-max-cost",
+        type=_money,
+        metavar="USD",
+        help="cap the whole batch's spend: past it no new run starts and runs in flight fail "
+        "BudgetExceeded at their next agent call (recorded; --resume keeps it unless given)",
     )
     batch.add_argument(
         "--resume",
@@ -155,10 +189,23 @@ def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
         help="resume every run of this batch that did not succeed; start those never started",
     )
     batch.add_argument(
+        "--rerun-changed",
+        action="store_true",
+        help="with --resume: run each run again from its first finished step that changed",
+    )
+    batch.add_argument(
+        "--force",
+        action="store_true",
+        help="with --resume: keep the outputs of changed finished steps; take a batch or run "
+        "that looks held; stop child process groups a crashed run left running",
+    )
+    batch.add_argument(
         "--dask",
         metavar="ADDRESS",
-        help="run on a Dask cluster: a scheduler address, or local:N for a local cluster of "
-        "N worker processes (needs the extra: pip install 'adws[dask]')",
+        help="run on a Dask cluster: a scheduler address (tls://, with credentials in Dask's "
+        "configuration), or local:N for a local cluster of N worker processes that only this "
+        "batch can use (TLS with credentials made for it, no dashboard; needs the extra: "
+        "pip install 'adws[dask]')",
     )
     batch.add_argument("--json", action="store_true", help="print the batch as JSON on stdout")
     batch.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
@@ -283,24 +330,10 @@ def build_parser() -> argparse.ArgumentParser:
     running.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     running.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     running.add_argument(
-        "--agent",
-        metavar="AGENT",
-        help="run every agent step with this agent: claude-sdk (the Claude Agent SDK), "
-        "a preset (claude, codex), or any command that reads the prompt on stdin",
-    )
-    running.add_argument(
-        "--model", help="the model for --agent claude-sdk or a preset, e.g. sonnet"
-    )
-    running.add_argument(
         "--no-journal", action="store_true", help="do not record the run in the journal"
     )
-    running.add_argument(
-        "--max-agents",
-        type=_positive,
-        metavar="N",
-        help="at most N agent calls in flight across the run (parallel branches wait their turn)",
-    )
-    _add_run_options(running)
+    _add_agent_options(running)
+    _add_recording(running)
     parser = _top_parser()
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -320,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--workflow", help="only runs of this workflow")
     runs.add_argument(
         "--status",
-        choices=["running", "succeeded", "failed", "blocked", "interrupted"],
+        choices=["queued", "running", "succeeded", "failed", "blocked", "interrupted"],
         help="only runs with this status",
     )
     runs.add_argument("--limit", type=_whole, metavar="N", help="at most N runs")

@@ -1,13 +1,20 @@
-"""`adws batch`: one run per line of a JSONL file, on a local pool of workers."""
+"""`adws batch`: one run per line of a JSONL file, on a local pool of workers or Dask."""
 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, require_journal
+from adws.cli._args import (
+    UsageError,
+    apply_options,
+    given_options,
+    require_journal,
+    select_agent,
+)
 from adws.cli._interrupts import EXIT_BY_SIGNAL
 from adws.cli._output import err, out, out_json
 from adws.cli.workflows import load_workflow
@@ -16,12 +23,23 @@ if TYPE_CHECKING:
     import argparse
 
     from adws.batch import BatchReport
-    from adws.batch.coordinator import Pool, Progress
-    from adws.batch.tasks import Task
+    from adws.batch.coordinator import Pool
+    from adws.batch.report import Progress
     from adws.journal import Journal
+    from adws.journal.batch_resume import BatchRun
+    from adws.journal.options import RunOptions
     from adws.step import Workflow
 
-__all__ = ["cmd_batch"]
+__all__ = ["DEFAULT_CONCURRENCY", "cmd_batch"]
+
+DEFAULT_CONCURRENCY: Final = 8
+"""Runs at a time when `--concurrency` is not given, whatever the CPU count.
+
+A batch's runs spend their time waiting on agents (other processes, or a
+model's API), not on this machine's CPU, so more runs than cores overlap
+well; eight keeps the workers' memory modest (about 40 MB each) and stays
+under the concurrent-session limits agent APIs commonly set.
+"""
 
 
 def _summary(report: BatchReport) -> str:
@@ -29,12 +47,18 @@ def _summary(report: BatchReport) -> str:
     lines = [f"batch {report.batch_id} · {report.workflow} · {report.status}"]
     lines += [f"  {status:<12} {count}" for status, count in sorted(counts.items())]
     trouble = [run for run in report.runs if run.status != "succeeded"]
+    if report.over_budget is not None:
+        lines.append(
+            f"the batch spent its ${report.over_budget:.4f} budget (--batch-max-cost): no new "
+            "run started past it"
+        )
     if trouble:
         lines.append("runs that did not succeed:")
         for run in trouble:
             why = f": {run.error}" if run.error is not None else ""
             lines.append(f"  line {run.line}  run {run.run_id}  {run.status}{why}")
-        lines.append(f"resume them with: adws batch --resume {report.batch_id}")
+        more = " --batch-max-cost USD" if report.over_budget is not None else ""
+        lines.append(f"resume them with: adws batch --resume {report.batch_id}{more}")
     return "\n".join(lines)
 
 
@@ -44,33 +68,74 @@ def _exit_code(report: BatchReport, signum: int) -> int:
     return EXIT_CODES.get(report.status, EXIT_CODES["failed"])
 
 
-def _resumed(args: argparse.Namespace, folder: str) -> tuple[Journal, Workflow, str, list[Task]]:
-    from adws.batch.coordinator import resume_task  # noqa: PLC0415 - see the note on imports
-    from adws.journal.batches import batch_runs, find_batch  # noqa: PLC0415 - see the note on imports
+def _agent_checked(workflow: Workflow, options: RunOptions) -> None:
+    """Refuse agent options no worker could use, before anything runs (exit 2)."""
+    select_agent(workflow, options.agent, options.model, options.agent_output)
+
+
+def _resumed(
+    args: argparse.Namespace,
+) -> tuple[Journal, Workflow, str, list[BatchRun], float | None]:
+    from adws.journal.batch_resume import resume_batch  # noqa: PLC0415 - see the note on imports
+    from adws.journal.batches import (  # noqa: PLC0415 - as above
+        batch_status,
+        claim_batch,
+        find_batch,
+        finish_batch,
+    )
 
     journal = require_journal(args)
     found = find_batch(journal, args.resume)
     if isinstance(found, str):
         raise UsageError(found)
-    batch_id, args.workflow, _ = found
+    batch_id, args.workflow, _, recorded_cap = found
+    given = given_options(args, resume=True)
+    first = journal.runs(batch=batch_id, limit=1)
+    recorded = first[0].options if first else given
+    options, changed = recorded.merged(given)
+    apply_options(args, options)  # the recorded workflows folder, unless --workflows
     workflow = load_workflow(args)
-    tasks = [
-        task
-        for _, run_id, status, _ in batch_runs(journal, batch_id)
-        if status != "succeeded"
-        and (task := resume_task(journal, workflow, run_id, folder)) is not None
-    ]
-    return journal, workflow, batch_id, tasks
+    _agent_checked(workflow, options)
+    # The claim is the check: atomic, so of two resumes started at once one runs the batch.
+    ended = batch_status(journal, batch_id)
+    refused = claim_batch(journal, batch_id, force=args.force, max_cost=args.batch_max_cost)
+    if refused is not None:
+        raise UsageError(refused)
+    runs = resume_batch(
+        journal,
+        workflow,
+        batch_id,
+        given,
+        rerun_changed=args.rerun_changed,
+        force=args.force,
+    )
+    if isinstance(runs, str):
+        finish_batch(journal, batch_id, ended)  # let it go as it was
+        msg = f"cannot resume batch {batch_id}: {runs}"
+        raise UsageError(msg)
+    if not args.quiet:
+        described = options.describe(changed, hide=("workflows",))
+        used = f" with {described}" if described else ""
+        err(f"resuming batch {batch_id}: {len(runs)} run{'s' * (len(runs) != 1)}{used}")
+    cap = args.batch_max_cost if args.batch_max_cost is not None else recorded_cap
+    return journal, workflow, batch_id, runs, cap
 
 
-def _started(args: argparse.Namespace, folder: str) -> tuple[Journal, Workflow, str, list[Task]]:
+def _started(
+    args: argparse.Namespace,
+) -> tuple[Journal, Workflow, str, list[BatchRun], float | None]:
     from adws.batch import BatchInputError, read_lines  # noqa: PLC0415 - see the note on imports
-    from adws.batch.coordinator import plan_batch  # noqa: PLC0415 - as above
+    from adws.journal.batch_resume import queue_runs  # noqa: PLC0415 - as above
 
     if args.workflow is None or args.inputs_file is None:
         msg = "batch needs WORKFLOW and INPUTS.jsonl (or --resume BATCH)"
         raise UsageError(msg)
+    if args.rerun_changed or args.force:
+        msg = "--rerun-changed and --force go with --resume BATCH"
+        raise UsageError(msg)
     workflow = load_workflow(args)
+    options = given_options(args)
+    _agent_checked(workflow, options)
     try:
         lines = read_lines(Path(args.inputs_file))
     except BatchInputError as exc:
@@ -83,60 +148,101 @@ def _started(args: argparse.Namespace, folder: str) -> tuple[Journal, Workflow, 
             msg = f"{where}: workflow {workflow.name!r} needs input {needed}"
             raise UsageError(msg)
     journal = require_journal(args, create=True)
-    batch_id, tasks = plan_batch(
-        journal, workflow, lines, source=str(args.inputs_file), workflows_dir=folder
+    batch_id, runs = queue_runs(
+        journal,
+        workflow,
+        lines,
+        source=str(args.inputs_file),
+        options=options,
+        max_cost=args.batch_max_cost,
     )
-    return journal, workflow, batch_id, tasks
+    return journal, workflow, batch_id, runs, args.batch_max_cost
 
 
 def _slots(address: str | None) -> int | None:
-    """Default to one run per worker of a `local:N` cluster (and check N is a number)."""
+    """Check that `local:N` names a number of worker processes."""
     if address is None or not address.startswith("local:"):
         return None
     workers = address.removeprefix("local:")
-    if not workers.isdigit():
+    if not workers.isdigit() or int(workers) < 1:
         msg = f"--dask {address}: write local:N with N a number of worker processes"
         raise UsageError(msg)
     return int(workers)
 
 
-def _dask_pool(address: str, batch_id: str, concurrency: int) -> Pool:
-    try:
-        from adws.batch.dask import DaskPool  # noqa: PLC0415 - the optional extra
+def _dask_ready(address: str | None) -> None:
+    """Check that the extra is installed before anything is recorded."""
+    if address is None:
+        return
+    from adws._optional import import_optional  # noqa: PLC0415 - see the note on imports
 
-        return DaskPool(address, batch_id, concurrency)
+    try:
+        for name in ("dask", "distributed", "cryptography"):  # cryptography: TLS for local:N
+            import_optional(name)
+        import adws.batch.dask  # noqa: F401, PLC0415 - the pool, on the extra just checked
     except ImportError as exc:
-        msg = f"--dask needs Dask distributed: pip install 'adws[dask]' ({exc})"
+        msg = f"--dask needs Dask distributed and cryptography: pip install 'adws[dask]' ({exc})"
         raise UsageError(msg) from exc
+
+
+def _dask_pool(address: str, batch_id: str, concurrency: int) -> Pool:
+    from adws.batch.dask import DaskPool  # noqa: PLC0415 - the optional extra, checked above
+
+    return DaskPool(address, batch_id, concurrency)
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
     """Start one run per input line (or resume a batch), and report how they all ended."""
-    from adws.batch import run_batch  # noqa: PLC0415 - see the note on imports
+    from adws.agents.offline import OFFLINE  # noqa: PLC0415 - see the note on imports
+    from adws.batch import run_batch  # noqa: PLC0415 - as above
+    from adws.batch.coordinator import Resuming  # noqa: PLC0415 - as above
+    from adws.batch.tasks import Batch  # noqa: PLC0415 - as above
     from adws.discovery import workflows_dir  # noqa: PLC0415 - as above
 
-    folder = str(workflows_dir(args.workflows))
+    _slots(args.dask)  # checks local:N before anything starts
+    _dask_ready(args.dask)
+    if args.dask is not None and not args.dask.startswith(("local:", "tls://")):
+        err(
+            f"adws: warning: {args.dask} is not a tls:// address: whoever can reach that "
+            "scheduler can run code on its workers, and read what the runs send"
+        )
     started = _resumed if args.resume is not None else _started
-    journal, workflow, batch_id, tasks = started(args, folder)
+    journal, workflow, batch_id, runs, cap = started(args)
+    batch = Batch(
+        batch_id,
+        workflow.name,
+        str(workflows_dir(args.workflows).resolve()),
+        (os.getpid(), socket.gethostname()),
+        offline=OFFLINE.enabled,
+        max_cost=cap,
+    )
 
     def progress(state: Progress) -> None:
         if not args.quiet:
             err(state.line(batch_id))
 
-    workers = _slots(args.dask)  # checks local:N before anything starts
-    concurrency = args.concurrency or workers or os.cpu_count() or 1
+    concurrency = args.concurrency or DEFAULT_CONCURRENCY
     pool = None if args.dask is None else _dask_pool(args.dask, batch_id, concurrency)
     report, signum = run_batch(
         journal,
         workflow,
-        tasks,
-        batch_id=batch_id,
+        batch,
+        runs,
         concurrency=concurrency,
         on_progress=progress,
         pool=pool,
+        resuming=Resuming(rerun_changed=args.rerun_changed, force=args.force),
     )
     if args.json:
         out_json(report.to_dict())
     else:
         out(_summary(report))
+    for reason in report.skipped:
+        err(f"adws: {reason}")
+    if report.unrecorded:
+        err(
+            f"adws: the journal {journal.path} did not record this batch completely "
+            f"({'; '.join(report.unrecorded)}); `adws batch --resume {batch_id}` may run "
+            "finished steps again"
+        )
     return _exit_code(report, signum)

@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 from contextvars import ContextVar
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from adws.io_ops.clock import monotonic, sleep
@@ -20,6 +21,7 @@ __all__ = [
     "GRACE_SECONDS",
     "GROUPS",
     "HANDLED_SIGNALS",
+    "TAG",
     "group_alive",
     "handling_signals",
     "kill_all_groups",
@@ -33,18 +35,27 @@ GRACE_SECONDS: Final = 2.0
 """How long a stopped process gets between SIGTERM and SIGKILL."""
 
 
+TAG: Final[ContextVar[str | None]] = ContextVar("adws_group_tag", default=None)
+"""The run the processes started here belong to, where one process runs several.
+
+A batch task on a Dask worker sets it to its run id (branch threads copy
+it), so the groups of each run can be reported, and stopped, apart.
+"""
+
+
 class _Groups:
     """The process groups adws started and has not yet seen end, by pgid.
 
     One lock protects the set: branches of a parallel step start processes
     from several threads, and a second Ctrl-C or SIGTERM stops them all.
     `on_change` hears the current groups whenever they change (the journal
-    records them so `adws resume` can tell a run's child is still alive).
+    records them so `adws resume` can tell a run's child is still alive);
+    it is called in the thread that started or reaped the process.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pgids: dict[int, threading.Event | None] = {}
+        self._pgids: dict[int, tuple[threading.Event | None, str | None]] = {}
         self.on_change: Callable[[tuple[int, ...]], None] | None = None
 
     def _changed(self, snapshot: tuple[int, ...]) -> None:
@@ -54,7 +65,7 @@ class _Groups:
 
     def add(self, pgid: int, owner: threading.Event | None = None) -> None:
         with self._lock:
-            self._pgids[pgid] = owner
+            self._pgids[pgid] = (owner, TAG.get())
             snapshot = tuple(sorted(self._pgids))
         self._changed(snapshot)
 
@@ -64,11 +75,20 @@ class _Groups:
             snapshot = tuple(sorted(self._pgids))
         self._changed(snapshot)
 
-    def current(self, owner: threading.Event | None = None) -> tuple[int, ...]:
-        """Return the live groups, or only those started under `owner` (a branch's cancel event)."""
+    def current(
+        self, owner: threading.Event | None = None, *, tag: str | None = None
+    ) -> tuple[int, ...]:
+        """Return the live groups: all, or those started under `owner`, or for run `tag`.
+
+        `owner` is a parallel branch's cancel event; `tag` a run id (see `TAG`).
+        """
         with self._lock:
             return tuple(
-                sorted(pgid for pgid, own in self._pgids.items() if owner is None or own is owner)
+                sorted(
+                    pgid
+                    for pgid, (own, tagged) in self._pgids.items()
+                    if (owner is None or own is owner) and (tag is None or tagged == tag)
+                )
             )
 
 
@@ -125,23 +145,47 @@ def stop_group(pgid: int, grace: float = GRACE_SECONDS) -> None:
 
 
 def group_alive(pgid: int) -> bool:
-    """Tell whether any process of group `pgid` still exists."""
+    """Tell whether any process of group `pgid` still runs (a zombie does not).
+
+    An orphan nobody reaps stays a zombie, still in its group; where
+    `/proc` shows states, a group of zombies only is gone.
+    """
     try:
         os.killpg(pgid, 0)
     except OSError as exc:
         # PermissionError means it exists but belongs to someone else.
         return not isinstance(exc, ProcessLookupError)
-    return True
+    return _proc_states(pgid) != {"Z"}
+
+
+def _proc_states(pgid: int) -> set[str]:
+    """Return the states (`R`, `S`, `Z`...) of the processes of group `pgid`, from `/proc`."""
+    states: set[str] = set()
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        text = ""
+        with contextlib.suppress(OSError):  # it ended as we looked
+            text = entry.read_text(encoding="utf-8", errors="replace")
+        fields = text.rsplit(")", 1)[-1].split()  # after the command name, which may hold spaces
+        if len(fields) > _PGRP and fields[_PGRP] == str(pgid):
+            states.add(fields[0])
+    return states or {"?"}  # no /proc to ask: the group exists
+
+
+_PGRP: Final = 2
+"""Where the process group is in `/proc/PID/stat`, counting from the state after the name."""
 
 
 def process_alive(pid: int) -> bool:
-    """Tell whether a process with this id exists on this machine."""
+    """Tell whether a process with this id runs on this machine (a zombie does not)."""
     try:
         os.kill(pid, 0)
     except OSError as exc:
         # PermissionError means it exists but belongs to someone else.
         return not isinstance(exc, ProcessLookupError)
-    return True
+    stat = ""
+    with contextlib.suppress(OSError):  # no /proc, or it ended as we looked: trust kill
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
 HANDLED_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -1,18 +1,52 @@
-"""A batch in the journal: its row, its queued runs, and how it ended (`adws batch`)."""
+"""A batch in the journal: its row, its queued runs, who holds it, and how it ended.
+
+A batch is held by the process coordinating it (`adws batch`, or `adws
+batch --resume`): its id and host are on the batch's row while it runs.
+Holding is exclusive, like a run's claim: a second coordinator is refused
+while the holder lives, and so is `adws resume` of one of the batch's runs
+(`Journal.claim` asks `holder_of`). The coordinator claims each run as it
+hands it to a worker (`claim_batch_run`), so a run pruned from under it,
+or taken by someone else, is not run.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 from typing import TYPE_CHECKING
 
 from adws import io_ops
 
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Sequence
 
     from adws.journal.store import Journal
 
-__all__ = ["batch_runs", "find_batch", "finish_batch", "queue_batch"]
+__all__ = [
+    "batch_runs",
+    "batch_spent",
+    "batch_status",
+    "claim_batch",
+    "claim_batch_run",
+    "find_batch",
+    "finish_batch",
+    "holder_of",
+    "live_batches",
+    "queue_batch",
+]
+
+
+def _here() -> tuple[int, str]:
+    return os.getpid(), socket.gethostname()
+
+
+def _alive(pid: int | None, host: str | None) -> bool:
+    """Tell whether a holder may live: on this host, its process exists; elsewhere, assume so."""
+    return pid is not None and (
+        host != socket.gethostname() or pid == os.getpid() or io_ops.process_alive(pid)
+    )
 
 
 def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
@@ -25,20 +59,22 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
     steps: Sequence[str],
     fingerprint: str,
     options: str | None = None,
+    max_cost: float | None = None,
 ) -> None:
-    """Record a batch and queue its runs, `(line, run_id, encoded inputs)` each, in one go.
+    """Record a batch, held by this process, and queue its runs, `(line, run_id, inputs)` each.
 
     Queued runs have status `queued` until a worker starts them; a run
     that never started is started by `adws batch --resume`. `options` is
-    the runs' encoded `RunOptions`, shared by every run of the batch.
+    the runs' encoded `RunOptions`, shared by every run of the batch;
+    `max_cost` is the batch's cap (`--batch-max-cost`), kept for a resume.
     """
     now = io_ops.utc_now()
     names = json.dumps(list(steps))
     with journal.transaction() as db:
         db.execute(
-            "INSERT INTO batches (batch_id, workflow, source, total, status, started)"
-            " VALUES (?, ?, ?, ?, 'running', ?)",
-            (batch_id, workflow, source, len(runs), now),
+            "INSERT INTO batches (batch_id, workflow, source, total, status, started, pid, host,"
+            " max_cost) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+            (batch_id, workflow, source, len(runs), now, *_here(), max_cost),
         )
         db.executemany(
             "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started,"
@@ -54,6 +90,82 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
         )
 
 
+def holder_of(db: sqlite3.Connection, batch_id: str | None) -> tuple[int, str] | None:
+    """Return `(pid, host)` of the live process holding a batch, if another one does.
+
+    Called inside a transaction (`Journal.claim`, `claim_batch`): a batch
+    that ended, or whose holder died on this host, is held by nobody.
+    """
+    if batch_id is None:
+        return None
+    row = db.execute(
+        "SELECT status, pid, host FROM batches WHERE batch_id = ?", (batch_id,)
+    ).fetchone()
+    mine = row is not None and (row[1], row[2]) == _here()
+    if row is None or row[0] != "running" or not _alive(row[1], row[2]) or mine:
+        return None
+    return row[1], row[2]
+
+
+def claim_batch(
+    journal: Journal, batch_id: str, *, force: bool = False, max_cost: float | None = None
+) -> str | None:
+    """Take a batch for this process to coordinate, atomically; say who holds it otherwise.
+
+    Of two `adws batch --resume B` started at once, exactly one gets it;
+    one started while B's first coordinator still runs is refused too.
+    `force` takes it anyway (the holder is known not to be running it).
+    `max_cost` replaces the batch's recorded `--batch-max-cost`.
+    """
+    with journal.transaction() as db:
+        holder = holder_of(db, batch_id)
+        if holder is not None and not force:
+            pid, host = holder
+            return (
+                f"batch {batch_id} is being run by process {pid} on {host}; "
+                "pass --force if it is not"
+            )
+        db.execute(
+            "UPDATE batches SET status = 'running', finished = NULL, pid = ?, host = ?,"
+            " max_cost = COALESCE(?, max_cost) WHERE batch_id = ?",
+            (*_here(), max_cost, batch_id),
+        )
+    return None
+
+
+def claim_batch_run(journal: Journal, run_id: str, *, force: bool = False) -> str | None:
+    """Take one run of the batch this process holds, as it is handed to a worker.
+
+    Returns None when taken, else why not: its row is gone (pruned), it
+    succeeded meanwhile, or another live process runs it (`adws resume RUN
+    --force`), unless `force` (`batch --resume --force`). A taken run is `running`, held by
+    this process, with no child process recorded.
+    """
+    with journal.transaction() as db:
+        row = db.execute(
+            "SELECT status, pid, host FROM runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        if row is None:
+            return f"run {run_id} is no longer in the journal (pruned?); it was not run"
+        status, pid, host = row
+        if status == "succeeded":
+            return f"run {run_id} succeeded meanwhile (resumed elsewhere); it was left as it is"
+        if status == "running" and _alive(pid, host) and (pid, host) != _here() and not force:
+            return f"run {run_id} is being run by process {pid} on {host}; it was left to it"
+        db.execute(
+            "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
+            " WHERE run_id = ?",
+            (*_here(), run_id),
+        )
+    return None
+
+
+def live_batches(journal: Journal) -> list[str]:
+    """List the batches a live process is running: `adws runs --prune` leaves their runs alone."""
+    rows = journal.query("SELECT batch_id, pid, host FROM batches WHERE status = 'running'")
+    return [batch_id for batch_id, pid, host in rows if _alive(pid, host)]
+
+
 def finish_batch(journal: Journal, batch_id: str, status: str) -> None:
     """Record how a batch ended (`succeeded`, `failed`, `blocked`, `interrupted`)."""
     journal.write(
@@ -62,18 +174,24 @@ def finish_batch(journal: Journal, batch_id: str, status: str) -> None:
     )
 
 
-def find_batch(journal: Journal, batch_id: str) -> tuple[str, str, int] | str:
-    """Return a batch's `(batch_id, workflow, total)` by id or unique prefix, or why not."""
+def find_batch(journal: Journal, batch_id: str) -> tuple[str, str, int, float | None] | str:
+    """Return a batch's `(batch_id, workflow, total, max_cost)` by id or prefix, or why not."""
     escaped = batch_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     rows = journal.query(
-        "SELECT batch_id, workflow, total FROM batches WHERE batch_id LIKE ? ESCAPE '\\' LIMIT 2",
+        "SELECT batch_id, workflow, total, max_cost FROM batches"
+        " WHERE batch_id LIKE ? ESCAPE '\\' LIMIT 2",
         (escaped + "%",),
     )
     if len(rows) != 1:
         problem = "no batch" if not rows else "an ambiguous batch id"
         return f"{problem} {batch_id!r} in {journal.path}"
-    found_id, workflow, total = rows[0]
-    return found_id, workflow, total
+    found_id, workflow, total, max_cost = rows[0]
+    return found_id, workflow, total, max_cost
+
+
+def batch_status(journal: Journal, batch_id: str) -> str:
+    """Return how a batch ended (`running` while it runs, or if its coordinator died)."""
+    return str(journal.query("SELECT status FROM batches WHERE batch_id = ?", (batch_id,))[0][0])
 
 
 def batch_runs(journal: Journal, batch_id: str) -> list[tuple[int, str, str, str | None]]:
@@ -83,3 +201,16 @@ def batch_runs(journal: Journal, batch_id: str) -> list[tuple[int, str, str, str
         (batch_id,),
     )
     return [(line, run_id, status, error) for line, run_id, status, error in rows]
+
+
+def batch_spent(journal: Journal, batch_id: str) -> float:
+    """Return what the batch's runs have spent so far, in US dollars (unknown costs as 0).
+
+    The coordinator's journal is writable, so migrated: its attempts record usage.
+    """
+    rows = journal.query(
+        "SELECT SUM(a.cost_usd) FROM attempts AS a JOIN runs USING (run_id)"
+        " WHERE runs.batch_id = ? AND instr(a.step, '[') = 0",
+        (batch_id,),
+    )
+    return float(rows[0][0] or 0.0)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-__all__ = ["AttemptRecord", "RunRecord", "attempt_from_row", "run_from_row"]
+__all__ = ["AttemptRecord", "RunRecord", "attempt_from_row", "column_of", "run_from_row"]
 
 
 @final
@@ -180,7 +180,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
     problems: list[str] = []
     steps = _json_items(row["steps"], "steps", str, problems)
     error = _error(row["error"], problems)
-    children_column = _column(row, "children")
+    children_column = column_of(row, "children")
     children = (
         () if children_column is None else _json_items(children_column, "children", int, problems)
     )
@@ -190,7 +190,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         row["fingerprint"],
         row["status"],
         steps,
-        _column(row, "stored_inputs") or row["inputs"],
+        column_of(row, "stored_inputs") or row["inputs"],
         row["started"],
         row["finished"],
         row["seconds"],
@@ -201,13 +201,13 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         row["resumes"],
         children,
         _usage(
-            _column(row, "spent_usd"),
-            _column(row, "spent_in"),
-            _column(row, "spent_out"),
-            _column(row, "spent_turns"),
+            column_of(row, "spent_usd"),
+            column_of(row, "spent_in"),
+            column_of(row, "spent_out"),
+            column_of(row, "spent_turns"),
             None,
         ),
-        RunOptions.from_json(_column(row, "options")),
+        RunOptions.from_json(column_of(row, "options")),
         tuple(problems),
     )
 
@@ -243,6 +243,6 @@ def _usage(*columns: object) -> Usage | None:
     return usage if usage.known else None
 
 
-def _column(row: sqlite3.Row, name: str) -> str | None:
+def column_of(row: sqlite3.Row, name: str) -> str | None:
     """Read a column a journal opened read-only, and never migrated, may not have."""
     return row[name] if name in row.keys() else None  # noqa: SIM118 - sqlite3.Row has no __contains__ for names

@@ -5,7 +5,9 @@ of the step in flight; 3 stores per step only the promoted outputs and the
 step's fingerprint, and a run's inputs apart from its row; 4 added batches;
 5 records what each attempt's agent calls cost; 6 records the options a run
 was started with (`RunOptions`), so a resume uses them again; 7 the session
-ids the agent CLIs reported per attempt (claude's session, codex's thread).
+ids the agent CLIs reported per attempt (claude's session, codex's thread); 8
+records which process holds a batch (so a second coordinator is refused)
+and the batch's spending cap (`--batch-max-cost`).
 """
 
 from __future__ import annotations
@@ -75,5 +77,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     ("ALTER TABLE runs ADD COLUMN options TEXT",),
     ("ALTER TABLE attempts ADD COLUMN session_ids TEXT",),
+    (
+        "ALTER TABLE batches ADD COLUMN pid INTEGER",
+        "ALTER TABLE batches ADD COLUMN host TEXT",
+        "ALTER TABLE batches ADD COLUMN max_cost REAL",
+    ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

@@ -111,9 +111,14 @@ _FINISH = (
 
 
 def _started(
-    event: RunStarted, fingerprint: str, options: str | None, *, row_exists: bool
+    event: RunStarted,
+    fingerprint: str,
+    options: str | None,
+    *,
+    row_exists: bool,
+    holder: tuple[int, str] | None,
 ) -> list[Statement]:
-    here = (os.getpid(), socket.gethostname())
+    here = holder or (os.getpid(), socket.gethostname())
     if event.resumed or row_exists:
         return [(_RESTART, (fingerprint, *here, int(event.resumed), options, event.run_id))]
     steps = json.dumps(list(event.steps))
@@ -127,24 +132,28 @@ def _started(
     ]
 
 
-def statements_for(  # noqa: PLR0911 - one case per kind of event
+def statements_for(  # noqa: PLR0911, PLR0913 - one case per kind of event; keyword-only options
     event: RunEvent,
     fingerprint: str,
     steps: Mapping[str, str],
     *,
     row_exists: bool = False,
     options: str | None = None,
+    holder: tuple[int, str] | None = None,
 ) -> list[Statement]:
     """Return what recording `event` writes; empty for events the journal does not keep.
 
     `row_exists` says the run's row was made before the run started (a batch
     queues its runs), so a first start updates it instead of inserting.
     `options` is the run's encoded `RunOptions`: recorded when it starts,
-    and when a resume starts (None keeps what was recorded).
+    and when a resume starts (None keeps what was recorded). `holder` is
+    the `(pid, host)` recorded as running it (a batch's coordinator, not
+    its worker: it is the one `adws resume` must find alive); by default,
+    this process.
     """
     match event:
         case RunStarted():
-            return _started(event, fingerprint, options, row_exists=row_exists)
+            return _started(event, fingerprint, options, row_exists=row_exists, holder=holder)
         case AttemptFailed() | BranchAttemptFailed():
             status = "failed" if not event.will_retry else "retried"
             where = steps.get(event.step) if isinstance(event, AttemptFailed) else None

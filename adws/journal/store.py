@@ -7,6 +7,7 @@ at once. The schema carries a version and a list of forward migrations.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -15,15 +16,21 @@ import socket
 import sqlite3
 import tempfile
 import threading
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from adws import io_ops
 from adws.context import WorkflowContext
+from adws.journal.batches import holder_of, live_batches
 from adws.journal.codec import decode_context, encode_context
-from adws.journal.records import AttemptRecord, RunRecord, attempt_from_row, run_from_row
+from adws.journal.records import (
+    AttemptRecord,
+    RunRecord,
+    attempt_from_row,
+    column_of,
+    run_from_row,
+)
 from adws.journal.schema import MIGRATIONS
 
 if TYPE_CHECKING:
@@ -160,10 +167,17 @@ class Journal:
     def prune(self, *, older_than_days: float | None = None, keep: int | None = None) -> int:
         """Delete finished runs older than `older_than_days`, or all but the newest `keep`.
 
-        Runs still `running` are never deleted. The file is vacuumed after, so
-        the space comes back. Returns how many runs were deleted.
+        Runs still `running` or `queued` are never deleted, nor any run of a
+        batch a live process is running (it may resume them). The file is
+        vacuumed after, so the space comes back. Returns how many runs were
+        deleted.
         """
-        clauses, params = ["status != 'running'"], []
+        clauses, params = ["status NOT IN ('running', 'queued')"], []
+        live = live_batches(self)
+        if live:
+            marks = ", ".join("?" * len(live))
+            clauses.append(f"(batch_id IS NULL OR batch_id NOT IN ({marks}))")
+            params.extend(live)
         if older_than_days is not None:
             cutoff = datetime.now(tz=UTC) - timedelta(days=older_than_days)
             clauses.append("started < ?")
@@ -200,17 +214,19 @@ class Journal:
         """Close the connection."""
         self._db.close()
 
-    @contextmanager
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """Hold the connection in one write transaction: committed at the end, else rolled back."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                # A COMMIT that failed (a full disk) may leave the transaction open, or not.
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     def _migrate(self) -> None:
         with self.transaction() as db:
@@ -272,7 +288,8 @@ class Journal:
         The check and the update happen in one write transaction, so of
         several `adws resume RUN` started at once exactly one gets the run.
         A run another live process on this host is running is refused
-        unless `force`. The run's recorded child process groups are
+        unless `force`, and so is a run (queued or not) of a batch that a
+        live `adws batch` holds: the batch runs it. The run's recorded child process groups are
         cleared: the caller has dealt with them (see `RunRecord.children`).
         """
         with self.transaction() as db:
@@ -280,6 +297,13 @@ class Journal:
             record = run_from_row(row)
             holder = record.pid
             mine = holder == os.getpid() and record.host == socket.gethostname()
+            batch = holder_of(db, column_of(row, "batch_id"))
+            if batch is not None and not force:
+                return (
+                    f"run {run_id} belongs to batch {row['batch_id']}, which process {batch[0]} "
+                    f"on {batch[1]} is running; wait for it to end (or stop it and run "
+                    f"`adws batch --resume {row['batch_id']}`)"
+                )
             if record.status == "running" and not record.stale and not mine and not force:
                 return (
                     f"run {run_id} is being run by process {holder} on {record.host}; "
@@ -315,14 +339,15 @@ class Journal:
         batch: str | None = None,
     ) -> list[RunRecord]:
         """List runs, newest first, optionally filtered (by batch too, in line order)."""
-        if batch is not None:
-            sql = f"SELECT runs.*{self._spent} FROM runs WHERE batch_id = ? ORDER BY line LIMIT ?"  # noqa: S608 - fixed column names
-            rows = self._read(sql, (batch, -1 if limit is None else limit))
-            return [run_from_row(row) for row in rows]
         sql = f"SELECT runs.*{self._spent} FROM runs"  # noqa: S608 - fixed column names
         sql += " WHERE (? IS NULL OR workflow = ?) AND (? IS NULL OR status = ?)"
-        sql += " ORDER BY started DESC, rowid DESC LIMIT ?"
-        rows = self._read(sql, (workflow, workflow, status, status, -1 if limit is None else limit))
+        params: list[object] = [workflow, workflow, status, status]
+        if batch is not None:
+            sql += " AND batch_id = ? ORDER BY line"
+            params.append(batch)
+        else:
+            sql += " ORDER BY started DESC, rowid DESC"
+        rows = self._read(f"{sql} LIMIT ?", (*params, -1 if limit is None else limit))
         return [run_from_row(row) for row in rows]
 
     def find(self, run_id: str) -> RunRecord | str:

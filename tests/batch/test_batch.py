@@ -8,13 +8,14 @@ import signal
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from adws.batch import BatchInputError, read_lines
-from adws.batch.coordinator import Progress
+from adws.batch.report import Progress
 from adws.cli import main
-from tests.conftest import start_adws, wait_for
+from tests.conftest import dead_pid, start_adws, wait_for
 
 FLOWS = """
 import os
@@ -104,6 +105,13 @@ def batch_json(
 ) -> tuple[int, dict[str, object]]:
     code = main(["batch", *argv, "--json", "-q"])
     return code, json.loads(capsys.readouterr().out)
+
+
+def runs_of(report: dict[str, object]) -> list[dict[str, Any]]:
+    """Return the `runs` records of a batch's `--json` report."""
+    runs = report["runs"]
+    assert isinstance(runs, list)
+    return runs
 
 
 def calls(project: Path) -> list[str]:
@@ -358,7 +366,7 @@ def test_resuming_a_run_whose_end_was_not_recorded_just_marks_it(
     lines(project, "a")
     _, report = batch_json(["pair", "inputs.jsonl"], capsys)
     db = sqlite3.connect(project / ".adws" / "runs.db")
-    db.execute("UPDATE runs SET status = 'running', pid = 1")
+    db.execute("UPDATE runs SET status = 'running', pid = ?", (dead_pid(),))
     db.commit()
     db.close()
     (project / "calls.log").unlink()

@@ -1,0 +1,160 @@
+"""Where each run of a batch starts again: `adws batch --resume`, and a run whose worker died.
+
+Both go through `prepare_resume`, the one resume path `adws resume` uses:
+a finished step that changed is refused (unless `rerun_changed` or
+`force`), the run's earlier spend counts against its budget, its
+`rerun_on_resume` steps run again, the branches a parallel step finished
+are kept, and the options it was started with are used again (with the
+ones given to the resume over them). A run never started starts afresh.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, final
+
+import attrs
+
+from adws import io_ops
+from adws.journal.batches import batch_runs, queue_batch
+from adws.journal.options import RunOptions  # attrs resolves the annotation at run time
+from adws.journal.resume import ResumeStart, prepare_resume
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from adws.journal.records import RunRecord
+    from adws.journal.store import Journal
+    from adws.step import Workflow
+
+__all__ = ["BatchRun", "new_batch_id", "queue_runs", "resume_batch", "resume_run"]
+
+
+@final
+@attrs.frozen
+class BatchRun:
+    """One run of a batch to hand to a worker, and where it starts."""
+
+    line: int
+    run_id: str
+    inputs_json: str
+    """The run's inputs as recorded: where a queued run starts."""
+    options: RunOptions
+    start: ResumeStart | None = None
+    """Where a run that ran before continues (None: it never started)."""
+
+
+def new_batch_id() -> str:
+    """Return a fresh, short batch id."""
+    return "b" + uuid.uuid4().hex[:11]
+
+
+def queue_runs(  # noqa: PLR0913 - the batch, its runs, and how they run
+    journal: Journal,
+    workflow: Workflow,
+    lines: Sequence[tuple[int, Mapping[str, object]]],
+    *,
+    source: str,
+    options: RunOptions,
+    max_cost: float | None = None,
+) -> tuple[str, list[BatchRun]]:
+    """Record a new batch, held by this process, with every run queued; return its id and runs."""
+    from adws.context import WorkflowContext  # noqa: PLC0415 - the executor is loaded already
+    from adws.executor import new_run_id  # noqa: PLC0415 - as above
+    from adws.journal.codec import encode_context  # noqa: PLC0415 - as above
+    from adws.journal.fingerprint import fingerprint  # noqa: PLC0415 - as above
+
+    batch_id = new_batch_id()
+    queued = [
+        (line, new_run_id(), encode_context(WorkflowContext(inputs=inputs)))
+        for line, inputs in lines
+    ]
+    queue_batch(
+        journal,
+        batch_id,
+        workflow.name,
+        source,
+        runs=queued,
+        steps=[step.name for step in workflow.steps],
+        fingerprint=fingerprint(workflow),
+        options=options.to_json(),
+        max_cost=max_cost,
+    )
+    return batch_id, [BatchRun(line, run_id, inputs, options) for line, run_id, inputs in queued]
+
+
+def resume_run(
+    journal: Journal,
+    workflow: Workflow,
+    record: RunRecord,
+    *,
+    rerun_changed: bool = False,
+    force: bool = False,
+) -> ResumeStart | str:
+    """Say where a run of a batch continues, or why it may not (see `prepare_resume`)."""
+    attempts = journal.attempts(record.run_id)
+    return prepare_resume(workflow, record, attempts, rerun_changed=rerun_changed, force=force)
+
+
+def _children(record: RunRecord, *, force: bool) -> str | None:
+    """Refuse a run whose recorded child process still runs; `force` stops it first."""
+    alive = record.live_children()
+    if not alive or (record.status == "running" and not record.stale):
+        return None
+    groups = ", ".join(str(pgid) for pgid in alive)
+    if not force:
+        return (
+            f"run {record.run_id} left child process group {groups} running; "
+            "pass --force to stop it and resume"
+        )
+    for pgid in alive:
+        io_ops.stop_group(pgid)
+    return None
+
+
+def _held(record: RunRecord) -> str | None:
+    if record.status != "running" or record.stale or record.pid is None:
+        return None
+    return f"run {record.run_id} is being run by process {record.pid} on {record.host}"
+
+
+def resume_batch(  # noqa: PLR0913 - the batch, and every way a resume can be asked for
+    journal: Journal,
+    workflow: Workflow,
+    batch_id: str,
+    given: RunOptions,
+    *,
+    rerun_changed: bool = False,
+    force: bool = False,
+) -> list[BatchRun] | str:
+    """List the runs of a batch that did not succeed, each with where it starts, or why not.
+
+    A run is refused (and with it the resume) when a finished step of it
+    changed, when a child process it left still runs, or when a live
+    process other than a dead coordinator holds it; `force` goes on (a
+    changed step keeps its outputs, a left child is stopped, a holder is
+    taken over). A run whose every step succeeded, though its end was not
+    recorded, is marked `succeeded` and left out.
+    """
+    runs: list[BatchRun] = []
+    for line, run_id, status, _ in batch_runs(journal, batch_id):
+        if status == "succeeded":
+            continue
+        record = journal.find(run_id)
+        assert not isinstance(record, str)  # noqa: S101 - listed just now, under its full id
+        options = record.options.merged(given)[0]
+        if status == "queued":
+            runs.append(BatchRun(line, run_id, record.inputs_json, options))
+            continue
+        refused = None if force else _held(record)
+        refused = refused or _children(record, force=force)
+        start = refused or resume_run(
+            journal, workflow, record, rerun_changed=rerun_changed, force=force
+        )
+        if isinstance(start, str):
+            return f"line {line}: {start}"
+        if start.resume_from is None:  # every step finished; only the run's end was not recorded
+            journal.mark(run_id, "succeeded")
+            continue
+        runs.append(BatchRun(line, run_id, record.inputs_json, options, start))
+    return runs

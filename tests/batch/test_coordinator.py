@@ -1,0 +1,179 @@
+"""The coordinator's rarer paths, with a scripted pool (the I/O boundary) and a real journal."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from returns.io import IOSuccess
+
+from adws import Step, Workflow
+from adws.batch.coordinator import run_batch
+from adws.batch.ledger import Ledger
+from adws.batch.tasks import Batch, Message, Task
+from adws.events import StepSucceeded
+from adws.journal import Journal
+from adws.journal.batch_resume import queue_runs
+from adws.journal.fingerprint import step_fingerprints
+from adws.journal.options import RunOptions
+from adws.journal.statements import statements_for
+
+
+def _ok(ctx: Any) -> Any:
+    return IOSuccess(ctx)
+
+
+FLOW = Workflow("flow", (Step("one", _ok), Step("two", _ok)), inputs=("n",))
+
+
+class ScriptedPool:
+    """A pool whose workers say what the test scripts, one message per receive."""
+
+    def __init__(self, script: list[Message]) -> None:
+        self.script = script
+        self.sent: list[Task] = []
+        self.signals: list[int] = []
+        self.slots = 0
+
+    def start(self) -> int:
+        self.slots += 1
+        return self.slots
+
+    def send(self, slot: int, task: Task) -> None:
+        self.sent.append(task)
+        self.slot = slot
+
+    def receive(self, timeout: float) -> list[tuple[int, Message]]:  # noqa: ARG002 - Pool's signature
+        return [(self.slot, self.script.pop(0))] if self.script else []
+
+    def forget(self, slot: int) -> None:
+        pass
+
+    def signal_all(self, signum: int) -> None:
+        self.signals.append(signum)
+
+    def over_budget(self, batch_id: str) -> None:
+        pass
+
+    def close(self, grace: float = 5.0) -> None:
+        pass
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Journal:
+    return Journal(tmp_path / "runs.db")
+
+
+def _batch(journal: Journal) -> tuple[Batch, str, list[Any]]:
+    batch_id, runs = queue_runs(journal, FLOW, [(1, {"n": 1})], source="x", options=RunOptions())
+    return Batch(batch_id, "flow", "workflows", (0, "here")), runs[0].run_id, runs
+
+
+def _finished(journal: Journal, run_id: str, step: str, fingerprint: str) -> None:
+    event = StepSucceeded(run_id, step, 0, 2, 1, 0.1, None, {}, None)  # type: ignore[arg-type] # the context is not read
+    journal.apply(statements_for(event, "", {step: fingerprint}))
+
+
+def test_a_lost_run_whose_steps_all_finished_is_marked_succeeded(journal: Journal) -> None:
+    batch, run_id, runs = _batch(journal)
+    steps = step_fingerprints(FLOW)
+    for step in ("one", "two"):
+        _finished(journal, run_id, step, steps[step])
+    pool = ScriptedPool([("lost", "killed by SIGKILL")])
+    report, _ = run_batch(journal, FLOW, batch, runs, concurrency=1, pool=pool)
+    assert [run.status for run in report.runs] == ["succeeded"]
+    assert len(pool.sent) == 1
+
+
+def test_a_lost_run_whose_finished_step_changed_ends_worker_lost(journal: Journal) -> None:
+    batch, run_id, runs = _batch(journal)
+    _finished(journal, run_id, "one", "f" * 20)  # not what `one` hashes to now
+    pool = ScriptedPool([("lost", "killed by SIGKILL")])
+    report, _ = run_batch(journal, FLOW, batch, runs, concurrency=1, pool=pool)
+    (run,) = report.runs
+    assert run.status == "failed"
+    assert run.error is not None
+    assert run.error.error_type == "WorkerLost"
+    assert run.error.message.startswith(
+        f"its worker died (killed by SIGKILL); step 'one' of run {run_id} changed since it finished"
+    )
+
+
+def test_a_run_whose_cleanup_kills_its_worker_a_third_time_ends_worker_lost(
+    journal: Journal,
+) -> None:
+    batch, _, runs = _batch(journal)
+    pool = ScriptedPool([("lost", "exit status 3")] * 3)
+    report, _ = run_batch(journal, FLOW, batch, runs, concurrency=1, pool=pool)
+    (run,) = report.runs
+    assert run.error is not None
+    assert run.error.message == (
+        "the worker running step 'one' died a third time (exit status 3), in cleanup"
+    )
+    assert [task.lost_json is not None for task in pool.sent] == [False, False, True]
+
+
+def test_a_lost_run_pruned_from_under_the_batch_ends_its_way(journal: Journal) -> None:
+    batch, run_id, runs = _batch(journal)
+
+    class Pruning(ScriptedPool):
+        def receive(self, timeout: float) -> list[tuple[int, Message]]:
+            journal.write("DELETE FROM runs WHERE run_id = ?", (run_id,))
+            return super().receive(timeout)
+
+    pool = Pruning([("lost", "killed by SIGKILL")])
+    report, _ = run_batch(journal, FLOW, batch, runs, concurrency=1, pool=pool)
+    assert report.runs == ()
+    assert report.status == "succeeded"  # nothing of it is left to report
+
+
+def test_a_journal_failure_after_a_signal_halts_nothing_twice(journal: Journal) -> None:
+    pool = ScriptedPool([])
+    halted: list[int] = []
+    ledger = Ledger(journal, lambda: halted.append(1))
+    assert not ledger.apply([("UPDATE runs SET pid = ?", (2**63,))], "a huge number")
+    assert ledger.failures == [
+        "a huge number: OverflowError: Python int too large to convert to SQLite INTEGER"
+    ]
+    assert halted == [1]
+    assert not ledger.apply([("UPDATE runs SET pid = 1", ())], "later")
+    assert ledger.claim("r1") == "run r1 was not started: the journal cannot record it"
+    assert ledger.describe() == (
+        "a huge number: OverflowError: Python int too large to convert to SQLite INTEGER",
+        "1 later write not tried",
+    )
+    assert pool.signals == []
+
+
+def test_a_ledger_names_a_claim_and_an_end_it_could_not_write(journal: Journal) -> None:
+    ledger = Ledger(journal)
+    journal.close()
+    assert ledger.claim("r1") == "run r1 was not started: the journal cannot record it"
+    assert ledger.failures[0].startswith("the start of run r1: ProgrammingError: ")
+    fresh = Ledger(journal)
+    fresh.close("b1", "failed", {})
+    assert fresh.failures[0].startswith("the end of batch b1: ProgrammingError: ")
+
+
+def test_a_ledger_records_each_runs_end_after_a_failure_when_it_can(journal: Journal) -> None:
+    batch, run_id, _ = _batch(journal)
+    ledger = Ledger(journal)
+    ledger.apply([("UPDATE runs SET pid = ?", (2**63,))], "a huge number")
+    ledger.close(batch.batch_id, "failed", {run_id: "interrupted"})
+    assert ledger.describe()[-1] == "(each run's end and the batch's were recorded after all)"
+    assert journal.runs()[0].status == "interrupted"
+    ledger.journal.close()
+    ledger.close(batch.batch_id, "failed", {run_id: "failed"})  # the last try fails quietly
+    assert len(ledger.describe()) == 2
+
+
+def test_the_coordinator_halts_once_whatever_stopped_it_first(journal: Journal) -> None:
+    from adws.batch.coordinator import _Stop  # noqa: PLC0415 - the handler on its own
+
+    pool = ScriptedPool([])
+    stop = _Stop(pool)
+    stop(signal.SIGINT, None)
+    stop.halt()
+    assert (stop.signals, pool.signals) == (1, [signal.SIGINT])
