@@ -88,12 +88,16 @@ def test_a_scheduler_address_is_used_as_given(
 
     lines(project, "a")
     with LocalCluster(  # type: ignore[no-untyped-call] # distributed ships no annotations
-        n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+        n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address="127.0.0.1:0"
     ) as cluster:
-        code, report = batch_json(
-            ["pair", "inputs.jsonl", "--dask", cluster.scheduler_address], capsys
+        code = main(
+            ["batch", "pair", "inputs.jsonl", "--dask", cluster.scheduler_address, "-q", "--json"]
         )
-    assert (code, report["counts"]) == (0, {"succeeded": 1})
+        captured = capsys.readouterr()
+    assert (code, json.loads(captured.out)["counts"]) == (0, {"succeeded": 1})
+    assert captured.err.startswith(
+        f"adws: warning: {cluster.scheduler_address} is not a tls:// address: whoever can reach"
+    )
 
 
 def test_ctrl_c_stops_each_dask_run_at_its_next_step_after_cleanup(project: Path) -> None:
