@@ -70,6 +70,9 @@ def worker_main(conn: Connection, control: Connection) -> None:
 
     with contextlib.suppress(EOFError, OSError):  # the coordinator is gone: `_follow` ends us
         while (task := conn.recv()) is not None:
+            # One run at a time here: its processes carry its id, as `adws run`'s do, so a
+            # resume signals a recorded group only while it is still the run's.
+            os.environ[io_ops.RUN_MARK] = task.run_id
             execute(task, send, (interrupts.observe,))
             if interrupts.first is not None:
                 return  # interrupted: this worker takes no more runs

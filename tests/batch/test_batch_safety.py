@@ -513,7 +513,9 @@ def _set(project: Path, sql: str, *params: object) -> None:
 
 def test_batch_resume_refuses_a_run_whose_child_still_runs_unless_forced(project: Path) -> None:
     batch_id, run_id = _failed_batch(project)
-    child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    child = subprocess.Popen(
+        ["sleep", "60"], start_new_session=True, env={**os.environ, "ADWS_RUN_ID": run_id}
+    )
     try:
         _set(project, "UPDATE runs SET children = ?", json.dumps([child.pid]))
         refused = start_adws(project, "batch", "--resume", batch_id)
