@@ -5,12 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from adws.io_ops.marks import MARK, RUN_MARK, group_belongs_to, kill_marked, live_marks, new_mark
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from tests.conftest import wait_for
 
 
 def process_table(folder: Path, processes: dict[str, tuple[str | None, bytes | None]]) -> Path:
@@ -51,6 +49,8 @@ def test_a_marked_process_is_killed_and_its_mark_forgotten() -> None:
         start_new_session=True,
     )
     try:
+        environ = Path(f"/proc/{child.pid}/environ")
+        wait_for(lambda: f"{MARK}={mark}".encode() in environ.read_bytes().split(b"\0"))
         assert kill_marked(mark) == (child.pid,)
         assert child.wait(timeout=10) == -9
     finally:
