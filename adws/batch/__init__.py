@@ -13,7 +13,14 @@ is what a worker runs, `ledger` the coordinator's journal writes, and
 """
 
 from adws.batch.coordinator import run_batch
-from adws.batch.inputs import BatchInputError, read_lines
+from adws.batch.inputs import BatchInputError, iter_lines, read_lines
 from adws.batch.report import BatchReport, RunResult
 
-__all__ = ["BatchInputError", "BatchReport", "RunResult", "read_lines", "run_batch"]
+__all__ = [
+    "BatchInputError",
+    "BatchReport",
+    "RunResult",
+    "iter_lines",
+    "read_lines",
+    "run_batch",
+]

@@ -110,7 +110,7 @@ class _Coordinator:
         journal: Journal,
         workflow: Workflow,
         batch: Batch,
-        tasks: Sequence[Task],
+        runs: Sequence[BatchRun],
         *,
         concurrency: int,
         pool: Pool,
@@ -121,7 +121,9 @@ class _Coordinator:
         self.stop = _Stop(self.pool)
         self.ledger = Ledger(journal, self.stop.halt)
         self.resuming = resuming
-        self.waiting = deque(tasks)
+        # Runs wait as they are (a new batch's inputs stay in the journal); each becomes a
+        # task only when a worker takes it, so memory stays flat however many runs there are.
+        self.waiting: deque[BatchRun | Task] = deque(runs)
         self.assigned: dict[Any, Task] = {}
         self.idle: list[Any] = []
         self.results: dict[str, str] = {}
@@ -132,8 +134,8 @@ class _Coordinator:
         self.spent: dict[str, float] = {}
         self.spent_before = batch_spent(journal, batch.batch_id) if batch.max_cost else 0.0
         self.over_budget = False
-        self.total = len(tasks)
-        self.workers = max(1, min(concurrency, len(tasks)))
+        self.total = len(runs)
+        self.workers = max(1, min(concurrency, len(runs)))
         self.started = io_ops.monotonic()
 
     def progress(self) -> Progress:
@@ -150,11 +152,16 @@ class _Coordinator:
 
     def feed(self) -> None:
         while self.idle and self.waiting and not self.stop.signals and not self.over_budget:
-            task = self.waiting.popleft()
-            refused = self.ledger.claim(task.run_id, force=self.resuming.force)
+            waiting = self.waiting.popleft()
+            refused = self.ledger.claim(waiting.run_id, force=self.resuming.force)
             if refused is not None:
                 self.skipped.append(refused)
                 continue
+            task = (
+                waiting
+                if isinstance(waiting, Task)
+                else task_for(self.batch, waiting, self.journal.run_inputs)
+            )
             slot = self.idle.pop()
             self.assigned[slot] = task
             self.pool.send(slot, task)
@@ -223,7 +230,11 @@ class _Coordinator:
             message = f"the worker running step {step!r} died a third time ({how}), in cleanup"
             self._end(run_id, PipelineError(step, ErrorType.WORKER_LOST, message))
             return None
-        again = task_for(self.batch, BatchRun(0, run_id, record.inputs_json, record.options, start))
+        again = task_for(
+            self.batch,
+            BatchRun(0, run_id, record.inputs_json, record.options, start),
+            self.journal.run_inputs,
+        )
         if losses == 1:
             message = f"the worker running step {step!r} died ({how}); resumed on a new worker"
             self._record_loss(
@@ -328,12 +339,11 @@ def run_batch(  # noqa: PLR0913 - the batch and how to run it, all keyword-only 
     `queued` for `--resume`; past `batch.max_cost` likewise no new run
     starts and the runs in flight fail at their next agent call.
     """
-    tasks = [task_for(batch, run) for run in runs]
     coordinator = _Coordinator(
         journal,
         workflow,
         batch,
-        tasks,
+        runs,
         concurrency=concurrency,
         pool=pool or LocalPool(),
         resuming=resuming,

@@ -95,14 +95,19 @@ class Task:
     """A `WorkerLost` error: the step in flight fails with it, and cleanup runs."""
 
 
-def task_for(batch: Batch, run: BatchRun) -> Task:
-    """Build the task that starts, or continues, one run of a batch."""
+def task_for(batch: Batch, run: BatchRun, inputs: Callable[[str], str]) -> Task:
+    """Build the task that starts, or continues, one run of a batch.
+
+    `inputs` reads a queued run's recorded inputs when the run does not
+    carry them (a new batch keeps them in the journal until then).
+    """
     from adws.journal.codec import encode_context, encode_outputs  # noqa: PLC0415 - the coordinator's side
 
     options = run.options.to_json()
     start = run.start
     if start is None:
-        return Task(run.run_id, batch, run.inputs_json, options)
+        recorded = run.inputs_json if run.inputs_json is not None else inputs(run.run_id)
+        return Task(run.run_id, batch, recorded, options)
     reuse = {path: encode_outputs(outputs) for path, outputs in start.reuse.items()}
     return Task(
         run.run_id,

@@ -21,6 +21,7 @@ from adws.cli.workflows import load_workflow
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Iterator
 
     from adws.batch import BatchReport
     from adws.batch.coordinator import Pool
@@ -74,7 +75,7 @@ def _agent_checked(workflow: Workflow, options: RunOptions) -> None:
 
 
 def _resumed(
-    args: argparse.Namespace,
+    args: argparse.Namespace, connect: Callable[[str], None]
 ) -> tuple[Journal, Workflow, str, list[BatchRun], float | None]:
     from adws.journal.batch_resume import resume_batch  # noqa: PLC0415 - see the note on imports
     from adws.journal.batches import (  # noqa: PLC0415 - as above
@@ -96,6 +97,7 @@ def _resumed(
     apply_options(args, options)  # the recorded workflows folder, unless --workflows
     workflow = load_workflow(args)
     _agent_checked(workflow, options)
+    connect(batch_id)  # before anything is recorded: a cluster out of reach changes nothing
     # The claim is the check: atomic, so of two resumes started at once one runs the batch.
     ended = batch_status(journal, batch_id)
     refused = claim_batch(journal, batch_id, force=args.force, max_cost=args.batch_max_cost)
@@ -122,10 +124,9 @@ def _resumed(
 
 
 def _started(
-    args: argparse.Namespace,
+    args: argparse.Namespace, connect: Callable[[str], None]
 ) -> tuple[Journal, Workflow, str, list[BatchRun], float | None]:
-    from adws.batch import BatchInputError, read_lines  # noqa: PLC0415 - see the note on imports
-    from adws.journal.batch_resume import queue_runs  # noqa: PLC0415 - as above
+    from adws.journal.batch_resume import new_batch_id, queue_runs  # noqa: PLC0415 - see the note on imports
 
     if args.workflow is None or args.inputs_file is None:
         msg = "batch needs WORKFLOW and INPUTS.jsonl (or --resume BATCH)"
@@ -136,27 +137,49 @@ def _started(
     workflow = load_workflow(args)
     options = given_options(args)
     _agent_checked(workflow, options)
-    try:
-        lines = read_lines(Path(args.inputs_file))
-    except BatchInputError as exc:
-        raise UsageError(str(exc)) from exc
-    for number, inputs in lines:
-        missing = workflow.missing_inputs(inputs)
-        if missing:
-            needed = ", ".join(missing)
-            where = f"{args.inputs_file}, line {number}"
-            msg = f"{where}: workflow {workflow.name!r} needs input {needed}"
-            raise UsageError(msg)
+    batch_id = new_batch_id()
+    connect(batch_id)  # before anything is recorded: a cluster out of reach queues nothing
+    path = Path(args.inputs_file)
+    for _ in _checked_lines(path, workflow):  # every line checked before anything is recorded
+        pass
     journal = require_journal(args, create=True)
+    # Read again, a line at a time, straight into the journal (memory stays flat); a line
+    # that changed meanwhile is checked again and rolls the whole batch back.
     batch_id, runs = queue_runs(
         journal,
         workflow,
-        lines,
+        _checked_lines(path, workflow),
         source=str(args.inputs_file),
         options=options,
         max_cost=args.batch_max_cost,
+        batch_id=batch_id,
     )
     return journal, workflow, batch_id, runs, args.batch_max_cost
+
+
+def _checked_lines(path: Path, workflow: Workflow) -> Iterator[tuple[int, dict[str, object]]]:
+    """Yield an inputs file's runs a line at a time; raise `UsageError` at a bad line or none.
+
+    Raised while the batch is queued, it rolls the whole batch back: nothing
+    is recorded and nothing runs.
+    """
+    from adws.batch import BatchInputError, iter_lines  # noqa: PLC0415 - see the note on imports
+
+    count = 0
+    try:
+        for number, inputs in iter_lines(path):
+            missing = workflow.missing_inputs(inputs)
+            if missing:
+                needed = ", ".join(missing)
+                msg = f"{path}, line {number}: workflow {workflow.name!r} needs input {needed}"
+                raise UsageError(msg)
+            count += 1
+            yield number, inputs
+    except BatchInputError as exc:
+        raise UsageError(str(exc)) from exc
+    if not count:
+        msg = f"{path} holds no runs: write one JSON object of inputs per line"
+        raise UsageError(msg)
 
 
 def _slots(address: str | None) -> int | None:
@@ -185,10 +208,31 @@ def _dask_ready(address: str | None) -> None:
         raise UsageError(msg) from exc
 
 
-def _dask_pool(address: str, batch_id: str, concurrency: int) -> Pool:
-    from adws.batch.dask import DaskPool  # noqa: PLC0415 - the optional extra, checked above
+class _Connection:
+    """The Dask pool of a batch, made when the batch's id is known and before it is recorded."""
 
-    return DaskPool(address, batch_id, concurrency)
+    def __init__(self, address: str | None, concurrency: int) -> None:
+        self.address, self.concurrency = address, concurrency
+        self.pool: Pool | None = None
+
+    def __call__(self, batch_id: str) -> None:
+        """Reach the cluster (start it, for local:N), or say why not: exit 2, nothing recorded."""
+        if self.address is None:
+            return
+        from adws.batch.dask import DaskPool  # noqa: PLC0415 - the optional extra, checked above
+
+        try:
+            self.pool = DaskPool(self.address, batch_id, self.concurrency)
+        except Exception as exc:  # whatever Dask raises for an address it cannot use, reported
+            msg = (
+                f"--dask {self.address}: cannot reach that scheduler ({type(exc).__name__}: {exc})"
+            )
+            raise UsageError(msg) from exc
+
+    def close(self) -> None:
+        """Let go of a pool no batch will use."""
+        if self.pool is not None:
+            self.pool.close()
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
@@ -206,8 +250,14 @@ def cmd_batch(args: argparse.Namespace) -> int:
             f"adws: warning: {args.dask} is not a tls:// address: whoever can reach that "
             "scheduler can run code on its workers, and read what the runs send"
         )
+    concurrency = args.concurrency or DEFAULT_CONCURRENCY
+    connection = _Connection(args.dask, concurrency)
     started = _resumed if args.resume is not None else _started
-    journal, workflow, batch_id, runs, cap = started(args)
+    try:
+        journal, workflow, batch_id, runs, cap = started(args, connection)
+    except BaseException:
+        connection.close()  # reached, but the batch did not start
+        raise
     batch = Batch(
         batch_id,
         workflow.name,
@@ -221,8 +271,6 @@ def cmd_batch(args: argparse.Namespace) -> int:
         if not args.quiet:
             err(state.line(batch_id))
 
-    concurrency = args.concurrency or DEFAULT_CONCURRENCY
-    pool = None if args.dask is None else _dask_pool(args.dask, batch_id, concurrency)
     report, signum = run_batch(
         journal,
         workflow,
@@ -230,7 +278,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         runs,
         concurrency=concurrency,
         on_progress=progress,
-        pool=pool,
+        pool=connection.pool,
         resuming=Resuming(rerun_changed=args.rerun_changed, force=args.force),
     )
     if args.json:

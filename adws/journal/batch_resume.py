@@ -21,7 +21,7 @@ from adws.journal.options import RunOptions  # attrs resolves the annotation at 
 from adws.journal.resume import ResumeStart, prepare_resume
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping
 
     from adws.journal.records import RunRecord
     from adws.journal.store import Journal
@@ -37,8 +37,8 @@ class BatchRun:
 
     line: int
     run_id: str
-    inputs_json: str
-    """The run's inputs as recorded: where a queued run starts."""
+    inputs_json: str | None
+    """The run's inputs as recorded: where a queued run starts (None: read them when it does)."""
     options: RunOptions
     start: ResumeStart | None = None
     """Where a run that ran before continues (None: it never started)."""
@@ -52,24 +52,28 @@ def new_batch_id() -> str:
 def queue_runs(  # noqa: PLR0913 - the batch, its runs, and how they run
     journal: Journal,
     workflow: Workflow,
-    lines: Sequence[tuple[int, Mapping[str, object]]],
+    lines: Iterable[tuple[int, Mapping[str, object]]],
     *,
     source: str,
     options: RunOptions,
     max_cost: float | None = None,
+    batch_id: str | None = None,
 ) -> tuple[str, list[BatchRun]]:
-    """Record a new batch, held by this process, with every run queued; return its id and runs."""
+    """Record a new batch, held by this process, with every run queued; return its id and runs.
+
+    `batch_id` is the id to give it (a fresh one by default).
+    """
     from adws.context import WorkflowContext  # noqa: PLC0415 - the executor is loaded already
     from adws.executor import new_run_id  # noqa: PLC0415 - as above
     from adws.journal.codec import encode_context  # noqa: PLC0415 - as above
     from adws.journal.fingerprint import fingerprint  # noqa: PLC0415 - as above
 
-    batch_id = new_batch_id()
-    queued = [
+    batch_id = batch_id or new_batch_id()
+    queued = (
         (line, new_run_id(), encode_context(WorkflowContext(inputs=inputs)))
         for line, inputs in lines
-    ]
-    queue_batch(
+    )
+    written = queue_batch(
         journal,
         batch_id,
         workflow.name,
@@ -80,7 +84,8 @@ def queue_runs(  # noqa: PLR0913 - the batch, its runs, and how they run
         options=options.to_json(),
         max_cost=max_cost,
     )
-    return batch_id, [BatchRun(line, run_id, inputs, options) for line, run_id, inputs in queued]
+    # The inputs stay in the journal until a worker takes the run: memory stays flat.
+    return batch_id, [BatchRun(line, run_id, None, options) for line, run_id in written]
 
 
 def resume_run(

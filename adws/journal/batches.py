@@ -20,7 +20,7 @@ from adws import io_ops
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from adws.journal.store import Journal
 
@@ -55,14 +55,17 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
     workflow: str,
     source: str,
     *,
-    runs: Sequence[tuple[int, str, str]],
+    runs: Iterable[tuple[int, str, str]],
     steps: Sequence[str],
     fingerprint: str,
     options: str | None = None,
     max_cost: float | None = None,
-) -> None:
+) -> list[tuple[int, str]]:
     """Record a batch, held by this process, and queue its runs, `(line, run_id, inputs)` each.
 
+    The runs are read one at a time (a generator of them keeps memory flat
+    however large the inputs file) and written in one transaction: all of
+    them or, if reading one fails, none. Returns `(line, run_id)` of each.
     Queued runs have status `queued` until a worker starts them; a run
     that never started is started by `adws batch --resume`. `options` is
     the runs' encoded `RunOptions`, shared by every run of the batch;
@@ -70,24 +73,23 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
     """
     now = io_ops.utc_now()
     names = json.dumps(list(steps))
+    queued: list[tuple[int, str]] = []
     with journal.transaction() as db:
         db.execute(
             "INSERT INTO batches (batch_id, workflow, source, total, status, started, pid, host,"
-            " max_cost) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
-            (batch_id, workflow, source, len(runs), now, *_here(), max_cost),
+            " max_cost) VALUES (?, ?, ?, 0, 'running', ?, ?, ?, ?)",
+            (batch_id, workflow, source, now, *_here(), max_cost),
         )
-        db.executemany(
-            "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started,"
-            " batch_id, line, options) VALUES (?, ?, ?, 'queued', ?, '', ?, ?, ?, ?)",
-            [
-                (run_id, workflow, fingerprint, names, now, batch_id, line, options)
-                for line, run_id, _ in runs
-            ],
-        )
-        db.executemany(
-            "INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)",
-            [(run_id, inputs) for _, run_id, inputs in runs],
-        )
+        for line, run_id, inputs in runs:
+            db.execute(
+                "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started,"
+                " batch_id, line, options) VALUES (?, ?, ?, 'queued', ?, '', ?, ?, ?, ?)",
+                (run_id, workflow, fingerprint, names, now, batch_id, line, options),
+            )
+            db.execute("INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)", (run_id, inputs))
+            queued.append((line, run_id))
+        db.execute("UPDATE batches SET total = ? WHERE batch_id = ?", (len(queued), batch_id))
+    return queued
 
 
 def holder_of(db: sqlite3.Connection, batch_id: str | None) -> tuple[int, str] | None:

@@ -156,6 +156,11 @@ class Journal:
         shutil.copyfile(wal, folder / wal.name)
         return folder / path.name
 
+    def run_inputs(self, run_id: str) -> str:
+        """Return a run's recorded inputs, encoded (a batch reads them when a worker takes it)."""
+        rows = self._read("SELECT inputs FROM run_inputs WHERE run_id = ?", (run_id,), plain=True)
+        return str(rows[0][0]) if rows else encode_context(WorkflowContext())
+
     def add_inputs(self, run_id: str, extra: Mapping[str, object]) -> None:
         """Add inputs given when resuming to the run's own, so a later resume has them too."""
         with self.transaction() as db:

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import ssl
 import subprocess
 import sys
@@ -119,7 +120,10 @@ def test_ctrl_c_stops_each_dask_run_at_its_next_step_after_cleanup(project: Path
 
 @pytest.mark.parametrize(
     ("address", "message"),
-    [("local:two", "--dask local:two: write local:N with N a number of worker processes")],
+    [
+        ("local:two", "--dask local:two: write local:N with N a number of worker processes"),
+        ("local:0", "--dask local:0: write local:N with N a number of worker processes"),
+    ],
 )
 def test_a_bad_dask_address_is_a_usage_error(
     project: Path, capsys: pytest.CaptureFixture[str], address: str, message: str
@@ -127,6 +131,48 @@ def test_a_bad_dask_address_is_a_usage_error(
     lines(project, "a")
     assert main(["batch", "pair", "inputs.jsonl", "--dask", address]) == 2
     assert capsys.readouterr().err == f"adws: error: {message}\n"
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("garbage", "(ValueError: missing port number in address 'garbage')"),
+        (
+            "tcp://127.0.0.1:{port}",
+            "(OSError: Timed out trying to connect to tcp://127.0.0.1:{port} after 2 s)",
+        ),
+    ],
+)
+def test_a_scheduler_out_of_reach_is_exit_2_and_records_nothing(
+    project: Path, address: str, reason: str
+) -> None:
+    lines(project, "a")
+    port = closed_port()
+    address = address.format(port=port)
+    process = start_adws(
+        project,
+        "batch",
+        "pair",
+        "inputs.jsonl",
+        "--dask",
+        address,
+        env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"},
+    )
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 2, err
+    assert err.splitlines()[-1] == (
+        f"adws: error: --dask {address}: cannot reach that scheduler {reason.format(port=port)}"
+    )
+    journal = project / "runs.db"
+    assert not journal.exists() or sqlite3.connect(journal).execute(
+        "SELECT COUNT(*) FROM runs"
+    ).fetchone() == (0,)
 
 
 def test_without_the_extra_dask_is_named_with_how_to_install_it(project: Path) -> None:
@@ -319,3 +365,21 @@ def _gone(pid: int, seconds: float = 10) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_a_bad_line_after_the_cluster_started_records_nothing_and_stops_it(
+    project: Path,
+) -> None:
+    (project / "inputs.jsonl").write_text('{"n": "a"}\n{"other": 1}\n', encoding="utf-8")
+    process = start_adws(project, "batch", "pair", "inputs.jsonl", "--dask", "local:1")
+    _, err = process.communicate(timeout=120)
+    assert (process.returncode, err.splitlines()[-1]) == (
+        2,
+        "adws: error: inputs.jsonl, line 2: workflow 'pair' needs input n",
+    )
+    assert not (project / "runs.db").exists()  # nothing recorded: the file was bad
+    assert [
+        p.info["cmdline"]
+        for p in psutil.process_iter(["cmdline"])
+        if "distributed" in " ".join(p.info["cmdline"] or [])
+    ] == []
