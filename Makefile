@@ -11,7 +11,7 @@ CODEX := @openai/codex@0.169.0
 CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install clis demo lint typecheck test check bench clean
+.PHONY: help install clis browser demo lint typecheck test check bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -24,10 +24,10 @@ $(RUNTIME): pyproject.toml
 	touch $(RUNTIME)
 
 # The checks run `adws batch --dask` on a real LocalCluster, ClaudeAgent through the Claude
-# Agent SDK's bundled CLI and pydantic schemas, so the dask, claude and pydantic extras come
-# with them.
+# Agent SDK's bundled CLI, pydantic schemas and spans exported through the OpenTelemetry SDK,
+# so the dask, claude, pydantic and otel extras come with them.
 $(DEV): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel]'
 	touch $(DEV)
 
 # Never global, never the user's PATH: the tests put $(CLIS)/node_modules/.bin first on theirs.
@@ -41,6 +41,14 @@ clis: $(CLIS_STAMP) ## Install the pinned claude and codex CLIs from npm into .c
 
 install: $(DEV) ## Create .venv with adws and the dev tools
 
+# `adws report`'s page is tested in a real headless Chromium: Debian's, installed when we
+# can (CI runs as root); elsewhere the browser test is skipped and says why.
+browser: ## Install Debian's chromium for the report page's browser test (as root)
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "note: no chromium and not root: the report page's browser test will be skipped"; fi
+
 demo: $(RUNTIME) ## Run deep_research with the offline demo agent (installs only adws)
 	$(BIN)/adws run deep_research -i topic="railway-oriented programming"
 	@echo "Put adws on your PATH with: . $(VENV)/bin/activate"
@@ -52,13 +60,13 @@ lint: $(DEV) ## ruff check and ruff format --check
 typecheck: $(DEV) ## mypy --strict with the returns plugin
 	$(BIN)/mypy
 
-test: $(DEV) $(CLIS_STAMP) ## pytest with 100% line and branch coverage (real processes and CLIs included)
+test: $(DEV) $(CLIS_STAMP) browser ## pytest with 100% line and branch coverage (real processes, CLIs and a browser)
 	$(BIN)/pytest --cov --cov-report=term-missing
 
 check: lint typecheck test ## Everything CI runs
 
 bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal

@@ -55,6 +55,7 @@ class Outcome:
     error: PipelineError | None = None
     usage: Usage | None = None
     """What a succeeded branch's last attempt spent (failed ones are on their own events)."""
+    attempts: int = 0
 
 
 def _wait(scope: RunScope, cancel: threading.Event) -> Callable[[float], None]:
@@ -96,8 +97,14 @@ def _run_branch(branch: Branch, scope: RunScope, cancel: threading.Event, outcom
         )
         scope.emit(event)
 
-    made, _ = retry_step(
-        step, branch.ctx, sleep=_wait(scope, cancel), on_attempt_failed=report, meters=meters
+    made, outcome.attempts = retry_step(
+        step,
+        branch.ctx,
+        sleep=_wait(scope, cancel),
+        on_attempt_failed=report,
+        meters=meters,
+        record_as=path,
+        cancelled=cancel.is_set,  # a branch stopped by its step is cancelled, not failed
     )
     if isinstance(made, WorkflowContext):  # it finished before the cancellation reached it
         outcome.status, outcome.outputs = "succeeded", made.outputs
@@ -144,7 +151,7 @@ def run_branches(  # noqa: C901, PLR0915 - the scheduler: start, watch, cancel, 
                 scope.total,
                 branch.path,
                 outcome.status or "cancelled",
-                0 if outcome.status == "reused" else 1,
+                outcome.attempts,
                 seconds,
                 outcome.error,
                 outcome.outputs,

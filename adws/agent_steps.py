@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, TypeVar, final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
@@ -19,8 +19,8 @@ from adws.combinators import SequenceSpec, VerificationSpec, sequence, with_veri
 from adws.concurrency import FanOutSpec, ParallelSpec, fan_out, parallel
 from adws.contract import OutputContract, validate_agent_output
 from adws.errors import ErrorType, PipelineError
-from adws.events import AgentActivity
-from adws.retry import attempt_number
+from adws.events import AgentActivity, AgentExchanged
+from adws.retry import attempt_number, current_attempt
 from adws.scope import current_branch, current_scope
 from adws.step import RetryPolicy, Step, Workflow, retry_after
 from adws.template import check_template, render_for_step
@@ -39,6 +39,8 @@ __all__ = [
     "map_agents",
     "use_agent",
 ]
+
+_T = TypeVar("_T")
 
 
 @final
@@ -129,14 +131,62 @@ def _over_budget(step_name: str, budget: Budget | None) -> PipelineError | None:
     )
 
 
-def _charge(answer: IOResult[AgentResponse, PipelineError]) -> None:
-    """Charge what the call cost, whether or not it answered."""
+def _of_type(value: object, kind: type[_T]) -> _T | None:
+    """Keep a value a backend put in an error's context only when it has the expected type."""
+    return value if isinstance(value, kind) and not isinstance(value, bool) else None
+
+
+def _raised(step_name: str, exc: BaseException) -> PipelineError:
+    """Describe an agent call that raised instead of answering (Ctrl-C included)."""
+    kind = ErrorType.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else ErrorType.STEP_EXCEPTION
+    return PipelineError(step_name, kind, f"the agent raised {type(exc).__name__}: {exc}")
+
+
+def _exchanged(
+    request: AgentRequest,
+    answer: IOResult[AgentResponse, PipelineError],
+    checked: IOResult[object, PipelineError],
+    seconds: float,
+) -> Usage | None:
+    """Report the call whole to the run's observers (the journal keeps it); return its cost.
+
+    A failed call is described by what its backend put in the error's
+    context (`stdout_tail`, `returncode`, `stderr_tail`, `session_id`).
+    """
     usage: Usage | None
     if isinstance(answer, IOSuccess):
-        usage = unsafe_perform_io(answer.unwrap()).usage
+        response = unsafe_perform_io(answer.unwrap())
+        text: str | None = response.text
+        exit_code, stderr, usage = response.exit_code, response.stderr, response.usage
+        session = _of_type(response.metadata.get("session_id"), str)
     else:
-        usage = usage_of_failure(unsafe_perform_io(answer.failure()).context)
-    charge(usage)
+        details = unsafe_perform_io(answer.failure()).context
+        text = _of_type(details.get("stdout_tail"), str)
+        exit_code = _of_type(details.get("returncode"), int)
+        stderr = _of_type(details.get("stderr_tail"), str) or ""
+        session = _of_type(details.get("session_id"), str)
+        usage = usage_of_failure(details)
+    error = None if isinstance(checked, IOSuccess) else unsafe_perform_io(checked.failure())
+    scope = current_scope()
+    path, attempt = current_attempt()
+    scope.emit(
+        AgentExchanged(
+            scope.run_id,
+            path or request.branch or request.step_name,
+            attempt or request.attempt,
+            request.step_name,
+            request.prompt,
+            text,
+            exit_code,
+            stderr,
+            session,
+            seconds,
+            usage,
+            error,
+            request.max_output_bytes,
+        )
+    )
+    return usage
 
 
 def _bounded_wait(error: PipelineError, timeout: float | None) -> PipelineError:
@@ -286,12 +336,19 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             refused = _over_budget(name, budget)
             if refused is not None:
                 return IOFailure(refused)
-            answer = agent(request)
-        _charge(answer)
+            started = io_ops.monotonic()
+            try:
+                answer = agent(request)
+            except BaseException as exc:
+                # The prompt went out: keep it, and why no answer came, before the error goes on.
+                raised: IOResult[AgentResponse, PipelineError] = IOFailure(_raised(name, exc))
+                _exchanged(request, raised, raised, io_ops.monotonic() - started)
+                raise
+            seconds = io_ops.monotonic() - started
         answer = answer.alt(lambda error: _bounded_wait(error, timeout))
-        return answer.bind(lambda response: _outputs(response, contract, name)).map(
-            ctx.merge_outputs
-        )
+        checked = answer.bind(lambda response: _outputs(response, contract, name))
+        charge(_exchanged(request, answer, checked, seconds))
+        return checked.map(ctx.merge_outputs)
 
     return Step(
         name,

@@ -10,7 +10,9 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from adws._checks import require_callable, require_count, require_type
 from adws.context import WorkflowContext, promote
 from adws.errors import ErrorType, PipelineError
-from adws.retry import exception_error, reraise_interrupt, retry_step
+from adws.events import RoundFailed
+from adws.retry import current_attempt, exception_error, reraise_interrupt, retry_step
+from adws.scope import current_scope
 from adws.step import Step
 
 if TYPE_CHECKING:
@@ -55,12 +57,33 @@ def with_verification(
     `<main>_verified` unless `name` is given. A `main` failure, or a verify
     error its policy will not retry (`Blocked`), ends the step at once; after
     `max_attempts` rounds the last verify error is returned with `rounds`.
+    Each failed round is reported to the run's observers (`RoundFailed`),
+    so progress, the journal and `adws status` show every round's error.
     Retries inside a round wait through the run's injected `sleep`.
     `rerun_on_resume` makes `adws resume` run it again (see `Step`).
     """
     require_type("with_verification", "main", main, Step, "a Step")
     require_type("with_verification", "verify", verify, Step, "a Step")
     require_count("with_verification", "max_attempts", max_attempts)
+
+    step_name = name or f"{main.name}_verified"
+
+    def report(round_number: int, error: PipelineError, *, again: bool) -> None:
+        scope = current_scope()
+        path, attempt = current_attempt()
+        event = RoundFailed(
+            scope.run_id,
+            step_name,
+            scope.index,
+            scope.total,
+            path or step_name,
+            attempt or 1,
+            round_number,
+            max_attempts,
+            error,
+            again,
+        )
+        scope.emit(event)
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
         round_ctx = ctx
@@ -86,13 +109,15 @@ def with_verification(
                     )
                 return IOSuccess(ctx.merge_outputs(made.outputs).merge_outputs(checked.outputs))
             error = checked.with_step_name(verify.name)
-            if not verify.retry.retry_on(error):
+            retryable = verify.retry.retry_on(error)
+            report(round_number, error, again=bool(retryable) and round_number < max_attempts)
+            if not retryable:
                 return IOFailure(error)
             round_ctx = round_ctx.add_feedback(_round_feedback(round_number, max_attempts, error))
         return IOFailure(error.with_context(rounds=max_attempts))
 
     return Step(
-        name or f"{main.name}_verified",
+        step_name,
         run,
         rerun_on_resume=rerun_on_resume,
         kind="verification",

@@ -19,12 +19,14 @@ from adws.usage import Budget, Usage
 
 __all__ = [
     "AgentActivity",
+    "AgentExchanged",
     "AttemptFailed",
     "BranchAttemptFailed",
     "BranchFinished",
     "BranchStarted",
     "BranchStatus",
     "ObserverFailed",
+    "RoundFailed",
     "RunEvent",
     "RunFinished",
     "RunObserver",
@@ -203,6 +205,7 @@ class BranchAttemptFailed:
 class BranchFinished:
     """A branch ended; `done`, `failed` and `of` count the step's branches so far.
 
+    `attempts` is how many attempts it made (0 when it never started);
     `reused` means a resume took the outputs it stored in an earlier run.
     """
 
@@ -240,6 +243,57 @@ class AgentActivity:
 
 @final
 @attrs.frozen
+class RoundFailed:
+    """A round of a `with_verification` step failed: its verify step rejected what main made.
+
+    `path` and `attempt` name the attempt the round belongs to, as the
+    journal records it (the step, or the branch it runs in); `will_retry`
+    says whether main runs again, with this error as feedback.
+    """
+
+    run_id: str
+    step: str
+    index: int
+    total: int
+    path: str
+    attempt: int
+    round: int
+    max_rounds: int
+    error: PipelineError
+    will_retry: bool
+
+
+@final
+@attrs.frozen
+class AgentExchanged:
+    """One call to an agent, whole: what it was asked and what it answered.
+
+    `path` and `attempt` name the attempt the call belongs to, as the
+    journal records it (a step, or a branch `verify_claims[2]`); `asked_by`
+    is the agent step that asked (inside a `with_verification`, its main or
+    verify step). `answer` is None when the agent gave none (it could not
+    start, timed out, or its output could not be read); `error` is what the
+    call ended with, its answer's validation included. `limit` is the
+    step's output cap, which bounds what the journal keeps of each text.
+    """
+
+    run_id: str
+    path: str
+    attempt: int
+    asked_by: str
+    prompt: str
+    answer: str | None
+    exit_code: int | None
+    stderr: str
+    session_id: str | None
+    seconds: float
+    usage: Usage | None
+    error: PipelineError | None
+    limit: int
+
+
+@final
+@attrs.frozen
 class ObserverFailed:
     """An observer raised; it gets no further events, the others get this one."""
 
@@ -259,6 +313,8 @@ RunEvent: TypeAlias = (
     | BranchAttemptFailed
     | BranchFinished
     | AgentActivity
+    | RoundFailed
+    | AgentExchanged
     | ObserverFailed
 )
 

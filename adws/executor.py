@@ -138,7 +138,9 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
             emit(event)
 
     started = io_ops.monotonic() if emit.observers else 0.0
-    outcome, attempts = retry_step(step, ctx, sleep=sleep, on_attempt_failed=report, meters=meters)
+    outcome, attempts = retry_step(
+        step, ctx, sleep=sleep, on_attempt_failed=report, meters=meters, record_as=step.name
+    )
     if isinstance(outcome, PipelineError):
         return outcome
     promoted = promote(ctx.inputs, outcome.outputs)  # rule 2

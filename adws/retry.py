@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "OnAttemptFailed",
     "attempt_number",
+    "current_attempt",
     "exception_error",
     "feedback_line",
     "reraise_interrupt",
@@ -42,6 +43,19 @@ OnAttemptFailed = Callable[[int, PipelineError, bool, float, float], None]
 _current_meter: Final = _ATTEMPT.get
 _SILENT: Final[ContextVar[int]] = ContextVar("adws_silent_failures", default=0)
 """How many earlier attempts of the step in flight failed without a feedback line."""
+
+
+_RECORDED: Final[ContextVar[tuple[str, int]]] = ContextVar("adws_attempt", default=("", 0))
+
+
+def current_attempt() -> tuple[str, int]:
+    """Name the attempt in flight as the journal records it: `(path, attempt)`.
+
+    The path is the step's name, or a branch's (`verify_claims[2]`); a
+    combinator's inner steps belong to the attempt of the step that holds
+    them. Outside a run it is `("", 0)`.
+    """
+    return _RECORDED.get()
 
 
 def attempt_number(ctx: WorkflowContext) -> int:
@@ -140,13 +154,15 @@ def feedback_line(attempt: int, max_attempts: int, error: PipelineError) -> str:
     return f"attempt {attempt}/{max_attempts} failed: {error.error_type}: {error.message}"
 
 
-def retry_step(
+def retry_step(  # noqa: C901, PLR0913 - the step, its context, and keyword-only hooks
     step: Step,
     ctx: WorkflowContext,
     *,
     sleep: Sleep | None = None,
     on_attempt_failed: OnAttemptFailed | None = None,
     meters: list[Meter] | None = None,
+    record_as: str | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> tuple[WorkflowContext | PipelineError, int]:
     """Run `step` under its retry policy (rule 7); return the outcome and attempts made.
 
@@ -165,7 +181,11 @@ def retry_step(
     through the run's fake clock in tests. Each attempt's agent calls are
     charged to a fresh meter; `meters`, when given, collects them in order,
     so the caller can report each attempt's usage (the last one is the
-    success, or the attempt a Ctrl-C stopped).
+    success, or the attempt a Ctrl-C stopped). `record_as` names the
+    attempts for `current_attempt` (the step or branch path the journal
+    records them under); a combinator's inner steps leave it out. Once
+    `cancelled()` holds, a failed attempt is neither reported nor retried:
+    it failed because it was stopped.
     """
     sleep = sleep if sleep is not None else current_sleep()
     attempt = 1
@@ -178,6 +198,7 @@ def retry_step(
         meter = Meter(_current_meter())
         token = _ATTEMPT.set(meter)
         silent_token = _SILENT.set(silent)
+        recorded = None if record_as is None else _RECORDED.set((record_as, attempt))
         if meters is not None:
             meters.append(meter)
         try:
@@ -185,7 +206,11 @@ def retry_step(
         finally:
             _SILENT.reset(silent_token)
             _ATTEMPT.reset(token)
+            if recorded is not None:
+                _RECORDED.reset(recorded)
         if isinstance(outcome, WorkflowContext):
+            return outcome, attempt
+        if cancelled is not None and cancelled():
             return outcome, attempt
         will_retry = _should_retry(step, outcome, attempt)
         if isinstance(will_retry, PipelineError):

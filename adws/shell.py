@@ -271,6 +271,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             shown,
             ctx,
             outcome,
+            _ran(plan, rendered),
             timeout=timeout,
             max_output_bytes=max_output_bytes,
             script=script,
@@ -289,6 +290,22 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     )
 
 
+def _ran(plan: _Plan | None, argv: tuple[str, ...]) -> dict[str, object]:
+    """Say what really ran, for a failure: the argv, or the values a script was given.
+
+    An argv without a shell is exact as it is; a script's values are passed
+    apart from it, so they are named with the keys they came from.
+    """
+    if plan is None:
+        return {}
+    if plan.script is None:
+        return {"argv": list(argv)}
+    placeholders = plan.script.placeholders
+    start = plan.script_at + 2  # the values follow the script's $0 (see `_argv`)
+    values = argv[start : start + len(placeholders)]
+    return {"values": {p.text: value for p, value in zip(placeholders, values, strict=True)}}
+
+
 def _label(command: str | tuple[str, ...] | None) -> str | None:
     """Name the command in messages: the template as written (None: the script, at run time)."""
     if command is None:
@@ -301,6 +318,7 @@ def _outcome(  # noqa: PLR0913 - the outcome and what it is judged against
     shown: str,
     ctx: WorkflowContext,
     outcome: io_ops.ProcessOutcome,
+    ran: Mapping[str, object],
     *,
     timeout: float | None,
     max_output_bytes: int,
@@ -309,6 +327,7 @@ def _outcome(  # noqa: PLR0913 - the outcome and what it is judged against
 ) -> IOResult[WorkflowContext, PipelineError]:
     details: dict[str, object] = {
         "command": shown[1:-1],
+        **ran,
         "returncode": outcome.returncode,
         "stdout_tail": io_ops.tail(outcome.stdout),
         "stderr_tail": io_ops.tail(outcome.stderr),

@@ -9,10 +9,12 @@ import attrs
 from adws.errors import PipelineError, json_safe
 from adws.events import (
     AgentActivity,
+    AgentExchanged,
     AttemptFailed,
     BranchAttemptFailed,
     BranchFinished,
     BranchStarted,
+    RoundFailed,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -43,6 +45,8 @@ class StepRecord:
     """Each branch of a parallel step, by path, with how it ended."""
     usage: Usage | None = None
     """What this step's attempts in this run cost, its branches' included."""
+    failed_rounds: int = 0
+    """The rounds of a `with_verification` step whose verify failed."""
 
     def spend(self, usage: Usage | None) -> None:
         """Add one attempt's usage."""
@@ -50,7 +54,11 @@ class StepRecord:
             self.usage = usage if self.usage is None else self.usage + usage
 
     def to_dict(self) -> dict[str, object]:
-        """Return a JSON-safe dict (`branches` only for a parallel step, `usage` if reported)."""
+        """Return a JSON-safe dict (`branches` only for a parallel step, `usage` if reported).
+
+        A `with_verification` step that needed more than one round says how
+        many it used (`rounds`).
+        """
         described: dict[str, object] = {
             "name": self.name,
             "status": self.status,
@@ -62,6 +70,8 @@ class StepRecord:
             described["branches"] = dict(self.branches)
         if self.usage is not None:
             described["usage"] = self.usage.to_dict()
+        if self.failed_rounds:
+            described["rounds"] = self.failed_rounds + (self.status == "succeeded")
         return described
 
 
@@ -114,7 +124,9 @@ class RunSummary:
                 self.steps[event.index].branches[event.branch] = "running"
             case BranchFinished():
                 self.steps[event.index].branches[event.branch] = event.status
-            case BranchAttemptFailed() | AgentActivity():
+            case RoundFailed(step=step, path=path) if step == path:
+                self.steps[event.index].failed_rounds = event.round
+            case BranchAttemptFailed() | RoundFailed() | AgentExchanged() | AgentActivity():
                 pass
             case _:
                 self.warnings.append(f"observer {event.observer} failed: {event.message}")

@@ -30,6 +30,7 @@ import journal_bench
 import kit_bench
 import parallel_bench
 import timing
+import transcript_bench
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -274,6 +275,7 @@ def main() -> None:
         "parallel": parallel_bench.measure(),
         "batch": batch_bench.measure(),
         "kit": kit_bench.measure(),
+        "transcripts": transcript_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -344,6 +346,8 @@ def render(results: dict[str, Any]) -> str:
     lines += batch_bench.render(results["batch"])
     lines += ["", "| cost and author's kit | measured | target |", "| --- | --- | --- |"]
     lines += kit_bench.render(results["kit"])
+    lines += ["", "| seeing a run | measured | target |", "| --- | --- | --- |"]
+    lines += transcript_bench.render(results["transcripts"])
     return "\n".join(lines)
 
 

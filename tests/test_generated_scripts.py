@@ -88,7 +88,8 @@ def test_the_loader_flow_runs_the_plans_commands_and_a_failed_verify_returns_to_
     assert "hello.txt is wrong" in second
     assert (project / "hello.txt").read_text() == "hello\n"
     assert (ctx.inputs["verify_ran"], ctx.inputs["verify_returncode"]) == (VERIFY, 0)
-    [_plan, stage_row] = journal.attempts("r")
+    [_plan, round_row, stage_row] = journal.attempts("r")
+    assert (round_row.status, round_row.step) == ("round_failed", stage_row.step)
     assert (stage_row.outputs() or {})["verify_ran"] == VERIFY
 
 

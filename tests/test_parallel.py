@@ -27,7 +27,7 @@ from adws import (
     shell_step,
 )
 from adws.agents import AgentRequest
-from adws.events import BranchFinished
+from adws.events import BranchAttemptFailed, BranchFinished
 from adws.journal import Journal, JournalObserver
 from adws.render import format_event, show_text, to_mermaid
 from adws.summary import RunSummary
@@ -97,8 +97,11 @@ def test_a_failure_cancels_the_running_branches_and_leaves_no_process(in_tmp: Pa
     from adws import io_ops  # noqa: PLC0415 - only this test looks at processes
 
     assert not io_ops.process_alive(pid) or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
-    rows = {(a.step, a.status) for a in journal.attempts("r")}
-    assert {("both[slow]", "cancelled"), ("both[quick]", "failed")} <= rows
+    rows = {(a.step, a.status, a.attempt) for a in journal.attempts("r")}
+    assert {("both[slow]", "cancelled", 1), ("both[quick]", "failed", 1)} <= rows
+    # The cancelled branch did not fail: no failed attempt is reported for it.
+    failed = [e.branch for e in events.events if isinstance(e, BranchAttemptFailed)]
+    assert failed == ["both[quick]"]
 
 
 def test_the_error_is_the_failed_branch_first_in_declaration_order() -> None:
@@ -290,8 +293,8 @@ def test_branch_events_are_named_by_path_and_counted_in_the_summary() -> None:
         ("checks[tests]", "failed", 1, 1, 2),
     ]
     assert [format_event(e) for e in finished] == [
-        "[1/1] checks … 1/2 done, 0 failed",
-        "[1/1] checks … 1/2 done, 1 failed",
+        "[1/1] checks[lint] … ok in 0.0s · 1/2 done, 0 failed",
+        "[1/1] checks[tests] … gave up · 1/2 done, 1 failed",
     ]
     assert summary.to_dict()["steps"][0]["branches"] == {  # type: ignore[index]
         "checks[lint]": "succeeded",
@@ -320,8 +323,8 @@ def test_a_branch_retries_under_its_own_policy_through_the_runs_sleep(
     success(run_workflow(Workflow("w", (step,)), sleep=fake_sleep, observers=[events]))
     assert (calls, fake_sleep.calls) == ([0, 1], [3.0])
     failed = next(e for e in events.events if type(e).__name__ == "BranchAttemptFailed")
-    assert (
-        format_event(failed) == "[1/1] p[flaky] … attempt 1/2 failed: ShellFailed: slow; retrying"
+    assert format_event(failed) == (
+        "[1/1] p[flaky] … attempt 1/2 failed: ShellFailed: slow; retrying in 3.0s"
     )
 
 
@@ -464,8 +467,9 @@ def test_status_lists_each_branch_and_its_last_error(tmp_path: Path) -> None:
     assert not isinstance(record, str)
     assert status_text(record, journal.attempts("r")).splitlines()[2:] == [
         "  1. checks: succeeded (1 attempt, 0.0s)",
-        "       checks[lint]: succeeded",
-        "       checks[tests]: failed; ShellFailed: tests broke",
+        "       checks[lint]: succeeded (1 attempt, 0.0s)",
+        "       checks[tests]: failed (1 attempt, 0.0s)",
+        "         attempt 1: ShellFailed: tests broke",
     ]
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from returns.io import IOSuccess
 
-from adws import Step, Workflow, fan_out, parallel, shell_step
+from adws import RetryPolicy, Step, Workflow, fan_out, parallel, shell_step
 
 
 def cleanup(ctx):
@@ -36,6 +36,18 @@ waiting = Workflow(
         parallel("both", [shell_step(n, SLEEPER.format(name=n)) for n in ("a", "b")]),
         Step("cleanup", cleanup, always_run=True),
     ),
+)
+
+patient = Workflow(
+    "patient",
+    (
+        fan_out(
+            "waits",
+            shell_step("wait", "echo $$ > {item}.pid; exec sleep 60", retry=RetryPolicy(3)),
+            over="items",
+        ),
+    ),
+    inputs=("items",),
 )
 
 one_at_a_time = Workflow(
@@ -88,6 +100,20 @@ def test_ctrl_c_stops_every_branch_runs_cleanup_and_leaves_no_process(project: P
     assert all(gone(pid) for pid in pids)
     summary = json.loads(out)
     assert summary["steps"][0]["branches"] == {"both[a]": "cancelled", "both[b]": "cancelled"}
+
+
+def test_ctrl_c_reports_branches_cancelled_and_retries_nothing(project: Path) -> None:
+    (project / "items.json").write_text(json.dumps({"items": ["x", "y", "z"]}))
+    process = start_adws(project, "run", "patient", "--inputs", "items.json")
+    pids = [pid_of(project, name) for name in ("x", "y", "z")]
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "retrying" not in err
+    assert "attempt" not in err  # no branch failed: each was stopped
+    for index in range(3):
+        assert f"[1/1] waits[{index}] … cancelled · 0/3 done, 0 failed\n" in err
+    wait_for(lambda: all(gone(pid) for pid in pids), 10)
 
 
 def test_ctrl_c_cancels_a_branch_still_waiting_for_its_turn(project: Path) -> None:

@@ -60,11 +60,16 @@ class AgentResponse:
 
     `usage` is what the backend reported (None when it reports nothing); the
     run charges it to the attempt, journals it and checks budgets with it.
+    A backend that runs a process says how it exited (`exit_code`) and what
+    it printed on stderr (its tail): the journal keeps both with the
+    exchange, never as outputs.
     """
 
     text: str
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=freeze_mapping)
     usage: Usage | None = None
+    exit_code: int | None = None
+    stderr: str = ""
 
 
 class AgentBackend(Protocol):

@@ -243,4 +243,5 @@ def read_outcome(  # noqa: PLR0913 - the call and how to read it, keyword-only
         if parsed.usage is not None:
             context["usage"] = parsed.usage.to_dict()
         return IOFailure(PipelineError(step, ErrorType.AGENT_FAILED, problem, context))
-    return IOSuccess(AgentResponse(parsed.text, metadata, parsed.usage))
+    stderr = io_ops.tail(outcome.stderr)  # kept with the exchange, never as an output
+    return IOSuccess(AgentResponse(parsed.text, metadata, parsed.usage, outcome.returncode, stderr))

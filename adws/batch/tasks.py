@@ -219,6 +219,11 @@ class _Forwarder:
     def __init__(self, task: Task, send: Callable[[Message], None], loaded: _Loaded) -> None:
         self.task, self.send = task, send
         _, self.steps, self.whole, _ = loaded
+        from adws.journal.exchanges import keeps_transcripts  # noqa: PLC0415 - as above
+        from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
+
+        refused = bool(RunOptions.from_json(task.options_json).no_transcripts)
+        self.transcripts = keeps_transcripts(refused=refused)
         self.pending: list[Statement] = []
         self.spent = 0.0
         self.finished: RunFinished | None = None
@@ -240,6 +245,7 @@ class _Forwarder:
             row_exists=True,
             options=task.options_json,
             holder=task.batch.holder,
+            transcripts=self.transcripts,
         )
         self.pending.extend(statements)
         if isinstance(event, RunFinished):
@@ -256,6 +262,10 @@ def execute(
     task: Task, send: Callable[[Message], None], observers: Sequence[RunObserver] = ()
 ) -> None:
     """Run one task to its end, streaming journal statements through `send`.
+
+    Every agent exchange travels as statements too (its texts compressed
+    here, in the worker), so the coordinator writes a batch's transcripts
+    as it writes a run's.
 
     Ctrl-C (or SIGTERM turned into it by the worker) ends the run as
     `interrupted` after its `always_run` steps, like `adws run`.

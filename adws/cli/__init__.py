@@ -1,8 +1,9 @@
 """The `adws` command line: the one place that prints and picks exit codes.
 
-One module per command group (`workflows`, `runs`); `_args` builds the
-parser and turns arguments into values; `_output` prints; `_interrupts`
-handles signals during a run. `main` is the entry point and the single
+One module per command or group (`workflows`, `run`, `runs`, `status`,
+`report`, `resume`, `batch`, `cost`, `new`); `_parser` builds the parser,
+`_args` turns arguments into values, `_execute` runs a workflow, `_output`
+prints and `_interrupts` handles signals during a run. `main` is the entry point and the single
 boundary where a mistake on the command line becomes exit code 2.
 
 Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, 3 blocked,
@@ -35,9 +36,10 @@ _HANDLERS: Final = {
     "validate": ("adws.cli.workflows", "cmd_validate"),
     "check": ("adws.cli.workflows", "cmd_check"),
     "new": ("adws.cli.new", "cmd_new"),
-    "run": ("adws.cli.runs", "cmd_run"),
+    "run": ("adws.cli.run", "cmd_run"),
     "runs": ("adws.cli.runs", "cmd_runs"),
-    "status": ("adws.cli.runs", "cmd_status"),
+    "status": ("adws.cli.status", "cmd_status"),
+    "report": ("adws.cli.report", "cmd_report"),
     "resume": ("adws.cli.resume", "cmd_resume"),
     "batch": ("adws.cli.batch", "cmd_batch"),
     "cost": ("adws.cli.cost", "cmd_cost"),

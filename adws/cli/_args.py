@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from adws.journal import Journal
     from adws.journal.options import RunOptions
     from adws.step import Workflow
+    from adws.testing.recording import Cassette
 
 __all__ = [
     "BUSY_VAR",
@@ -34,6 +35,7 @@ __all__ = [
     "parse_inputs",
     "read_answer",
     "recorded",
+    "replays_run",
     "require_journal",
     "select_agent",
 ]
@@ -175,6 +177,7 @@ def given_options(args: argparse.Namespace, *, resume: bool = False) -> RunOptio
     from adws.journal.options import RunOptions  # noqa: PLC0415 - see the note on imports
 
     folder = args.workflows if resume else workflows_dir(args.workflows)
+    replay = args.replay if replays_run(args.replay) else _absolute(args.replay)
     return RunOptions(
         agent=args.agent,
         model=args.model,
@@ -184,8 +187,17 @@ def given_options(args: argparse.Namespace, *, resume: bool = False) -> RunOptio
         max_agents=args.max_agents,
         workflows=_absolute(None if folder is None else str(folder)),
         record=_absolute(args.record),
-        replay=_absolute(args.replay),
+        replay=replay,
+        no_transcripts=True if args.no_transcripts else None,
     )
+
+
+def replays_run(replay: str | None) -> bool:
+    """Tell whether `--replay` names a run (not a folder of recordings).
+
+    A value with a path separator, or naming something that exists, is a folder.
+    """
+    return replay is not None and os.sep not in replay and not Path(replay).exists()
 
 
 def apply_options(args: argparse.Namespace, options: RunOptions) -> None:
@@ -249,10 +261,32 @@ def select_agent(
     return map_agents(workflow, lambda current: build(limits_of(current)))
 
 
-def recorded(workflow: Workflow, args: argparse.Namespace) -> Workflow:
-    """Wrap every agent step's backend for `--record DIR` or `--replay DIR`.
+def _run_cassette(args: argparse.Namespace) -> Cassette:
+    """Open the run `--replay RUN_ID` names; set `args.replay` to its whole id."""
+    from adws.journal.cassette import JournalCassette  # noqa: PLC0415 - see the note on imports
 
-    The answers live in DIR/WORKFLOW.json; see `adws.testing.RecordingAgent`.
+    path = journal_path(args)
+    if not path.exists():
+        msg = f"--replay {args.replay}: no such folder, and no run journal at {path} to look in"
+        raise UsageError(msg)
+    journal = _journal_at(path, readonly=True)
+    found = journal.find(args.replay)
+    if isinstance(found, str):
+        msg = f"--replay {args.replay}: no such folder of recordings, and {found}"
+        raise UsageError(msg)
+    args.replay = found.run_id
+    try:
+        return JournalCassette(journal, found.run_id)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def recorded(workflow: Workflow, args: argparse.Namespace) -> Workflow:
+    """Wrap every agent step's backend for `--record DIR`, `--replay DIR` or `--replay RUN_ID`.
+
+    A folder's answers live in DIR/WORKFLOW.json; a run's are the exchanges
+    the journal kept (see `adws.journal.cassette`). See
+    `adws.testing.RecordingAgent`.
     """
     folder = args.record or args.replay
     if folder is None:
@@ -264,10 +298,14 @@ def recorded(workflow: Workflow, args: argparse.Namespace) -> Workflow:
         RecordingAgent,
     )
 
-    try:
-        recording = Recording(Path(folder) / f"{workflow.name}.json")
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
+    recording: Cassette
+    if args.record is None and replays_run(args.replay):
+        recording = _run_cassette(args)
+    else:
+        try:
+            recording = Recording(Path(folder) / f"{workflow.name}.json")
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
     mode: Mode = "record" if args.record else "replay"
     return map_agents(workflow, lambda agent: RecordingAgent(agent, recording, mode))
 

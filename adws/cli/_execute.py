@@ -9,48 +9,54 @@ from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
 from adws.cli import EXIT_CODES
-from adws.cli._args import open_journal, recorded, select_agent
+from adws.cli._args import UsageError, open_journal, recorded, select_agent
 from adws.cli._interrupts import Interrupts
 from adws.cli._output import err, out_json
 from adws.cli.workflows import load_workflow
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Collection, Iterator, Mapping
+    from collections.abc import Callable, Collection, Iterator, Mapping
 
     from adws.context import WorkflowContext
     from adws.errors import PipelineError
     from adws.events import RunEvent, RunObserver
     from adws.journal import Journal, JournalObserver
     from adws.journal.options import RunOptions
+    from adws.otel import Tracing
     from adws.step import Workflow
     from adws.summary import RunSummary
     from adws.usage import Budget, Usage
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["execute", "progress", "with_agents"]
+__all__ = ["execute", "printer", "with_agents"]
 
 EXIT_FAILED: Final = EXIT_CODES["failed"]
+_OTLP_ENDPOINTS: Final = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
 
-def progress(event: RunEvent) -> None:
-    """Print one event as a progress line on stderr."""
-    from adws.render import format_event  # noqa: PLC0415 - see the note on imports
+def printer(*, verbose: bool = False) -> Callable[[RunEvent], None]:
+    """Return an observer that prints a run's progress on stderr (see `adws.render.Progress`)."""
+    from adws.render import Progress  # noqa: PLC0415 - see the note on imports
 
-    err(format_event(event))
+    lines = Progress(verbose=verbose).lines
+
+    def progress(event: RunEvent, /) -> None:
+        for line in lines(event):
+            err(line)
+
+    return progress
 
 
-def _print_error_details(error: PipelineError) -> None:
-    from adws.errors import ErrorType  # noqa: PLC0415 - see the note on imports
+def _print_error_details(error: PipelineError, *, quiet: bool, verbose: bool) -> None:
+    """Say what the progress lines did not: all of it under -q, else what cleanup broke."""
+    from adws.render import error_lines  # noqa: PLC0415 - see the note on imports
+    from adws.render.errors import cleanup_lines  # noqa: PLC0415 - see the note on imports
 
-    problems = error.context.get("problems")
-    if error.error_type == ErrorType.CONTRACT_VIOLATION and problems:
-        err("problems with the agent's answer:")
-        for problem in problems:
-            err(f"  - {problem}")
-    for late in error.context.get("always_run_failures", ()):
-        err(f"also failed while cleaning up: {late}")
+    details = [f"  {line}" for line in error_lines(error, verbose=verbose)] if quiet else []
+    for line in details + cleanup_lines(error, verbose=verbose):
+        err(line)
 
 
 @contextlib.contextmanager
@@ -134,6 +140,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     """
     from adws.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
     from adws.journal import JournalObserver  # noqa: PLC0415 - see the note on imports
+    from adws.journal.exchanges import keeps_transcripts  # noqa: PLC0415 - see the note on imports
     from adws.journal.fingerprint import (  # noqa: PLC0415 - see the note on imports
         fingerprint,
         step_fingerprints,
@@ -150,15 +157,22 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     recorder = None
     if journal is not None:
         steps = steps if steps is not None else step_fingerprints(workflow)
-        recorder = JournalObserver(journal, fingerprint(workflow, steps), steps, options)
+        transcripts = keeps_transcripts(refused=bool(args.no_transcripts))
+        recorder = JournalObserver(
+            journal, fingerprint(workflow, steps), steps, options, transcripts=transcripts
+        )
         observers.insert(1, recorder)
     if not args.quiet:
-        observers.append(progress)
+        observers.append(printer(verbose=args.verbose))
     unrecorded: list[str] = []
+    tracing = _tracing(args)
+    if tracing is not None:
+        observers.append(tracing.observe)
     with (
         interrupts.installed(),
         _children_recorded(journal, run_id, unrecorded),
         _run_marked(run_id),
+        tracing or contextlib.nullcontext(),
     ):
         run_workflow(
             workflow,
@@ -192,6 +206,23 @@ def with_agents(args: argparse.Namespace) -> Workflow:
     return recorded(chosen, args)
 
 
+def _tracing(args: argparse.Namespace) -> Tracing | None:
+    """Export the run as OpenTelemetry spans when `--otel` or the OTLP endpoint asks for it."""
+    endpoint = any(os.environ.get(name) for name in _OTLP_ENDPOINTS)
+    if not (args.otel or endpoint):
+        return None
+    from adws._optional import import_optional  # noqa: PLC0415 - see the note on imports
+
+    try:
+        import_optional("opentelemetry")  # the installed SDK, never a workflow of that name
+        from adws.otel import Tracing  # noqa: PLC0415 - imports the OpenTelemetry SDK
+
+        return Tracing.over_otlp()
+    except ImportError as exc:
+        msg = f"--otel needs the OpenTelemetry SDK: pip install 'adws[otel]' ({exc})"
+        raise UsageError(msg) from exc
+
+
 def _budget(args: argparse.Namespace) -> Budget | None:
     from adws.usage import Budget  # noqa: PLC0415 - see the note on imports
 
@@ -207,10 +238,11 @@ def _report(
     options: RunOptions | None,
 ) -> None:
     """Print what a finished run left: why it failed, where its files went, its JSON."""
-    if args.quiet and summary.finished is not None and summary.status != "succeeded":
-        progress(summary.finished)  # -q hides progress, never why a run did not succeed
+    quiet = bool(args.quiet)
+    if quiet and summary.finished is not None and summary.status != "succeeded":
+        printer()(summary.finished)  # -q hides progress, never why a run did not succeed
     if summary.error is not None:
-        _print_error_details(summary.error)
+        _print_error_details(summary.error, quiet=quiet, verbose=bool(args.verbose))
     if summary.finished is not None and not args.quiet:
         final = summary.finished.context.inputs
         for key in final:

@@ -11,7 +11,7 @@ from typing import Final, TextIO
 
 from adws._terminal import escape_controls, escape_json
 
-__all__ = ["err", "out", "out_json"]
+__all__ = ["err", "out", "out_json", "write_text"]
 
 
 _READER_GONE: Final = frozenset({errno.EPIPE, errno.EIO})
@@ -65,3 +65,8 @@ def out_json(payload: object) -> None:
     """
     text = json.dumps(_finite(payload), indent=2, ensure_ascii=False, allow_nan=False)
     _write(sys.stdout, escape_json(text))
+
+
+def write_text(document: str) -> None:
+    """Print a document that escaped its own text (an HTML page) on stdout, as it is."""
+    _write(sys.stdout, document.rstrip("\n"))

@@ -11,6 +11,7 @@ import math
 from typing import Any, Final
 
 from adws._limits import MAX_COST_USD, MAX_COUNT
+from adws.cli._seeing import add_report, add_seeing, add_status, add_transcripts
 
 __all__ = ["build_parser"]
 
@@ -146,9 +147,10 @@ def _add_recording(running: argparse.ArgumentParser) -> None:
     )
     recording.add_argument(
         "--replay",
-        metavar="DIR",
-        help="answer every agent step from DIR/WORKFLOW.json instead of calling an agent; "
-        "a prompt not recorded fails its step with a diff against the closest one",
+        metavar="DIR|RUN_ID",
+        help="answer every agent step from DIR/WORKFLOW.json, or from what the agents of run "
+        "RUN_ID answered (the journal keeps every exchange), instead of calling an agent; a "
+        "prompt not recorded fails its step with a diff against the closest one",
     )
 
 
@@ -207,6 +209,7 @@ def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
         "batch can use (TLS with credentials made for it, no dashboard; needs the extra: "
         "pip install 'adws[dask]')",
     )
+    add_transcripts(batch)
     batch.add_argument("--json", action="store_true", help="print the batch as JSON on stdout")
     batch.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
 
@@ -334,6 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_agent_options(running)
     _add_recording(running)
+    add_seeing(running)
     parser = _top_parser()
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -369,21 +373,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     runs.add_argument("--keep", type=_whole, metavar="N", help="with --prune: keep the newest N")
 
-    status = commands.add_parser(
-        "status", parents=[journaled], help="show one run's steps, attempts and errors"
-    )
-    status.add_argument("run", help="run id (or a unique prefix)")
-    status.add_argument("--json", action="store_true", help="print JSON")
-    status.add_argument(
-        "--mermaid",
-        action="store_true",
-        help="print the workflow's flowchart coloured by what happened in this run",
-    )
-    status.add_argument(
-        "--workflows",
-        metavar="DIR",
-        help="folder of workflow modules, for --mermaid (default: $ADWS_WORKFLOWS or ./workflows)",
-    )
+    add_status(commands, [journaled], _positive)
+    add_report(commands, [journaled])
 
     _add_resume(commands, [common, journaled, running])
     _add_batch(commands, [common, journaled])

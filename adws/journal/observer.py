@@ -26,6 +26,8 @@ class JournalObserver:
         fingerprint: str,
         steps: Mapping[str, str] | None = None,
         options: RunOptions | None = None,
+        *,
+        transcripts: bool = True,
     ) -> None:
         """Record runs of a workflow whose definition hashes to `fingerprint`.
 
@@ -33,11 +35,14 @@ class JournalObserver:
         `adws.journal.fingerprint.step_fingerprints`); each success records
         its step's, so a resume can tell which finished steps changed.
         `options` are the ones the run was started (or resumed) with.
+        `transcripts=False` keeps only the hashes of what agents were asked
+        and answered (`--no-transcripts`).
         """
         self.journal = journal
         self.fingerprint = fingerprint
         self.steps: Mapping[str, str] = steps or {}
         self.options = None if options is None else options.to_json()
+        self.transcripts = transcripts
         self.failure: str | None = None
         """What could not be recorded, first failure only; None while all is recorded."""
 
@@ -55,7 +60,13 @@ class JournalObserver:
             raise
 
     def _record(self, event: RunEvent) -> None:
-        statements = statements_for(event, self.fingerprint, self.steps, options=self.options)
+        statements = statements_for(
+            event,
+            self.fingerprint,
+            self.steps,
+            options=self.options,
+            transcripts=self.transcripts,
+        )
         if statements:
             self.journal.apply(statements)
 

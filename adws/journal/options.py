@@ -4,7 +4,9 @@
 with the run; a plain `adws resume RUN` uses them again, and an option
 given to the resume overrides the recorded one (and is recorded in its
 place, so a later resume keeps it). Paths (`workflows`, `record`,
-`replay`) are kept absolute, so a resume works from any folder.
+`replay`) are kept absolute, so a resume works from any folder; a
+`replay` that names a run (`--replay RUN_ID`) is kept as its id. A run
+started with `--no-transcripts` keeps none in its resumes either.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ _NAMES: Final = (
     "workflows",
     "record",
     "replay",
+    "no_transcripts",
 )
 _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "agent": (str,),
@@ -38,6 +41,7 @@ _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "workflows": (str,),
     "record": (str,),
     "replay": (str,),
+    "no_transcripts": (bool,),
 }
 _EXCLUSIVE: Final = ("record", "replay")
 """Giving one of these to a resume replaces both: a run records or replays, never both."""
@@ -49,7 +53,9 @@ _MAX_INT: Final = 2**63 - 1
 
 def _valid(name: str, value: object) -> bool:
     """Tell whether a decoded value is one `adws run` could have recorded for `name`."""
-    if isinstance(value, bool) or not isinstance(value, _KINDS[name]):
+    if isinstance(value, bool):
+        return name == "no_transcripts" and value
+    if not isinstance(value, _KINDS[name]):
         return False
     if isinstance(value, str):
         return True
@@ -75,6 +81,8 @@ class RunOptions:
     workflows: str | None = None
     record: str | None = None
     replay: str | None = None
+    no_transcripts: bool | None = None
+    """True when the run keeps only hashes of what agents were asked and answered."""
 
     def to_dict(self) -> dict[str, object]:
         """Return the options that are set, by name, for the journal and `--json`."""
@@ -90,7 +98,7 @@ class RunOptions:
         """Decode what `to_json` wrote; anything else in the row is ignored, never trusted.
 
         >>> RunOptions.from_json('{"agent": "x", "max_cost": -1, "other": 2}')
-        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None)
+        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None)
         """  # noqa: E501
         try:
             loaded: Any = json.loads(text) if text else {}

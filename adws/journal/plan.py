@@ -42,7 +42,7 @@ class StepPlan:
 def _latest(attempts: Sequence[AttemptRecord]) -> dict[str, AttemptRecord]:
     latest: dict[str, AttemptRecord] = {}
     for record in attempts:
-        if record.status != "retried":
+        if record.final:
             latest[record.step] = record
     return latest
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import socket
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -19,7 +20,14 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-__all__ = ["AttemptRecord", "RunRecord", "attempt_from_row", "column_of", "run_from_row"]
+__all__ = [
+    "AttemptRecord",
+    "RunRecord",
+    "attempt_from_row",
+    "column_of",
+    "run_from_row",
+    "usage_from",
+]
 
 
 @final
@@ -125,6 +133,18 @@ class AttemptRecord:
     """What of the attempt's row could not be read; () when all could."""
     sessions: tuple[str, ...] = ()
     """The agent sessions the attempt used, as their CLIs named them (none before schema 7)."""
+    started: float | None = None
+    """When it started, in Unix seconds (None before schema 9). A success's row spans its
+    step's earlier attempts and waits too: `started` is when the step started."""
+
+    @property
+    def final(self) -> bool:
+        """Tell whether this row says how the step (or branch) ended, for now.
+
+        A retried attempt and a failed verification round are on the way
+        to the step's own row.
+        """
+        return self.status not in {"retried", "round_failed"}
 
     def context(self) -> WorkflowContext | None:
         """Decode the whole context a success left, in a journal written before schema 3."""
@@ -200,7 +220,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         row["host"],
         row["resumes"],
         children,
-        _usage(
+        usage_from(
             column_of(row, "spent_usd"),
             column_of(row, "spent_in"),
             column_of(row, "spent_out"),
@@ -227,14 +247,22 @@ def attempt_from_row(row: Sequence[Any]) -> AttemptRecord:
         context,
         outputs,
         fingerprint,
-        _usage(*row[10:15]),
+        usage_from(*row[10:15]),
         tuple(problems),
         tuple(str(row[15] or "").split()),
+        _started(row[16]),
     )
 
 
-def _usage(*columns: object) -> Usage | None:
-    """Rebuild a usage from its columns (None: nothing reported).
+def _started(value: object) -> float | None:
+    """Read when an attempt started; a value no clock gives reads as unknown."""
+    if isinstance(value, float | int) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def usage_from(*columns: object) -> Usage | None:
+    """Rebuild a usage from its columns: cost, tokens in and out, turns, model (None: nothing).
 
     A value no adws could have written (negative, past the bounds, not a
     number) saturates: it counts as over any budget, never as unknown.

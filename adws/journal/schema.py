@@ -7,7 +7,10 @@ step's fingerprint, and a run's inputs apart from its row; 4 added batches;
 was started with (`RunOptions`), so a resume uses them again; 7 the session
 ids the agent CLIs reported per attempt (claude's session, codex's thread); 8
 records which process holds a batch (so a second coordinator is refused)
-and the batch's spending cap (`--batch-max-cost`).
+and the batch's spending cap (`--batch-max-cost`); 9 keeps every agent
+exchange (`exchanges`), its texts compressed and stored once by hash
+(`texts`), and when each attempt started (`attempts.started`, Unix
+seconds), so status and reports time steps by the wall clock.
 """
 
 from __future__ import annotations
@@ -81,6 +84,36 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE batches ADD COLUMN pid INTEGER",
         "ALTER TABLE batches ADD COLUMN host TEXT",
         "ALTER TABLE batches ADD COLUMN max_cost REAL",
+    ),
+    (
+        "ALTER TABLE attempts ADD COLUMN started REAL",
+        "CREATE TABLE texts (hash TEXT PRIMARY KEY, data BLOB NOT NULL)",
+        """CREATE TABLE exchanges (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            step TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            asked_by TEXT NOT NULL,
+            recorded TEXT NOT NULL,
+            started REAL NOT NULL,
+            seconds REAL NOT NULL,
+            prompt TEXT NOT NULL,
+            prompt_size INTEGER NOT NULL,
+            answer TEXT,
+            answer_size INTEGER,
+            stderr TEXT,
+            stderr_size INTEGER,
+            exit_code INTEGER,
+            session_id TEXT,
+            error_type TEXT,
+            error TEXT,
+            cost_usd REAL,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            turns INTEGER,
+            model TEXT
+        )""",
+        "CREATE INDEX exchanges_by_run ON exchanges(run_id, step, attempt)",
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

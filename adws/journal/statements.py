@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Final, TypeAlias
 
 from adws import io_ops
 from adws.events import (
+    AgentExchanged,
     AttemptFailed,
     BranchAttemptFailed,
     BranchFinished,
+    RoundFailed,
     RunEvent,
     RunFinished,
     RunStarted,
@@ -27,6 +29,7 @@ from adws.events import (
     StepSucceeded,
 )
 from adws.journal.codec import encode_context, encode_error, encode_outputs
+from adws.journal.exchanges import exchange_statements
 from adws.usage import Usage
 
 if TYPE_CHECKING:
@@ -39,7 +42,7 @@ Statement: TypeAlias = tuple[str, tuple[object, ...]]
 _INSERT_ATTEMPT = (
     "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds,"
     " error, outputs, fingerprint, cost_usd, input_tokens, output_tokens, turns, model,"
-    " session_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " session_ids, started) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _NO_USAGE: Final = Usage()
 
@@ -61,7 +64,12 @@ def _sessions(error: PipelineError | None, outputs: Mapping[str, object] | None)
 
 
 def _attempt(  # noqa: PLR0913 - one row's columns
-    event: AttemptFailed | StepSucceeded | StepSkipped | BranchAttemptFailed | BranchFinished,
+    event: AttemptFailed
+    | StepSucceeded
+    | StepSkipped
+    | BranchAttemptFailed
+    | BranchFinished
+    | RoundFailed,
     attempt: int,
     status: str,
     seconds: float,
@@ -70,8 +78,13 @@ def _attempt(  # noqa: PLR0913 - one row's columns
     error: PipelineError | None = None,
     outputs: Mapping[str, object] | None = None,
 ) -> Statement:
-    path = event.branch if isinstance(event, BranchAttemptFailed | BranchFinished) else event.step
-    usage = (None if isinstance(event, StepSkipped) else event.usage) or _NO_USAGE
+    if isinstance(event, RoundFailed):
+        path, usage = event.path, _NO_USAGE  # the attempt that holds the round has its usage
+    elif isinstance(event, BranchAttemptFailed | BranchFinished):
+        path, usage = event.branch, event.usage or _NO_USAGE
+    else:
+        path = event.step
+        usage = (None if isinstance(event, StepSkipped) else event.usage) or _NO_USAGE
     return (
         _INSERT_ATTEMPT,
         (
@@ -91,6 +104,7 @@ def _attempt(  # noqa: PLR0913 - one row's columns
             usage.turns,
             usage.model,
             _sessions(error, outputs),
+            io_ops.wall_clock() - seconds,
         ),
     )
 
@@ -140,6 +154,7 @@ def statements_for(  # noqa: PLR0911, PLR0913 - one case per kind of event; keyw
     row_exists: bool = False,
     options: str | None = None,
     holder: tuple[int, str] | None = None,
+    transcripts: bool = True,
 ) -> list[Statement]:
     """Return what recording `event` writes; empty for events the journal does not keep.
 
@@ -149,7 +164,9 @@ def statements_for(  # noqa: PLR0911, PLR0913 - one case per kind of event; keyw
     and when a resume starts (None keeps what was recorded). `holder` is
     the `(pid, host)` recorded as running it (a batch's coordinator, not
     its worker: it is the one `adws resume` must find alive); by default,
-    this process.
+    this process. An agent exchange keeps its texts unless `transcripts`
+    is false (only their hashes then); a failed verification round is a
+    `round_failed` row.
     """
     match event:
         case RunStarted():
@@ -168,9 +185,17 @@ def statements_for(  # noqa: PLR0911, PLR0913 - one case per kind of event; keyw
         case StepSkipped():
             return [_attempt(event, 0, f"skipped:{event.reason}", 0.0, steps.get(event.step))]
         case BranchFinished(status="succeeded"):
-            return [_attempt(event, 1, "succeeded", event.seconds, None, outputs=event.outputs)]
+            attempts = max(event.attempts, 1)
+            return [
+                _attempt(event, attempts, "succeeded", event.seconds, None, outputs=event.outputs)
+            ]
         case BranchFinished(status="cancelled"):
-            return [_attempt(event, 0, "cancelled", event.seconds, None)]
+            return [_attempt(event, event.attempts, "cancelled", event.seconds, None)]
+        case AgentExchanged():
+            return exchange_statements(event, transcripts=transcripts)
+        case RoundFailed():
+            marked = event.error.with_context(round=event.round)
+            return [_attempt(event, event.attempt, "round_failed", 0.0, None, error=marked)]
         case RunFinished():
             error = event.error
             failed_step = None if error is None else error.step_name or None

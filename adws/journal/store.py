@@ -87,6 +87,7 @@ class Journal:
         self._lock = threading.RLock()
         self._copy: tempfile.TemporaryDirectory[str] | None = None
         """A private copy of a read-only journal; removed with this object, or at exit."""
+        self._tables: dict[str, bool] = {}
         if readonly:
             self._db = self._open_readonly(path, busy_timeout)
             return
@@ -173,9 +174,10 @@ class Journal:
         """Delete finished runs older than `older_than_days`, or all but the newest `keep`.
 
         Runs still `running` or `queued` are never deleted, nor any run of a
-        batch a live process is running (it may resume them). The file is
-        vacuumed after, so the space comes back. Returns how many runs were
-        deleted.
+        batch a live process is running (it may resume them); a run's agent
+        exchanges go with it, and so does every text no remaining exchange
+        names. The file is vacuumed after, so the space comes back. Returns
+        how many runs were deleted.
         """
         clauses, params = ["status NOT IN ('running', 'queued')"], []
         live = live_batches(self)
@@ -197,6 +199,13 @@ class Journal:
             query = f"SELECT run_id FROM runs WHERE {where}"  # noqa: S608 - fixed clauses, values bound
             doomed = [row[0] for row in db.execute(query, params)]
             db.executemany("DELETE FROM attempts WHERE run_id = ?", [(r,) for r in doomed])
+            db.executemany("DELETE FROM exchanges WHERE run_id = ?", [(r,) for r in doomed])
+            # A text stays while any exchange, of any run, still names it.
+            db.execute(
+                "DELETE FROM texts WHERE hash NOT IN (SELECT prompt FROM exchanges"
+                " UNION SELECT answer FROM exchanges WHERE answer IS NOT NULL"
+                " UNION SELECT stderr FROM exchanges WHERE stderr IS NOT NULL)"
+            )
             db.executemany("DELETE FROM run_inputs WHERE run_id = ?", [(r,) for r in doomed])
             db.executemany("DELETE FROM runs WHERE run_id = ?", [(r,) for r in doomed])
         with self._lock:
@@ -366,13 +375,21 @@ class Journal:
             return f"run id {run_id!r} is ambiguous in {self.path}; give more characters"
         return run_from_row(rows[0])
 
+    def has_table(self, name: str) -> bool:
+        """Tell whether the journal has a table (one read, never migrated, may lack newer ones).
+
+        Asked once per table: tables are only ever added.
+        """
+        found = self._tables.get(name)
+        if found is None:
+            query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+            found = self._tables[name] = bool(self._read(query, (name,)))
+        return found
+
     @functools.cached_property
     def _runs_select(self) -> str:
         """Select runs with their inputs (apart since schema 3); asked once per journal."""
-        rows = self._read(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_inputs'"
-        )
-        if not rows:  # a journal read, never migrated
+        if not self.has_table("run_inputs"):  # a journal read, never migrated
             return "SELECT * FROM runs"
         return (
             f"SELECT runs.*, run_inputs.inputs AS stored_inputs{self._spent} FROM runs"  # noqa: S608 - fixed column names
@@ -417,6 +434,7 @@ class Journal:
                 "turns",
                 "model",
                 "session_ids",
+                "started",
             )
         )
         return f"step, step_index, attempt, status, recorded, seconds, error, context, {newer}"

@@ -8,7 +8,9 @@ rendered prompt (so a changed prompt is a miss, never a stale answer):
 
 A replay miss is an `AgentFailed` whose message shows a diff against the
 closest recorded prompt of that step, so the test says what changed.
-Replayed answers report no usage: nothing was spent.
+Replayed answers report no usage: nothing was spent. The answers may come
+from anything shaped like a `Cassette`: a recording file, or a run the
+journal kept (`adws.journal.cassette.JournalCassette`, `--replay RUN_ID`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeAlias, final
 
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
@@ -30,7 +32,7 @@ from adws.errors import ErrorType, PipelineError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["Mode", "Recording", "RecordingAgent"]
+__all__ = ["Cassette", "Mode", "Recording", "RecordingAgent"]
 
 Mode: TypeAlias = Literal["replay", "record", "auto"]
 _MODES: Final = ("replay", "record", "auto")
@@ -40,6 +42,23 @@ _FIELDS: Final = frozenset({"step", "prompt_sha256", "prompt", "text"})
 
 def _digest(prompt: str) -> str:
     return hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Cassette(Protocol):
+    """Where recorded answers come from: a `Recording` file, or a run in the journal."""
+
+    @property
+    def source(self) -> str:
+        """Name where the answers are kept, for messages."""
+
+    def find(self, step: str, prompt: str) -> dict[str, object] | None:
+        """Return the answer (`{"text": ...}`) recorded for this step and prompt, if any."""
+
+    def prompts(self, step: str) -> list[str]:
+        """Return every prompt recorded for `step`."""
+
+    def keep(self, step: str, prompt: str, response: AgentResponse) -> None:
+        """Record `response` as the answer to this step and prompt."""
 
 
 @final
@@ -58,6 +77,11 @@ class Recording:
         self._answers: dict[tuple[str, str], dict[str, object]] = {
             (str(entry["step"]), str(entry["prompt_sha256"])): entry for entry in self._load()
         }
+
+    @property
+    def source(self) -> str:
+        """Name the file."""
+        return str(self.path)
 
     def _load(self) -> list[dict[str, object]]:
         if not self.path.exists():
@@ -108,14 +132,15 @@ class RecordingAgent:
     `mode="replay"` only replays (a miss fails; `inner` may be None);
     `"record"` always asks `inner` and keeps each answer it gave;
     `"auto"` replays what is recorded and records the rest. `recording` is
-    a path or a `Recording` several agents share (`adws run --record`
-    wraps every agent step of a workflow around one).
+    a path or a `Cassette` several agents share (`adws run --record`
+    wraps every agent step of a workflow around one `Recording`; `--replay
+    RUN_ID` around a `JournalCassette`).
     """
 
     def __init__(
         self,
         inner: AgentBackend | None,
-        recording: str | os.PathLike[str] | Recording,
+        recording: str | os.PathLike[str] | Cassette,
         mode: Mode = "replay",
     ) -> None:
         """Load the recording; refuse a mode that cannot work."""
@@ -126,18 +151,20 @@ class RecordingAgent:
             msg = f"RecordingAgent: mode {mode!r} needs an inner agent to record"
             raise ValueError(msg)
         self.inner = inner
-        self.recording = recording if isinstance(recording, Recording) else Recording(recording)
+        self.recording: Cassette = (
+            Recording(recording) if isinstance(recording, str | os.PathLike) else recording
+        )
         self.mode = mode
 
     def __repr__(self) -> str:
         """Show the file and the mode."""
-        return f"RecordingAgent({str(self.recording.path)!r}, mode={self.mode!r})"
+        return f"RecordingAgent({self.recording.source!r}, mode={self.mode!r})"
 
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
         """Replay the recorded answer to this prompt, or ask `inner` and record it."""
         found = self.recording.find(request.step_name, request.prompt)
         if found is not None and self.mode != "record":
-            replayed = {"replayed": str(self.recording.path)}
+            replayed = {"replayed": self.recording.source}
             return IOSuccess(AgentResponse(str(found["text"]), replayed))
         if self.inner is None or self.mode == "replay":
             return IOFailure(self._miss(request))

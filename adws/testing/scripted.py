@@ -45,8 +45,8 @@ class ScriptedAgent:
     answers by step (or branch) instead of one queue for all.
 
     >>> agent = ScriptedAgent(["STATUS: done"])
-    >>> agent(AgentRequest("hi", "s")).unwrap()
-    <IO: AgentResponse(text='STATUS: done', metadata=FrozenMap({}), usage=None)>
+    >>> agent(AgentRequest("hi", "s")).unwrap().map(lambda response: response.text)
+    <IO: STATUS: done>
     >>> print(agent(AgentRequest("again", "s")).failure())
     <IO: s: AgentFailed: ScriptedAgent has no answer left for step 's' at attempt 1 (it had 1)>
     """

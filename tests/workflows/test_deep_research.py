@@ -242,7 +242,8 @@ def test_the_demo_agent_shows_the_rejected_then_fixed_verifier_answer(
         "[3/7] verify_claims[0] … attempt 1/3 failed: ContractViolation: VERIFIED_CLAIM_JSON does "
         "not match VerifiedClaim: $.source: required field missing; retrying"
     ) in captured.err
-    assert "[3/7] verify_claims … 2/2 done, 0 failed" in captured.err
+    assert "[3/7] verify_claims[0] … ok in" in captured.err
+    assert " (2 attempts) · 2/2 done, 0 failed\n" in captured.err
     assert "report_path: reports/deep_research-railway-programming-48a9b264.md" in captured.err
     written = (in_tmp / "reports" / "deep_research-railway-programming-48a9b264.md").read_text()
     assert written.startswith("# railway programming\n\nVerified findings:\n")

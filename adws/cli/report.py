@@ -1,0 +1,75 @@
+"""`adws report`: write one run, or a batch, as a self-contained HTML page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from adws.cli import EXIT_CODES
+from adws.cli._args import UsageError, require_journal
+from adws.cli._output import out, write_text
+from adws.cli.runs import find_run
+
+if TYPE_CHECKING:
+    import argparse
+
+    from adws.journal import Journal
+    from adws.render.report import RunView
+
+# Each command imports what it needs when it runs; see adws.cli.workflows.
+
+__all__ = ["cmd_report"]
+
+EXIT_OK: Final = EXIT_CODES["succeeded"]
+
+
+def _view(journal: Journal, run_id: str, *, calls: bool = True) -> RunView:
+    from adws.journal.exchanges import exchanges  # noqa: PLC0415 - see the note on imports
+    from adws.render.report import RunView  # noqa: PLC0415 - see the note on imports
+
+    record = find_run(journal, run_id)
+    found = record.run_id  # the whole id, when a prefix was given
+    calls_made = tuple(exchanges(journal, found)) if calls else ()
+    return RunView(record, tuple(journal.attempts(found)), calls_made)
+
+
+def _batch(journal: Journal, batch: str) -> tuple[str, str]:
+    from adws.journal.batches import find_batch  # noqa: PLC0415 - see the note on imports
+    from adws.render.report import batch_page  # noqa: PLC0415 - see the note on imports
+
+    found = find_batch(journal, batch)
+    if isinstance(found, str):
+        raise UsageError(found)
+    batch_id, workflow, _, _ = found
+    views = [
+        _view(journal, record.run_id, calls=record.status != "succeeded")
+        for record in journal.runs(batch=batch_id)
+    ]
+    return batch_id, batch_page(batch_id, workflow, views)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the page of a run (or of a batch) and print where it went."""
+    if (args.run is None) == (args.batch is None):
+        msg = "give a run id, or --batch BATCH, not both"
+        raise UsageError(msg)
+    journal = require_journal(args, readonly=True)
+    if args.batch is not None:
+        name, text = _batch(journal, args.batch)
+    else:
+        from adws.render.report import run_page  # noqa: PLC0415 - see the note on imports
+
+        view = _view(journal, args.run)
+        name, text = view.record.run_id, run_page(view)
+    if args.output == "-":
+        write_text(text)
+        return EXIT_OK
+    path = Path(args.output) if args.output else journal.path.parent / "reports" / f"{name}.html"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        msg = f"cannot write the report {path}: {exc.strerror}; choose another with -o FILE.html"
+        raise UsageError(msg) from exc
+    out(str(path))
+    return EXIT_OK

@@ -1,0 +1,61 @@
+"""`adws run`: start a run of a workflow with the inputs given."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from adws.cli._args import UsageError, given_options, parse_inputs
+from adws.cli._execute import execute, with_agents
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping
+
+    from adws.step import Workflow
+
+# Each command imports what it needs when it runs; see adws.cli.workflows.
+
+__all__ = ["cmd_run"]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a workflow with the inputs given."""
+    from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
+
+    inputs = parse_inputs(args.input, args.inputs)
+    workflow = with_agents(args)
+    _refuse_unknown(workflow, inputs)
+    missing = workflow.missing_inputs(inputs)
+    if missing:
+        flags = " ".join(f"-i {key}=..." for key in missing)
+        msg = f"workflow {workflow.name!r} needs input {', '.join(missing)}: add {flags}"
+        raise UsageError(msg)
+    _refuse_failing_check(workflow, inputs)
+    return execute(args, workflow, WorkflowContext(inputs=inputs), options=given_options(args))
+
+
+def _refuse_unknown(workflow: Workflow, inputs: Mapping[str, object]) -> None:
+    """Refuse `-i` keys no step reads and the workflow does not declare (a typo, say)."""
+    from adws.check import known_inputs  # noqa: PLC0415 - see the note on imports
+
+    known = known_inputs(workflow)
+    unknown = [key for key in inputs if known is not None and key not in known]
+    if unknown and known is not None:
+        names = ", ".join(repr(key) for key in unknown)
+        takes = ", ".join(sorted(known)) or "none"
+        msg = f"workflow {workflow.name!r} takes no input {names}; the inputs it reads: {takes}"
+        raise UsageError(msg)
+
+
+def _refuse_failing_check(workflow: Workflow, inputs: Mapping[str, object]) -> None:
+    """Refuse to run a workflow whose dataflow `adws check` reports errors for."""
+    from adws.check import check_workflow  # noqa: PLC0415 - see the note on imports
+
+    errors = [p for p in check_workflow(workflow, given=inputs) if p.severity == "error"]
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        msg = (
+            f"workflow {workflow.name!r} fails adws check: {errors[0]}{more};"
+            f" see `adws check {workflow.name}`"
+        )
+        raise UsageError(msg)

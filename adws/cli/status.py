@@ -1,0 +1,148 @@
+"""`adws status RUN`: one run's steps, attempts and errors; `--step` shows one attempt whole."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from adws.cli import EXIT_CODES
+from adws.cli._args import UsageError, require_journal
+from adws.cli._output import out, out_json
+from adws.cli.runs import find_run, unreadable
+from adws.cli.workflows import load_workflow
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+    from adws.journal import AttemptRecord, Journal, RunRecord
+    from adws.journal.exchanges import ExchangeRecord, Text
+
+# Each command imports what it needs when it runs; see adws.cli.workflows.
+
+__all__ = ["cmd_status"]
+
+EXIT_OK: Final = EXIT_CODES["succeeded"]
+_ATTEMPTS: Final = ("retried", "failed", "succeeded", "cancelled")
+
+
+def _attempt_dict(attempt: AttemptRecord) -> dict[str, object]:
+    return {
+        "step": attempt.step,
+        "attempt": attempt.attempt,
+        "status": attempt.status,
+        "recorded": attempt.recorded,
+        "started": attempt.started,
+        "seconds": attempt.seconds,
+        "error": None if attempt.error is None else attempt.error.to_dict(),
+        "usage": None if attempt.usage is None else attempt.usage.to_dict(),
+        "sessions": list(attempt.sessions),
+    }
+
+
+def _text_dict(text: Text | None) -> dict[str, object] | None:
+    if text is None:
+        return None
+    return {"sha256": text.digest, "size": text.size, "text": text.text, "cut": text.cut}
+
+
+def _exchange_dict(exchange: ExchangeRecord) -> dict[str, object]:
+    return {
+        "asked_by": exchange.asked_by,
+        "seconds": exchange.seconds,
+        "prompt": _text_dict(exchange.prompt),
+        "answer": _text_dict(exchange.answer),
+        "stderr": _text_dict(exchange.stderr),
+        "exit_code": exchange.exit_code,
+        "session_id": exchange.session_id,
+        "error_type": exchange.error_type,
+        "error": exchange.error,
+        "usage": None if exchange.usage is None else exchange.usage.to_dict(),
+    }
+
+
+def _chosen(
+    record: RunRecord, attempts: Sequence[AttemptRecord], step: str, number: int | None
+) -> tuple[list[AttemptRecord], list[str]]:
+    """Find the rows of one attempt of `step` (the last by default) and the step's branches."""
+    rows = [attempt for attempt in attempts if attempt.step == step]
+    branches = sorted({a.step for a in attempts if a.step.startswith(f"{step}[")})
+    if not rows:
+        known = ", ".join(record.steps)
+        msg = f"run {record.run_id} has no step or branch {step!r} that ran; its steps: {known}"
+        raise UsageError(msg)
+    tried = [row.attempt for row in rows if row.status in _ATTEMPTS]
+    if not tried:
+        msg = f"step {step!r} of run {record.run_id} did not run ({rows[-1].status})"
+        raise UsageError(msg)
+    wanted = tried[-1] if number is None else number
+    mine = [row for row in rows if row.attempt == wanted]
+    if not mine:
+        msg = (
+            f"step {step!r} of run {record.run_id} has no attempt {wanted}; "
+            f"its attempts: {', '.join(str(n) for n in sorted(set(tried)))}"
+        )
+        raise UsageError(msg)
+    return mine, branches
+
+
+def _one_attempt(
+    args: argparse.Namespace,
+    journal: Journal,
+    record: RunRecord,
+    attempts: Sequence[AttemptRecord],
+) -> int:
+    from adws.errors import json_safe  # noqa: PLC0415 - see the note on imports
+    from adws.journal.exchanges import exchanges  # noqa: PLC0415 - see the note on imports
+    from adws.render import attempt_text  # noqa: PLC0415 - see the note on imports
+
+    rows, branches = _chosen(record, attempts, args.step, args.attempt)
+    others = [attempt for attempt in attempts if attempt.step == args.step]
+    calls = exchanges(journal, record.run_id, step=args.step, attempt=rows[-1].attempt)
+    if args.json:
+        out_json(
+            {
+                "run_id": record.run_id,
+                "step": args.step,
+                "attempt": rows[-1].attempt,
+                "rows": [_attempt_dict(row) for row in rows],
+                "outputs": json_safe(rows[-1].outputs()),
+                "exchanges": [_exchange_dict(call) for call in calls],
+                "branches": branches,
+            }
+        )
+        return unreadable(journal, [record], rows)
+    text = attempt_text(record, args.step, rows, calls, verbose=args.verbose, others=others)
+    if branches:
+        text += f"\n\nbranches (see --step 'PATH'): {', '.join(branches)}"
+    out(text)
+    return unreadable(journal, [record], rows)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Show one run's steps, attempts and errors (or, with --step, one attempt whole)."""
+    if args.attempt is not None and args.step is None:
+        msg = "--attempt needs --step STEP"
+        raise UsageError(msg)
+    journal = require_journal(args, readonly=True)
+    record = find_run(journal, args.run)
+    attempts = journal.attempts(record.run_id)
+    if args.step is not None:
+        return _one_attempt(args, journal, record, attempts)
+    if args.mermaid:
+        from adws.render import step_outcomes, to_mermaid  # noqa: PLC0415 - see the note on imports
+
+        args.workflow = record.workflow
+        out(to_mermaid(load_workflow(args), step_outcomes(attempts)))
+        return unreadable(journal, [record], attempts)
+    if args.json:
+        payload = {
+            **record.to_dict(),
+            "error": None if record.error is None else record.error.to_dict(),
+            "attempts": [_attempt_dict(attempt) for attempt in attempts],
+        }
+        out_json(payload)
+    else:
+        from adws.render import status_text  # noqa: PLC0415 - see the note on imports
+
+        out(status_text(record, attempts, verbose=args.verbose))
+    return unreadable(journal, [record], attempts)

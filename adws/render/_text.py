@@ -1,0 +1,74 @@
+"""Small pieces every drawing shares: durations, one-line errors, tables, costs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from adws.errors import PipelineError
+    from adws.usage import Usage
+
+__all__ = ["ONE_LINE", "cost_cell", "indent", "seconds", "short", "sum_usage", "table"]
+
+ONE_LINE: Final = 240
+
+
+def short(error: PipelineError) -> str:
+    r"""Say what went wrong in one line: the kind and the message's first line, cut to fit.
+
+    A colon that introduced the lines below is dropped: they are shown under it.
+
+    >>> from adws import PipelineError
+    >>> short(PipelineError("s", "ShellFailed", "`x` exited with 4:\nboom"))
+    'ShellFailed: `x` exited with 4'
+    """
+    lines = error.message.strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(lines) > 1 and first.endswith(":"):
+        first = first[:-1]
+    text = f"{error.error_type}: {first}"
+    return text if len(text) <= ONE_LINE else text[: ONE_LINE - 1] + "…"
+
+
+def seconds(value: float) -> str:
+    """Show a duration.
+
+    >>> seconds(1.25)
+    '1.2s'
+    """
+    return f"{value:.1f}s"
+
+
+def indent(lines: Iterable[str], prefix: str) -> list[str]:
+    """Put `prefix` before every line (blank lines stay blank)."""
+    return [prefix + line if line else "" for line in lines]
+
+
+def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
+    """Align `rows` under `header` in columns two spaces apart."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        for row in [header, *rows]
+    ]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def cost_cell(usage: Usage | None) -> str:
+    """Show a cost in a table cell: dollars, else tokens, else a dash.
+
+    >>> from adws.usage import Usage
+    >>> cost_cell(Usage(0.12345)), cost_cell(Usage(input_tokens=900)), cost_cell(None)
+    ('$0.1235', '900 tokens', '-')
+    """
+    if usage is None:
+        return "-"
+    return usage.describe().split(", ")[0]
+
+
+def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
+    """Add up the usages that are known (None when none is)."""
+    known = [usage for usage in usages if usage is not None]
+    return sum(known[1:], known[0]) if known else None
