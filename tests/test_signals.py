@@ -371,3 +371,13 @@ def test_resume_force_never_signals_a_group_whose_number_now_belongs_to_someone_
     finally:
         stranger.kill()
         stranger.wait()
+
+
+def test_closing_the_terminal_during_a_batch_runs_cleanup_and_exits_129(project: Path) -> None:
+    (project / "in.jsonl").write_text("{}\n", encoding="utf-8")
+    process, terminal = in_a_terminal(project, "batch", "waits", "in.jsonl", "--json")
+    pid = child_pid(project)
+    os.close(terminal)  # the terminal window closes: the kernel hangs up the session
+    assert process.wait(timeout=60) == 129
+    assert (project / "cleaned").read_text() == "wait: Interrupted: interrupted by SIGHUP"
+    wait_for(lambda: gone(pid))
