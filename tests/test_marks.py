@@ -38,6 +38,10 @@ def test_a_group_is_the_runs_only_while_a_member_carries_its_id(tmp_path: Path) 
         False,
     )
     assert group_belongs_to(10, "r1", proc=tmp_path / "no-proc") is None
+    (table / "12").mkdir()
+    (table / "12" / "stat").write_text("12 (sh) S 1 30 30")
+    (table / "12" / "environ").mkdir()  # opens, then fails to read: as a process ending mid-read
+    assert group_belongs_to(30, "r1", proc=table) is False
 
 
 def test_a_marked_process_is_killed_and_its_mark_forgotten() -> None:

@@ -61,16 +61,31 @@ def live_marks() -> tuple[str, ...]:
         return tuple(_LIVE)
 
 
-def _environ(proc: Path, pid: str) -> list[bytes]:
+def _environ(proc: Path, pid: str) -> bytes:
+    """Read a process's environment, NUL-separated, with a NUL in front (b"" when unreadable).
+
+    Plain `os.open`/`os.read`: this runs over every process each time a
+    step's process ends, so it stays cheap (about half a millisecond for a
+    hundred processes).
+    """
     try:
-        return (proc / pid / "environ").read_bytes().split(b"\0")
+        handle = os.open(f"{proc}/{pid}/environ", os.O_RDONLY)
     except OSError:  # gone, or not ours to read
-        return []
+        return b""
+    chunks = [b"\0"]
+    try:
+        while chunk := os.read(handle, 1 << 16):
+            chunks.append(chunk)
+    except OSError:  # it ended as it was read
+        return b""
+    finally:
+        os.close(handle)
+    return b"".join(chunks)
 
 
 def _carrying(proc: Path, variable: str, value: str, pids: list[str]) -> list[int]:
-    wanted = f"{variable}={value}".encode()
-    return [int(pid) for pid in pids if wanted in _environ(proc, pid)]
+    wanted = f"\0{variable}={value}\0".encode()
+    return [int(pid) for pid in pids if wanted in _environ(proc, pid) + b"\0"]
 
 
 def _pids(proc: Path) -> list[str]:

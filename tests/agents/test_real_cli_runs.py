@@ -142,6 +142,9 @@ def test_ctrl_c_through_the_adws_cli_stops_the_agent_and_exits_130(
     kind: str, project: Path, fake_model_api: FakeModelAPI
 ) -> None:
     fake_model_api.script(Reply.text(DONE, delay=60))
+    # A busy machine may take more than 3s to start the SDK: the agent may not time out first.
+    flow = project / "workflows" / "ask.py"
+    flow.write_text(FLOW.replace("timeout=3", "timeout=300"))
     env = {**environment(kind, fake_model_api, project / "home"), "PATH": on_path()}
     process = start_adws(
         project, "run", "ask", "-i", f"folder={project / 'repo'}", "--agent", kind, env=env

@@ -252,7 +252,8 @@ def test_a_killed_coordinator_leaves_nothing_running_and_resume_continues(projec
     batch = start_adws(project, "batch", "sleeping", "inputs.jsonl", "-q", "--json")
     wait_for(lambda: len(list(project.glob("work-*.pid"))) == 2)
     time.sleep(0.2)
-    workers = children(batch.pid)
+    workers = [worker for server in children(batch.pid) for worker in children(server)]
+    assert len(workers) == 2  # forked by the forkserver the coordinator started
     steps = [int(path.read_text()) for path in project.glob("work-*.pid")]
     batch.kill()
     finish(batch)
