@@ -11,7 +11,7 @@ CODEX := @openai/codex@0.169.0
 CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install clis browser demo lint typecheck test check bench clean
+.PHONY: help install clis browser demo demo-best-of lint typecheck test check bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -52,6 +52,10 @@ browser: ## Install Debian's chromium for the report page's browser test (as roo
 demo: $(RUNTIME) ## Run deep_research with the offline demo agent (installs only adws)
 	$(BIN)/adws run deep_research -i topic="railway-oriented programming"
 	@echo "Put adws on your PATH with: . $(VENV)/bin/activate"
+
+# Offline too: three demo agents in worktrees of a throwaway repository, an approval, a merge.
+demo-best-of: $(RUNTIME) ## Run implement_best_of on a throwaway git repository and approve it
+	ADWS=$(BIN)/adws sh demo/best_of.sh
 
 lint: $(DEV) ## ruff check and ruff format --check
 	$(BIN)/ruff check .

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from adws.shell import shell_step
     from adws.step import RetryPolicy, Step, StepFunction, Workflow
     from adws.usage import Budget, Usage
+    from adws.workspaces import approval_step, best_of, fast_forward, worktree
 
 __all__ = [
     "AgentBackend",
@@ -54,7 +55,10 @@ __all__ = [
     "Workflow",
     "WorkflowContext",
     "agent_step",
+    "approval_step",
+    "best_of",
     "fan_out",
+    "fast_forward",
     "parallel",
     "run_workflow",
     "sequence",
@@ -62,6 +66,7 @@ __all__ = [
     "use_agent",
     "validate_agent_output",
     "with_verification",
+    "worktree",
 ]
 
 _HOMES = {
@@ -86,7 +91,10 @@ _HOMES = {
     "Workflow": "adws.step",
     "WorkflowContext": "adws.context",
     "agent_step": "adws.agent_steps",
+    "approval_step": "adws.workspaces",
+    "best_of": "adws.workspaces",
     "fan_out": "adws.concurrency",
+    "fast_forward": "adws.workspaces",
     "parallel": "adws.concurrency",
     "run_workflow": "adws.executor",
     "sequence": "adws.combinators",
@@ -94,6 +102,7 @@ _HOMES = {
     "use_agent": "adws.agent_steps",
     "validate_agent_output": "adws.contract",
     "with_verification": "adws.combinators",
+    "worktree": "adws.workspaces",
 }
 
 

@@ -21,10 +21,11 @@ from adws.contract import OutputContract, validate_agent_output
 from adws.errors import ErrorType, PipelineError
 from adws.events import AgentActivity, AgentExchanged
 from adws.retry import attempt_number, current_attempt
-from adws.scope import current_branch, current_scope
+from adws.scope import current_branch, current_scope, current_worktree
 from adws.step import RetryPolicy, Step, Workflow, retry_after
 from adws.template import check_template, render_for_step
 from adws.usage import Budget, Usage, charge, usage_of_failure
+from adws.workspaces import BestOfSpec, WorktreeSpec, best_of, worktree
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -275,6 +276,9 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     given as a string, a timeout of `"5"`) are refused here, at definition
     time.
 
+    Inside a `worktree` step, an agent step with no `cwd` of its own runs in
+    the worktree's folder (see `adws.scope.current_worktree`).
+
     `edits=True` says the agent may change files in its `cwd`; each CLI
     backend turns it into its own switch (`claude`: `--permission-mode
     acceptEdits`; `codex`: `--sandbox workspace-write`, else `read-only`;
@@ -312,6 +316,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             return IOFailure(rendered)
         if isinstance(where, PipelineError):
             return IOFailure(where)
+        where = where if where is not None else current_worktree()
         scope, branch = current_scope(), current_branch()
 
         def report(doing: str) -> None:
@@ -362,7 +367,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     )
 
 
-def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step | None:
+def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step | None:  # noqa: PLR0911 - one rebuild per kind of step
     """Build `step` again around swapped agents (None when it holds no agent step)."""
     spec = step.spec
     if isinstance(spec, AgentSpec):
@@ -393,6 +398,18 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             max_concurrency=spec.max_concurrency,
             min_successes=spec.min_successes,
             fail_fast=spec.fail_fast,
+        )
+    if isinstance(spec, WorktreeSpec):
+        inner = _replace_agent(spec.step, swap)
+        return worktree(inner, name=step.name, repo=spec.repo, base=spec.base, keep=spec.keep)
+    if isinstance(spec, BestOfSpec):
+        return best_of(
+            step.name,
+            _replace_agent(spec.step, swap),
+            n=spec.n,
+            repo=spec.repo,
+            select=spec.select,
+            max_concurrency=spec.max_concurrency,
         )
     if isinstance(spec, FanOutSpec):
         return fan_out(

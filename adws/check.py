@@ -39,6 +39,7 @@ from adws.concurrency import FanOutSpec, ParallelSpec
 from adws.shell import ShellSpec
 from adws.step import Step, Workflow, iter_steps
 from adws.template import Placeholder, template_paths
+from adws.workspaces import ApprovalSpec, BestOfSpec, FastForwardSpec, WorktreeSpec
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -161,6 +162,8 @@ def _inferred(step: Step) -> Flow:  # noqa: PLR0911 - one flow per kind of step
             writes=_unique(combined.writes, (f"{step.name}_failures",)),
             clashes=tuple(dict.fromkeys(clashes)),
         )
+    if isinstance(spec, WorktreeSpec | BestOfSpec | ApprovalSpec | FastForwardSpec):
+        return _workspace_flow(step.name, spec)
     if isinstance(spec, FanOutSpec):
         child = flow_of(spec.step)
         given = {spec.item, f"{spec.item}_index"}
@@ -168,6 +171,36 @@ def _inferred(step: Step) -> Flow:  # noqa: PLR0911 - one flow per kind of step
         paths = tuple(p for p in child.paths if p.key not in given)
         return Flow(reads, (step.name, f"{step.name}_failures"), paths=paths)
     return Flow(opaque=True)
+
+
+def _workspace_flow(
+    name: str, spec: WorktreeSpec | BestOfSpec | ApprovalSpec | FastForwardSpec
+) -> Flow:
+    """What a workspace step reads and writes: its templates, and its inner step's flow.
+
+    The inner step of a `worktree` or `best_of` may read `worktree` (and
+    `<name>_index`): the step gives them. Its outputs are the step's, with
+    the branch, commit and diffstat (and a `best_of`'s winner and outcomes).
+    """
+    if isinstance(spec, ApprovalSpec):
+        paths = _paths(spec.message)
+        return Flow(_keys(paths), (f"{name}_approval",), paths=paths)
+    if isinstance(spec, FastForwardSpec):
+        paths = _paths(spec.repo, spec.commit)
+        writes = tuple(f"{name}_{suffix}" for suffix in ("branch", "from", "to"))
+        return Flow(_keys(paths), writes, paths=paths)
+    child = flow_of(spec.step)
+    own = _paths(spec.repo, spec.base if isinstance(spec, WorktreeSpec) else None)
+    given = {"worktree", f"{name}_index"}
+    suffixes = ["branch", "commit", "diffstat"]
+    if isinstance(spec, BestOfSpec):
+        suffixes += ["winner", "outcomes"]
+    return attrs.evolve(
+        child,
+        reads=_unique(_keys(own), tuple(key for key in child.reads if key not in given)),
+        writes=_unique(child.writes, tuple(f"{name}_{suffix}" for suffix in suffixes)),
+        paths=own + tuple(p for p in child.paths if p.key not in given),
+    )
 
 
 def flow_of(step: Step) -> Flow:

@@ -45,6 +45,10 @@ class ErrorType(StrEnum):
     """The agent was refused a tool it needed (a file edit without `edits=True`, say)."""
     WORKER_LOST = "WorkerLost"
     """A batch worker died running the step (killed, out of memory) twice: not tried again."""
+    AWAITING_APPROVAL = "AwaitingApproval"
+    """An `approval_step` was reached: the run waits for a person (`adws approve`)."""
+    REJECTED = "Rejected"
+    """A person said no at an `approval_step` (`adws reject`), or the wait timed out."""
 
 
 INFRASTRUCTURE: Final = frozenset(

@@ -9,7 +9,7 @@ describe a run.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, Protocol, TypeAlias, final
+from typing import Any, Final, Literal, Protocol, TypeAlias, final
 
 import attrs
 
@@ -35,25 +35,32 @@ __all__ = [
     "StepSkipped",
     "StepStarted",
     "StepSucceeded",
+    "WorktreeRecorded",
     "status_of",
 ]
 
-RunStatus: TypeAlias = Literal["succeeded", "failed", "blocked", "interrupted"]
+RunStatus: TypeAlias = Literal["succeeded", "failed", "blocked", "interrupted", "waiting"]
+
+_STATUS_OF: Final[dict[str, RunStatus]] = {
+    ErrorType.BLOCKED: "blocked",
+    ErrorType.INTERRUPTED: "interrupted",
+    ErrorType.AWAITING_APPROVAL: "waiting",
+}
 
 
 def status_of(error: PipelineError | None) -> RunStatus:
     """Name the run status a final error (or its absence) means.
 
+    `waiting` is a run paused at an `approval_step`: it has not ended.
+
     >>> status_of(None), status_of(PipelineError("s", "Blocked", "why"))
     ('succeeded', 'blocked')
+    >>> status_of(PipelineError("ok", "AwaitingApproval", "merge?"))
+    'waiting'
     """
     if error is None:
         return "succeeded"
-    if error.error_type == ErrorType.BLOCKED:
-        return "blocked"
-    if error.error_type == ErrorType.INTERRUPTED:
-        return "interrupted"
-    return "failed"
+    return _STATUS_OF.get(error.error_type, "failed")
 
 
 @final
@@ -294,6 +301,32 @@ class AgentExchanged:
 
 @final
 @attrs.frozen
+class WorktreeRecorded:
+    """A `worktree` step made, hashed or removed its worktree; the journal keeps the latest.
+
+    `step` is the step (or branch path) running in it; `label` names its
+    folder and branch within the run; `tree` hashes its content (tracked
+    and untracked files git does not ignore) as the last attempt left it,
+    "" once removed; `state` is `created` (just made, or found again by a
+    resume), `present` (after an attempt) or `removed` (by adws itself, as
+    its `keep` said, or on Ctrl-C) or `discarded` (a `best_of` loser:
+    removed with its branch). A resume compares a worktree that is still
+    there with `tree` and refuses one that changed.
+    """
+
+    run_id: str
+    step: str
+    label: str
+    repo: str
+    path: str
+    branch: str
+    base: str
+    tree: str
+    state: Literal["created", "present", "removed", "discarded"]
+
+
+@final
+@attrs.frozen
 class ObserverFailed:
     """An observer raised; it gets no further events, the others get this one."""
 
@@ -315,6 +348,7 @@ RunEvent: TypeAlias = (
     | AgentActivity
     | RoundFailed
     | AgentExchanged
+    | WorktreeRecorded
     | ObserverFailed
 )
 

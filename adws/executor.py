@@ -18,12 +18,11 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
 from adws._checks import require_count
+from adws._emitter import Emitter
 from adws.context import WorkflowContext, promote
 from adws.errors import ErrorType, PipelineError
 from adws.events import (
     AttemptFailed,
-    ObserverFailed,
-    RunEvent,
     RunFinished,
     RunObserver,
     RunStarted,
@@ -41,6 +40,7 @@ from adws.retry import (
     retry_step,
 )
 from adws.scope import (
+    Decision,
     RunScope,
     Sleep,
     current_branch,
@@ -78,36 +78,12 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-class _Emitter:
-    """Deliver events to observers; one that raises is detached and reported."""
-
-    def __init__(self, observers: Iterable[RunObserver], run_id: str) -> None:
-        self.observers = list(observers)
-        self.run_id = run_id
-        # Branches report from their threads; observers hear one event at a time.
-        self.lock = threading.RLock()
-
-    def __call__(self, event: RunEvent) -> None:
-        with self.lock:
-            self._deliver(event)
-
-    def _deliver(self, event: RunEvent) -> None:
-        for observer in tuple(self.observers):
-            try:
-                observer(event)
-            except BaseException as exc:  # noqa: BLE001 - rule 9: an observer cannot break the run
-                reraise_interrupt(exc)
-                self.observers.remove(observer)
-                name = getattr(observer, "__qualname__", type(observer).__qualname__)
-                self._deliver(ObserverFailed(self.run_id, name, f"{type(exc).__name__}: {exc}"))
-
-
 def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed explicitly
     step: Step,
     ctx: WorkflowContext,
     index: int,
     total: int,
-    emit: _Emitter,
+    emit: Emitter,
     sleep: Sleep,
     meters: list[Meter],
 ) -> WorkflowContext | PipelineError | None:
@@ -180,6 +156,27 @@ def _run_one(  # noqa: PLR0913, PLR0917 - private; the loop's state, passed expl
     return promoted
 
 
+def _run_guarded(  # noqa: PLR0913, PLR0917 - private; _run_one's arguments
+    step: Step,
+    ctx: WorkflowContext,
+    index: int,
+    total: int,
+    emit: Emitter,
+    sleep: Sleep,
+) -> WorkflowContext | PipelineError | None:
+    """Run one step (see `_run_one`); a Ctrl-C stops this step only (rule 6)."""
+    meters: list[Meter] = []
+    try:
+        return _run_one(step, ctx, index, total, emit, sleep, meters)
+    except KeyboardInterrupt as exc:
+        error = _interrupted(step, exc)
+        usage = meters[-1].report() if meters else None  # what the stopped attempt spent
+        emit(
+            AttemptFailed(emit.run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0, usage)
+        )
+        return error
+
+
 def _interrupted(step: Step, exc: KeyboardInterrupt) -> PipelineError:
     """Describe the interruption; the CLI says which signal it was (`interrupted by SIGTERM`)."""
     return PipelineError(step.name, ErrorType.INTERRUPTED, str(exc) or _INTERRUPTED_MESSAGE)
@@ -232,6 +229,9 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     budget: Budget | None = None,
     spent: Usage | None = None,
     rerun: Iterable[str] = (),
+    worktrees: str = "",
+    bases: Mapping[str, str] | None = None,
+    decisions: Mapping[str, Decision] | None = None,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run `workflow`'s steps in order and return the final context or the first error.
 
@@ -252,11 +252,16 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     workflow's own (the tighter of each limit applies); `spent` is what
     earlier sessions of a resumed run already spent, so the budget counts it.
     The usage of every attempt is on its event, and the run's total on
-    `RunFinished`.
+    `RunFinished`. `worktrees` is the folder `worktree` steps make their
+    folders in (default: `.adws/worktrees` under the current directory);
+    a resume passes `bases`, each worktree's recorded base commit, and
+    `decisions`, what a person decided at an approval step (see
+    `adws.workspaces`). A run that reaches an approval step with no
+    decision ends `waiting`: no later step runs, `always_run` ones neither.
     """
     if max_agents is not None:
         require_count("run_workflow", "max_agents", max_agents)
-    emit = _Emitter(observers, run_id or new_run_id())
+    emit = Emitter(observers, run_id or new_run_id())
     limit = budget.tighter(workflow.budget) if budget is not None else workflow.budget
     scope = RunScope(
         emit.run_id,
@@ -266,6 +271,9 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
         None if max_agents is None else threading.BoundedSemaphore(max_agents),
         meter=Meter(spent=spent),
         budget=limit,
+        worktrees=worktrees,
+        bases=bases or {},
+        decisions=decisions or {},
     )
     token = enter_scope(scope)
     try:
@@ -280,7 +288,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
 def _run_steps(
     workflow: Workflow,
     ctx: WorkflowContext,
-    emit: _Emitter,
+    emit: Emitter,
     scope: RunScope,
     start: _Start,
 ) -> IOResult[WorkflowContext, PipelineError]:
@@ -302,22 +310,15 @@ def _run_steps(
         step_ctx = ctx.with_failure(first_error)  # rule 5
         if step.children:  # a combinator or a parallel step may need to know where it runs
             enter_scope(attrs.evolve(scope, index=index, total=total))
-        meters: list[Meter] = []
-        try:
-            outcome = _run_one(step, step_ctx, index, total, emit, sleep, meters)
-        except KeyboardInterrupt as exc:  # rule 6: Ctrl-C stops this step only
-            error = _interrupted(step, exc)
-            usage = meters[-1].report() if meters else None  # what the stopped attempt spent
-            emit(
-                AttemptFailed(run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0, usage)
-            )
-            outcome = error
+        outcome = _run_guarded(step, step_ctx, index, total, emit, sleep)
         if outcome is None:
             continue
         if isinstance(outcome, WorkflowContext):
             ctx = outcome
         elif first_error is None:
             first_error = outcome
+            if outcome.error_type == ErrorType.AWAITING_APPROVAL:
+                break  # the run waits for a person: it has not ended, so no cleanup runs yet
         else:
             late_failures.append(outcome)
     final_error = first_error

@@ -68,8 +68,15 @@ def attempt_number(ctx: WorkflowContext) -> int:
     return len(ctx.feedback) + 1 + _SILENT.get()
 
 
-_FINAL: Final = frozenset({ErrorType.INTERRUPTED, ErrorType.BUDGET_EXCEEDED})
-"""Errors no `retry_on` can retry: a Ctrl-C, and a budget already spent."""
+_FINAL: Final = frozenset(
+    {
+        ErrorType.INTERRUPTED,
+        ErrorType.BUDGET_EXCEEDED,
+        ErrorType.AWAITING_APPROVAL,
+        ErrorType.REJECTED,
+    }
+)
+"""Errors no `retry_on` can retry: a Ctrl-C, a budget already spent, a person's say."""
 
 
 def exception_error(step_name: str, exc: BaseException, what: str) -> PipelineError:

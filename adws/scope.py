@@ -5,15 +5,20 @@ parallel branches and agent steps read it (`current_scope`) for the run's
 injected `sleep`, its observers, the outputs a resume reuses, the cap on
 agent calls in flight and the budget. A parallel branch names itself in its
 own thread's context (`enter_branch`), so an agent call knows which branch
-asks (`current_branch`).
+asks (`current_branch`); a `worktree` step names its folder the same way
+(`in_worktree`), so the agent and shell steps inside run there by default
+(`current_worktree`). What workspaces and approvals need from a resumed
+run's journal (each worktree's recorded base commit, each decision a person
+made) travels in the scope too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar, Token
-from typing import Final, final
+from typing import Final, Literal, final
 
 import attrs
 
@@ -22,17 +27,39 @@ from adws.events import RunEvent
 from adws.usage import Budget, Meter
 
 __all__ = [
+    "Decision",
     "RunScope",
     "Sleep",
     "current_branch",
     "current_scope",
     "current_sleep",
+    "current_worktree",
     "enter_branch",
     "enter_scope",
+    "in_worktree",
     "leave_scope",
 ]
 
 Sleep = Callable[[float], None]
+
+
+@final
+@attrs.frozen
+class Decision:
+    """What a person decided at an `approval_step`: approved or rejected, by whom, when, why.
+
+    `at` is an ISO 8601 UTC time; `note` is the approver's note or the
+    reason for a rejection (`timeout` when the wait expired).
+    """
+
+    verdict: Literal["approved", "rejected"]
+    by: str
+    at: str
+    note: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """Return the decision as the approval step's output holds it."""
+        return {"verdict": self.verdict, "by": self.by, "at": self.at, "note": self.note}
 
 
 @final
@@ -47,7 +74,12 @@ class RunScope:
     agent calls in flight across the run (`max_agents`); `index` and `total`
     place the step in flight; `meter` adds up what the run's agent calls
     cost and `budget` caps it (the workflow's and the caller's, the tighter
-    of each).
+    of each). `worktrees` is the folder `worktree` steps make their folders
+    in ("" for `.adws/worktrees` under the current directory, beside the
+    default journal); `bases` maps a worktree's label to the base commit a
+    resumed run recorded for it, so a worktree adws removed starts again
+    from there; `decisions` maps an approval step's name to what a person
+    decided since the run began waiting there.
     """
 
     run_id: str = ""
@@ -59,11 +91,15 @@ class RunScope:
     total: int = 0
     meter: Meter = attrs.field(factory=Meter)
     budget: Budget | None = None
+    worktrees: str = ""
+    bases: Mapping[str, str] = attrs.field(factory=dict)
+    decisions: Mapping[str, Decision] = attrs.field(factory=dict)
 
 
 _SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)
 _NO_RUN: Final = RunScope()
 _BRANCH: Final[ContextVar[str]] = ContextVar("adws_branch", default="")
+_WORKTREE: Final[ContextVar[str | None]] = ContextVar("adws_worktree", default=None)
 
 
 def enter_scope(scope: RunScope) -> Token[RunScope | None]:
@@ -94,3 +130,21 @@ def current_scope() -> RunScope:
 def current_sleep() -> Sleep:
     """Return the `sleep` the run in progress was given (`time.sleep` outside a run)."""
     return current_scope().sleep
+
+
+def current_worktree() -> str | None:
+    """Return the folder of the `worktree` step in flight (its absolute path), or None.
+
+    Agent and shell steps that name no `cwd` of their own run there.
+    """
+    return _WORKTREE.get()
+
+
+@contextlib.contextmanager
+def in_worktree(path: str) -> Iterator[None]:
+    """Make `path` the worktree in flight while the block runs (branches started inside too)."""
+    token = _WORKTREE.set(path)
+    try:
+        yield
+    finally:
+        _WORKTREE.reset(token)

@@ -19,6 +19,7 @@ from adws._argv import SHELLS, ArgvError, locate_script
 from adws._checks import is_input_name, require_count, require_seconds, require_type
 from adws._shell_script import ShellScript, compile_script
 from adws.errors import ErrorType, PipelineError
+from adws.scope import current_worktree
 from adws.step import RetryPolicy, Step
 from adws.template import (
     TOKEN,
@@ -232,7 +233,8 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
 
     Placeholders are `{key}`, `{key.field}` or `{key[0]}` (see
     `adws.template`); a field is data like any value. `cwd` may hold them
-    too. Outputs are `<name>_stdout`,
+    too; with no `cwd`, a shell step inside a `worktree` step runs in the
+    worktree's folder, elsewhere in the current directory. Outputs are `<name>_stdout`,
     `<name>_stderr` and `<name>_returncode`; a non-zero exit is `ShellFailed`
     (with the tails of stdout and stderr); printing more than
     `max_output_bytes` on either stream kills the process group and is
@@ -261,6 +263,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             return IOFailure(rendered)
         if isinstance(where, PipelineError):
             return IOFailure(where)
+        where = where if where is not None else current_worktree()
         outcome = io_ops.run_process(
             rendered, timeout=timeout, cwd=where, max_output_bytes=max_output_bytes
         )

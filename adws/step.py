@@ -49,6 +49,8 @@ NEVER_RETRIED: Final = frozenset(
         ErrorType.INTERRUPTED,
         ErrorType.BUDGET_EXCEEDED,
         ErrorType.PERMISSION_DENIED,
+        ErrorType.AWAITING_APPROVAL,
+        ErrorType.REJECTED,
     }
 )
 
@@ -282,6 +284,18 @@ def _check_scripts(instance: Workflow) -> None:
             raise ValueError(msg)
 
 
+def _check_approvals(instance: Workflow) -> None:
+    """Refuse an approval step inside another step: a run can pause only between its own steps."""
+    for step in instance.steps:
+        for inner in iter_steps(step.children):
+            if inner.kind == "approval":
+                msg = (
+                    f"workflow {instance.name!r}: approval step {inner.name!r} is inside step"
+                    f" {step.name!r}; an approval step must be one of the workflow's own steps"
+                )
+                raise ValueError(msg)
+
+
 def _check_inputs(
     instance: Workflow, _attribute: attrs.Attribute[tuple[str, ...]], inputs: tuple[str, ...]
 ) -> None:
@@ -334,6 +348,7 @@ class Workflow:
             msg = f"{owner}: input {both[0]!r} cannot be both required and optional"
             raise ValueError(msg)
         _check_scripts(self)
+        _check_approvals(self)
 
     def missing_inputs(self, provided: Mapping[str, object]) -> tuple[str, ...]:
         """Return the declared inputs that `provided` lacks, in declared order."""

@@ -21,6 +21,7 @@ from adws.events import (
     StepSkipped,
     StepStarted,
     StepSucceeded,
+    WorktreeRecorded,
 )
 from adws.usage import Usage
 
@@ -126,7 +127,13 @@ class RunSummary:
                 self.steps[event.index].branches[event.branch] = event.status
             case RoundFailed(step=step, path=path) if step == path:
                 self.steps[event.index].failed_rounds = event.round
-            case BranchAttemptFailed() | RoundFailed() | AgentExchanged() | AgentActivity():
+            case (
+                BranchAttemptFailed()
+                | RoundFailed()
+                | AgentExchanged()
+                | AgentActivity()
+                | WorktreeRecorded()
+            ):
                 pass
             case _:
                 self.warnings.append(f"observer {event.observer} failed: {event.message}")

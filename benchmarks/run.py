@@ -31,6 +31,7 @@ import kit_bench
 import parallel_bench
 import timing
 import transcript_bench
+import workspaces_bench
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -276,6 +277,7 @@ def main() -> None:
         "batch": batch_bench.measure(),
         "kit": kit_bench.measure(),
         "transcripts": transcript_bench.measure(),
+        "workspaces": workspaces_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -348,6 +350,8 @@ def render(results: dict[str, Any]) -> str:
     lines += kit_bench.render(results["kit"])
     lines += ["", "| seeing a run | measured | target |", "| --- | --- | --- |"]
     lines += transcript_bench.render(results["transcripts"])
+    lines += ["", "| workspaces | measured | target |", "| --- | --- | --- |"]
+    lines += workspaces_bench.render(results["workspaces"])
     return "\n".join(lines)
 
 

@@ -1,11 +1,20 @@
 """A DEMO agent: answers the shipped workflows' prompts offline, deterministically.
 
 It is not intelligent. It reads the prompt on stdin, recognises which step of
-`deep_research` or `implement_verify` is asking (from the output contract the
-prompt ends with), and prints a canned answer. Its first answer to the
-verifier of the first claim is deliberately malformed (a claim without its
-source), so the demo shows the validator rejecting it and the retry fixing
-it while the other claim is verified beside it.
+`deep_research`, `implement_verify`, `plan_and_check` or `implement_best_of`
+is asking (from the output contract the prompt ends with), and prints a
+canned answer. Its first answer to the verifier of the first claim is
+deliberately malformed (a claim without its source), so the demo shows the
+validator rejecting it and the retry fixing it while the other claim is
+verified beside it.
+
+Asked to implement, it really writes files, in its current directory (the
+run's worktree): `ADWS_DEMO.md` describing the task. As one of the attempts
+of `implement_best_of` (the prompt says `Attempt: N of 3`) it behaves
+differently on purpose, so the demo shows what best-of-N is for: attempt 0
+also writes `NOTES.md` (a bigger diff); attempt 1 forgets the task on its
+first round, so the checks fail and their output is fed back; attempt 2
+gives up (`STATUS: blocked`).
 
 It prints what `claude -p --output-format json` prints, with a made-up usage,
 so `adws cost` shows something offline. Replace it with a real agent:
@@ -87,10 +96,21 @@ def write(prompt: str) -> str:
 
 
 def implement(prompt: str) -> str:
-    """Record the task in ADWS_DEMO.md in the working directory."""
+    """Record the task in ADWS_DEMO.md in the working directory (see the module docstring)."""
     task = re.search(r"^Task: (.+)$", prompt, re.MULTILINE)
     text = task.group(1).strip() if task else "the task"
+    attempt = re.search(r"^Attempt: (\d+) of \d+", prompt, re.MULTILINE)
+    number = int(attempt.group(1)) if attempt else None
+    if number == 2:  # noqa: PLR2004 - the third attempt of implement_best_of
+        return "STATUS: blocked\nREASON: the demo agent gives up on its third attempt, on purpose\n"
+    if number == 1 and FEEDBACK not in prompt:
+        Path("ADWS_DEMO.md").write_text("# Demo change\n\n(to be written)\n", encoding="utf-8")
+        return "STATUS: done\nSUMMARY: started ADWS_DEMO.md\n"
     Path("ADWS_DEMO.md").write_text(f"# Demo change\n\n{text}\n", encoding="utf-8")
+    if number == 0:
+        notes = f"# Notes\n\nWhy: {text}\nHow: one new file, ADWS_DEMO.md.\n"
+        Path("NOTES.md").write_text(notes, encoding="utf-8")
+        return f"STATUS: done\nSUMMARY: wrote ADWS_DEMO.md and NOTES.md describing: {text}\n"
     return f"STATUS: done\nSUMMARY: wrote ADWS_DEMO.md describing: {text}\n"
 
 

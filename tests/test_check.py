@@ -85,6 +85,7 @@ def test_every_shipped_workflow_passes() -> None:
     assert {name: errors(w) for name, w in catalog.workflows.items()} == {
         "deep_research": [],
         "hello": [],
+        "implement_best_of": [],
         "implement_verify": [],
         "plan_and_check": [],
     }

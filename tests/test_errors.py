@@ -28,6 +28,8 @@ def test_every_design_kind_exists() -> None:
         "AgentHung",
         "PermissionDenied",
         "WorkerLost",
+        "AwaitingApproval",
+        "Rejected",
     ]
 
 

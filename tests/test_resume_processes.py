@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REPO, start_adws
+from tests.workspaces.conftest import make_repo
 from tests.zoo_sources import SCRATCH, ZOO, ZOO_HELPERS
 
 pytestmark = pytest.mark.slow
@@ -140,8 +141,7 @@ def test_a_setup_step_reruns_on_resume_after_its_teardown_removed_what_it_made(
 def test_every_shipped_workflow_keeps_its_finished_steps_in_another_process(
     shipped: Path,
 ) -> None:
-    target = shipped / "target"
-    target.mkdir()
+    target = make_repo(shipped / "target")
     runs = {
         "hello": ["-i", "name=Ada"],
         "implement_verify": [
@@ -316,7 +316,13 @@ def fingerprints_in_a_process(folder: Path, seed: int) -> dict[str, dict[str, st
 )
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_fingerprints_are_the_same_whatever_the_hash_seed(zoo: Path, seed: int) -> None:
-    for name in ("hello.py", "implement_verify.py", "deep_research.py", "_common.py"):
+    for name in (
+        "hello.py",
+        "implement_verify.py",
+        "implement_best_of.py",
+        "deep_research.py",
+        "_common.py",
+    ):
         shutil.copy(REPO / "workflows" / name, zoo / "workflows" / name)
     assert fingerprints_in_a_process(zoo / "workflows", seed) == fingerprints_in_a_process(
         zoo / "workflows", (seed + 1) % 2**32

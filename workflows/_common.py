@@ -5,8 +5,21 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+from returns.io import IOResult, IOSuccess
+
+from adws import (
+    OutputContract,
+    PipelineError,
+    RetryPolicy,
+    Step,
+    WorkflowContext,
+    agent_step,
+    shell_step,
+    with_verification,
+)
 from adws.agents import CommandAgent
 from adws.agents.parsers import claude_json
 
@@ -36,3 +49,64 @@ def slug(text: str) -> str:
     readable = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60].strip("-")
     digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
     return f"{readable}-{digest}" if readable else digest
+
+
+def change_lines(inputs: Mapping[str, object], name: str) -> list[str]:
+    r"""Describe the change a `worktree` or `best_of` step committed, for a markdown report.
+
+    >>> stat = {"files": [{"path": "a.py", "added": 2, "deleted": 0}], "text": "1 file changed"}
+    >>> print("\n".join(change_lines({"w_branch": "adws/r/w", "w_commit": "c0ffee", "w_diffstat": stat}, "w")))
+    - branch: `adws/r/w`
+    - commit: `c0ffee`
+    - 1 file changed
+      - `a.py` (+2 -0)
+    """  # noqa: E501
+    stat = inputs.get(f"{name}_diffstat")
+    stat = stat if isinstance(stat, Mapping) else {}
+    lines = [
+        f"- branch: `{inputs.get(f'{name}_branch')}`",
+        f"- commit: `{inputs.get(f'{name}_commit')}`",
+        f"- {stat.get('text', 'no changes')}",
+    ]
+    files = stat.get("files", ())
+    lines.extend(f"  - `{f['path']}` (+{f['added']} -{f['deleted']})" for f in files)
+    return lines
+
+
+def save_report(
+    ctx: WorkflowContext, workflow: str, lines: list[str]
+) -> IOResult[WorkflowContext, PipelineError]:
+    """Write a markdown report to `output_dir` (default `reports/`), named after the task.
+
+    The output `report_path` says where it went (`adws run` prints it).
+    """
+    folder = Path(str(ctx.inputs.get("output_dir", "reports")))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{workflow}-{slug(str(ctx.inputs['task']))}.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return IOSuccess(ctx.merge_outputs({"report_path": str(path)}))
+
+
+def implement_until_checks_pass(prompt: str) -> Step:
+    """Build the implement ↔ checks stage: the agent edits, `check_command` judges, three rounds.
+
+    The agent's failing checks come back to it as feedback. Neither step
+    names a `cwd`: inside a `worktree` or `best_of` step both run in the
+    worktree, and `check_command` is run as the user gave it (`script_from`:
+    no agent can write that input).
+    """
+    return with_verification(
+        agent_step(
+            "implement",
+            prompt=prompt,
+            agent=DEMO_AGENT,
+            contract=OutputContract(("SUMMARY",)),
+            retry=RetryPolicy(max_attempts=2),
+            timeout=1800,
+            # The agent's job is to change files in its worktree: say so, or CLIs refuse.
+            edits=True,
+            idle_timeout=600,
+        ),
+        shell_step("checks", script_from="check_command", timeout=1800),
+        max_attempts=3,
+    )

@@ -1,36 +1,40 @@
-"""Let an agent change a project until the project's own checks pass.
+"""Let an agent change a project, in a worktree of its own, until the project's checks pass.
 
-    implement ─► checks ─(fail: output fed back)─► implement … ─► finalize (always)
+    workspace: [ implement ─► checks ─(fail: output fed back)─► implement … ] ─► finalize (always)
 
-The agent works in `target_dir`; `check_command` (for example `make check`)
-runs there after each attempt, as the script the user chose (`script_from`:
-no agent can write that input), and its failing output becomes the agent's
-feedback for the next round, up to three rounds. `finalize` always writes a
-markdown report of the run, including the failure if there was one.
+`target_dir` is a git repository; the agent never touches its checkout. It
+works in a fresh `git worktree` on the branch `adws/<run>/workspace` (the
+folder is the agent's current directory), and `check_command` (for example
+`make check`) runs there after each attempt, as the script the user chose
+(`script_from`: no agent can write that input); its failing output becomes
+the agent's feedback for the next round, up to three rounds. When the checks
+pass, the change is committed on that branch (the agent's SUMMARY is the
+message) and the worktree removed; when they never pass, the worktree is
+kept for inspection and `adws resume` goes on in it. `finalize` always
+writes a markdown report: the branch, commit and diffstat, or the failure.
 
     adws run implement_verify -i task="..." -i target_dir=. -i check_command="make check"
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from _common import DEMO_AGENT, slug
-from returns.io import IOResult, IOSuccess
+from _common import change_lines, implement_until_checks_pass, save_report
 
 from adws import (
-    OutputContract,
     PipelineError,
-    RetryPolicy,
     Step,
     Workflow,
     WorkflowContext,
-    agent_step,
-    shell_step,
-    with_verification,
+    worktree,
 )
 
-IMPLEMENT_PROMPT = """You are working in the repository at {target_dir}.
+if TYPE_CHECKING:
+    from returns.io import IOResult
+
+IMPLEMENT_PROMPT = """You are working in a git worktree of the repository at {target_dir}:
+{worktree}, your current directory. Change files there only.
 Task: {task}
 
 Make the change, keeping the project's style. The project's checks
@@ -44,6 +48,7 @@ def finalize(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
     lines = [f"# implement_verify: {task}", ""]
     if ctx.failure is None:
         lines += ["**Result:** checks pass.", "", "## Summary", str(ctx.inputs["summary"])]
+        lines += ["", "## Change", *change_lines(ctx.inputs, "workspace")]
         checks = str(ctx.inputs.get("checks_stdout", "")).strip()
         if checks:
             lines += ["", "## Check output", "```", checks[-3000:], "```"]
@@ -57,45 +62,45 @@ def finalize(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
             failure.message[-3000:],
             "```",
         ]
+        kept = failure.context.get("worktree")
+        if kept:
+            branch = failure.context.get("branch")
+            lines += ["", f"The worktree is kept for inspection: `{kept}` (branch `{branch}`)."]
         feedback = failure.context.get("feedback", ())
         if feedback:
             lines += ["", "## Feedback given to the agent", *[f"- {line}" for line in feedback]]
-    folder = Path(str(ctx.inputs.get("output_dir", "reports")))
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"implement_verify-{slug(task)}.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return IOSuccess(ctx.merge_outputs({"report_path": str(path)}))
+    return save_report(ctx, "implement_verify", lines)
 
 
 workflow = Workflow(
     "implement_verify",
     (
-        with_verification(
-            agent_step(
-                "implement",
-                prompt=IMPLEMENT_PROMPT,
-                agent=DEMO_AGENT,
-                contract=OutputContract(("SUMMARY",)),
-                retry=RetryPolicy(max_attempts=2),
-                cwd="{target_dir}",
-                timeout=1800,
-                # The agent's job is to change files in target_dir: say so, or CLIs refuse.
-                edits=True,
-                idle_timeout=600,
-            ),
-            shell_step("checks", script_from="check_command", cwd="{target_dir}", timeout=1800),
-            max_attempts=3,
+        # The agent and the checks run in the worktree: its folder is their default cwd.
+        worktree(
+            implement_until_checks_pass(IMPLEMENT_PROMPT),
+            name="workspace",
         ),
-        # After a success it reads the summary and the checks' output too.
+        # After a success it reads the summary, the change and the checks' output too.
         Step(
             "finalize",
             finalize,
             always_run=True,
-            reads=("task", "summary", "checks_stdout", "output_dir"),
+            reads=(
+                "task",
+                "summary",
+                "checks_stdout",
+                "output_dir",
+                "workspace_branch",
+                "workspace_commit",
+                "workspace_diffstat",
+            ),
             writes=("report_path",),
         ),
     ),
-    description="An agent changes a project until its checks pass; always writes a report.",
+    description=(
+        "An agent changes a project in a worktree until its checks pass, committed on a branch;"
+        " always writes a report."
+    ),
     inputs=("task", "target_dir", "check_command"),
     optional_inputs=("output_dir",),
 )

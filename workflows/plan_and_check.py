@@ -16,10 +16,9 @@ next round can fix them all. Each check is a script the user chose
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from _common import DEMO_AGENT, slug
-from returns.io import IOResult, IOSuccess
+from _common import DEMO_AGENT, save_report
 
 from adws import (
     OutputContract,
@@ -34,6 +33,9 @@ from adws import (
     shell_step,
     with_verification,
 )
+
+if TYPE_CHECKING:
+    from returns.io import IOResult
 
 PLAN_PROMPT = """You are working in the repository at {target_dir}.
 Task: {task}
@@ -72,11 +74,7 @@ def report(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
         lines += ["## What failed", ""]
         for error in failed:
             lines += [f"### {error['step_name']}", "```", str(error["message"])[-3000:], "```"]
-    folder = Path(str(ctx.inputs.get("output_dir", "reports")))
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"plan_and_check-{slug(task)}.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return IOSuccess(ctx.merge_outputs({"report_path": str(path)}))
+    return save_report(ctx, "plan_and_check", lines)
 
 
 workflow = Workflow(

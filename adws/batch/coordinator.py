@@ -26,7 +26,9 @@ from adws.events import AttemptFailed
 from adws.journal.batch_resume import BatchRun, resume_run
 from adws.journal.batches import batch_runs, batch_spent
 from adws.journal.codec import decode_error, encode_error
+from adws.journal.options import RunOptions
 from adws.journal.statements import statements_for
+from adws.workspaces.notify import notify
 
 if TYPE_CHECKING:
     import contextlib
@@ -134,6 +136,7 @@ class _Coordinator:
         self.spent: dict[str, float] = {}
         self.spent_before = batch_spent(journal, batch.batch_id) if batch.max_cost else 0.0
         self.over_budget = False
+        self.warnings: list[str] = []
         self.total = len(runs)
         self.workers = max(1, min(concurrency, len(runs)))
         self.started = io_ops.monotonic()
@@ -144,7 +147,7 @@ class _Coordinator:
             self.total,
             statuses.count("succeeded"),
             statuses.count("failed"),
-            statuses.count("blocked"),
+            statuses.count("blocked") + statuses.count("waiting"),
             statuses.count("interrupted"),
             len(self.assigned),
             io_ops.monotonic() - self.started,
@@ -272,7 +275,7 @@ class _Coordinator:
 
     def _finish(self, slot: Any, message: Message) -> None:  # noqa: ANN401 - as above
         kind, run_id = message[0], str(message[1])
-        self.assigned.pop(slot, None)
+        task = self.assigned.pop(slot, None)
         self.groups.pop(run_id, None)
         self.dirty.pop(run_id, None)
         self.idle.append(slot)
@@ -280,11 +283,22 @@ class _Coordinator:
             self.ledger.fail(run_id, PipelineError("", ErrorType.INVALID_WORKFLOW, str(message[2])))
             self.results[run_id] = "failed"
             return
-        _, _, status, _, statements, refused = message
+        _, _, status, error, statements, refused = message
         self.ledger.apply(statements, f"the end of run {run_id}")  # type: ignore[arg-type] # statements, as sent
         self.results[run_id] = str(status)
         for reason in refused:  # type: ignore[attr-defined] # a tuple of str, as sent
             OFFLINE.note(reason)
+        if status == "waiting" and task is not None:
+            self._notify(task, run_id, _error(None if error is None else str(error)))
+
+    def _notify(self, task: Task, run_id: str, error: PipelineError | None) -> None:
+        """Run the run's `--notify` command: it waits for approval (a failure is a warning)."""
+        command = RunOptions.from_json(task.options_json).notify
+        if command is None:
+            return
+        warning = notify(command, run_id, "" if error is None else error.message)
+        if warning is not None:
+            self.warnings.append(f"run {run_id}: {warning}")
 
     def loop(self, on_progress: Callable[[Progress], None]) -> None:
         last = 0.0
@@ -379,6 +393,7 @@ def _report(
         unrecorded=coordinator.ledger.describe(),
         skipped=tuple(coordinator.skipped),
         over_budget=batch.max_cost if coordinator.over_budget else None,
+        warnings=tuple(coordinator.warnings),
     )
 
 

@@ -81,6 +81,8 @@ class BatchReport:
     """Why runs of the batch were not run: pruned from the journal, or held by another process."""
     over_budget: float | None = None
     """The `--batch-max-cost` the batch reached, if it did (runs not started stay queued)."""
+    warnings: tuple[str, ...] = ()
+    """What went wrong without failing a run: a `--notify` command that failed."""
 
     def counts(self) -> dict[str, int]:
         """Count runs by status."""
@@ -91,15 +93,19 @@ class BatchReport:
 
     @property
     def status(self) -> str:
-        """`interrupted`, else `failed` (a run, the journal, a run not run), else `blocked`..."""
+        """`interrupted`, else `failed` (a run, the journal, a run not run), else `blocked`...
+
+        A run waiting for approval counts as blocked: a person must act.
+        """
         counts = self.counts()
         if self.interrupted:
             return "interrupted"
         if self.unrecorded or self.skipped:
             return "failed"
-        for status in ("failed", "blocked"):
-            if counts.get(status):
-                return status
+        if counts.get("failed"):
+            return "failed"
+        if counts.get("blocked") or counts.get("waiting"):
+            return "blocked"
         return "succeeded" if set(counts) <= {"succeeded"} else "failed"
 
     def to_dict(self) -> dict[str, object]:
@@ -113,4 +119,5 @@ class BatchReport:
             "unrecorded": list(self.unrecorded),
             "skipped": list(self.skipped),
             "over_budget": self.over_budget,
+            "warnings": list(self.warnings),
         }

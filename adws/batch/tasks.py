@@ -71,6 +71,8 @@ class Batch:
     """The offline switch as the coordinator had it (the pytest plugin's)."""
     max_cost: float | None = None
     """`--batch-max-cost`: past it, agent calls fail `BudgetExceeded`."""
+    worktrees: str = ""
+    """Where `worktree` steps make their folders: beside the journal (see `run_workflow`)."""
 
 
 @final
@@ -93,6 +95,10 @@ class Task:
     """What earlier sessions of the run spent (a `Usage` as JSON), for its budget."""
     lost_json: str | None = None
     """A `WorkerLost` error: the step in flight fails with it, and cleanup runs."""
+    bases_json: str = "{}"
+    """Each worktree's recorded base commit, by label (see `ResumeStart.bases`)."""
+    decisions_json: str = "{}"
+    """The decisions made at the run's approval steps, by step (see `ResumeStart.decisions`)."""
 
 
 def task_for(batch: Batch, run: BatchRun, inputs: Callable[[str], str]) -> Task:
@@ -118,6 +124,8 @@ def task_for(batch: Batch, run: BatchRun, inputs: Callable[[str], str]) -> Task:
         json.dumps(reuse),
         start.rerun,
         None if start.spent is None else json.dumps(start.spent.to_dict()),
+        bases_json=json.dumps(dict(start.bases)),
+        decisions_json=json.dumps({step: d.to_dict() for step, d in start.decisions.items()}),
     )
 
 
@@ -274,6 +282,7 @@ def execute(
     from adws.executor import run_workflow  # noqa: PLC0415 - as above
     from adws.journal.codec import decode_context, decode_outputs, encode_error  # noqa: PLC0415 - as above
     from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
+    from adws.scope import Decision  # noqa: PLC0415 - as above
     from adws.usage import Budget, Usage  # noqa: PLC0415 - as above
 
     loaded = _load(task)
@@ -307,6 +316,11 @@ def execute(
             budget=budget,
             spent=spent,
             rerun=task.rerun,
+            worktrees=task.batch.worktrees,
+            bases=json.loads(task.bases_json),
+            decisions={
+                step: Decision(**fields) for step, fields in json.loads(task.decisions_json).items()
+            },
         )
     finally:
         io_ops.TAG.reset(tag)

@@ -6,8 +6,8 @@ One module per command or group (`workflows`, `run`, `runs`, `status`,
 prints and `_interrupts` handles signals during a run. `main` is the entry point and the single
 boundary where a mistake on the command line becomes exit code 2.
 
-Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, 3 blocked,
-130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. After a run, every input the run
+Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, 3 blocked
+(or waiting for approval), 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. After a run, every input the run
 produced whose name ends in `_path` is printed, so a workflow can tell its
 user where its artifacts went (`report_path: reports/...md`).
 """
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_CODES", "main"]
 
 EXIT_USAGE: Final = 2
-EXIT_CODES: Final = {"succeeded": 0, "failed": 1, "blocked": 3, "interrupted": 130}
+EXIT_CODES: Final = {"succeeded": 0, "failed": 1, "blocked": 3, "waiting": 3, "interrupted": 130}
 
 # Each command's module is imported when it runs, so `adws --help` imports only argparse.
 _HANDLERS: Final = {
@@ -41,6 +41,9 @@ _HANDLERS: Final = {
     "status": ("adws.cli.status", "cmd_status"),
     "report": ("adws.cli.report", "cmd_report"),
     "resume": ("adws.cli.resume", "cmd_resume"),
+    "approvals": ("adws.cli.approvals", "cmd_approvals"),
+    "approve": ("adws.cli.approvals", "cmd_approve"),
+    "reject": ("adws.cli.approvals", "cmd_reject"),
     "batch": ("adws.cli.batch", "cmd_batch"),
     "cost": ("adws.cli.cost", "cmd_cost"),
 }

@@ -189,6 +189,7 @@ def given_options(args: argparse.Namespace, *, resume: bool = False) -> RunOptio
         record=_absolute(args.record),
         replay=replay,
         no_transcripts=True if args.no_transcripts else None,
+        notify=getattr(args, "notify", None),
     )
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, open_journal, recorded, select_agent
+from adws.cli._args import UsageError, journal_path, open_journal, recorded, select_agent
 from adws.cli._interrupts import Interrupts
 from adws.cli._output import err, out_json
 from adws.cli.workflows import load_workflow
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from adws.journal import Journal, JournalObserver
     from adws.journal.options import RunOptions
     from adws.otel import Tracing
+    from adws.scope import Decision
     from adws.step import Workflow
     from adws.summary import RunSummary
     from adws.usage import Budget, Usage
@@ -130,13 +131,18 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     spent: Usage | None = None,
     rerun: Collection[str] = (),
     options: RunOptions | None = None,
+    bases: Mapping[str, str] | None = None,
+    decisions: Mapping[str, Decision] | None = None,
 ) -> int:
     """Run `workflow` from `ctx` with journal, progress and signals; return the exit code.
 
     `--max-cost` and `--max-tokens` become the run's budget; `spent` is what
     a resumed run's earlier sessions cost, so that budget counts it.
     `rerun` names the earlier steps a resume runs again first; `options`
-    are journaled with the run, for the next resume.
+    are journaled with the run, for the next resume. Worktrees go beside
+    the journal (`<its folder>/worktrees`); a resume passes their recorded
+    `bases` and the `decisions` made at its approval steps. A run that
+    ends waiting for approval runs `--notify CMD RUN_ID MESSAGE`.
     """
     from adws.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
     from adws.journal import JournalObserver  # noqa: PLC0415 - see the note on imports
@@ -185,8 +191,13 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
             budget=_budget(args),
             spent=spent,
             rerun=rerun,
+            worktrees=str(journal_path(args).resolve().parent / "worktrees"),
+            bases=bases,
+            decisions=decisions,
         )
     _report(args, summary, ctx, options)
+    if summary.status == "waiting" and getattr(args, "notify", None):
+        _notify(args.notify, run_id, summary.error)
     code = EXIT_CODES.get(summary.status, EXIT_FAILED)
     if summary.status == "interrupted":
         code = interrupts.exit_code
@@ -198,6 +209,15 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
         )
         code = code or EXIT_FAILED
     return code
+
+
+def _notify(command: str, run_id: str, error: PipelineError | None) -> None:
+    """Tell someone the run waits (`--notify`); a command that fails is only a warning."""
+    from adws.workspaces.notify import notify  # noqa: PLC0415 - see the note on imports
+
+    warning = notify(command, run_id, "" if error is None else error.message)
+    if warning is not None:
+        err(f"adws: warning: {warning}")
 
 
 def with_agents(args: argparse.Namespace) -> Workflow:

@@ -1,84 +1,21 @@
 """The `adws` argument parser: every command, option and help text.
 
 `adws.cli` builds it on every start, so it imports nothing but argparse and
-math: `adws --help` stays fast.
+math: `adws --help` stays fast. The numbers options take are parsed in
+`_values`; the commands that continue a recorded run are in `_continuing`,
+those that show one in `_seeing`.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-from typing import Any, Final
+from typing import Any
 
-from adws._limits import MAX_COST_USD, MAX_COUNT
+from adws.cli._continuing import add_approvals, add_resume
 from adws.cli._seeing import add_report, add_seeing, add_status, add_transcripts
+from adws.cli._values import days, money, positive, tokens, whole
 
 __all__ = ["build_parser"]
-
-
-def _positive(text: str) -> int:
-    """Parse a whole number of at least 1, for argparse."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        msg = f"expected a whole number of at least 1, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
-def _money(text: str) -> float:
-    """Parse a finite amount of US dollars from 0 to `MAX_COST_USD`, for argparse."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not math.isfinite(value) or not 0 <= value <= MAX_COST_USD:
-        msg = f"expected an amount in US dollars from 0 to {MAX_COST_USD:,.0f}, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
-def _digits(text: str, most: int) -> bool:
-    """Tell whether `text` is at most `most` ASCII digits (`"²".isdigit()` is true, too)."""
-    return text.isascii() and text.isdigit() and len(text) <= most
-
-
-_MOST_ROWS: Final = 2**63 - 1
-"""SQLite's largest integer: a LIMIT past it is an error there."""
-_MOST_DAYS: Final = 700_000.0
-"""About 1,900 years: any more and the cutoff date falls before the year 1."""
-
-
-def _whole(text: str) -> int:
-    """Parse a whole number from 0 to SQLite's largest, for argparse."""
-    value = int(text) if _digits(text, len(str(_MOST_ROWS))) else -1
-    if not 0 <= value <= _MOST_ROWS:
-        msg = f"expected a whole number of at least 0, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
-def _days(text: str) -> float:
-    """Parse a finite number of days from 0 to about 1,900 years, for argparse."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not math.isfinite(value) or not 0 <= value <= _MOST_DAYS:
-        msg = f"expected a number of days from 0 to {_MOST_DAYS:,.0f}, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
-
-
-def _tokens(text: str) -> int:
-    """Parse a whole number of tokens from 0 to `MAX_COUNT`, for argparse."""
-    value = int(text) if _digits(text, len(str(MAX_COUNT))) else -1
-    if not 0 <= value <= MAX_COUNT:
-        msg = f"expected a whole number of tokens from 0 to {MAX_COUNT:,}, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
 
 
 class _Version(argparse.Action):
@@ -112,7 +49,7 @@ def _add_agent_options(running: argparse.ArgumentParser) -> None:
     )
     running.add_argument(
         "--max-agents",
-        type=_positive,
+        type=positive,
         metavar="N",
         help="at most N agent calls in flight across the run (parallel branches wait their turn)",
     )
@@ -124,16 +61,22 @@ def _add_agent_options(running: argparse.ArgumentParser) -> None:
     )
     running.add_argument(
         "--max-cost",
-        type=_money,
+        type=money,
         metavar="USD",
         help="stop calling agents once the run has spent this much (the step fails "
         "BudgetExceeded; cleanup steps still run)",
     )
     running.add_argument(
         "--max-tokens",
-        type=_tokens,
+        type=tokens,
         metavar="N",
         help="stop calling agents once the run has used this many tokens",
+    )
+    running.add_argument(
+        "--notify",
+        metavar="CMD",
+        help="when the run starts waiting for approval, run CMD (split like --agent) with the "
+        "run id and the message as two more arguments; a CMD that fails is only a warning",
     )
 
 
@@ -173,14 +116,14 @@ def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
     )
     batch.add_argument(
         "--concurrency",
-        type=_positive,
+        type=positive,
         metavar="N",
         help="runs at a time (default: 8, whatever the CPU count: runs mostly wait on agents)",
     )
     _add_agent_options(batch)
     batch.add_argument(
         "--batch-max-cost",
-        type=_money,
+        type=money,
         metavar="USD",
         help="cap the whole batch's spend: past it no new run starts and runs in flight fail "
         "BudgetExceeded at their next agent call (recorded; --resume keeps it unless given)",
@@ -262,50 +205,12 @@ def _add_new(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # 
     )
 
 
-def _add_resume(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
-    resume = commands.add_parser(
-        "resume",
-        parents=parents,
-        help="continue a run from its first step that did not succeed",
-        description="Continue a run from its first step that did not succeed, without running "
-        "finished steps again (but those marked rerun_on_resume), with the options the run was "
-        "started with (--agent, --model, --agent-output, --max-cost, --max-tokens, --max-agents, "
-        "--workflows, --record/--replay): an option given here overrides the recorded one, and "
-        "the first line says what the resume uses. -i adds inputs the run has not produced.",
-    )
-    resume.add_argument("run", help="run id (or a unique prefix)")
-    resume.add_argument(
-        "--plan",
-        action="store_true",
-        help="print what a resume would do with each step (kept, changed, rerun, to run) and "
-        "the options it would use; run nothing",
-    )
-    resume.add_argument(
-        "--from",
-        dest="from_step",
-        metavar="STEP",
-        help="run again from STEP (a finished step, at or before the first unfinished one), "
-        "dropping the outputs of STEP and every step after it",
-    )
-    resume.add_argument(
-        "--rerun-changed",
-        action="store_true",
-        help="run again from the first finished step whose definition changed",
-    )
-    resume.add_argument(
-        "--force",
-        action="store_true",
-        help="keep the outputs of changed finished steps; resume a run that looks alive; "
-        "stop a child process group a crashed run left running",
-    )
-
-
 def _top_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adws",
         description="Run AI-developer workflows as pipelines that fail closed.",
         epilog="Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, "
-        "3 blocked, 130 interrupted.",
+        "3 blocked or waiting for approval, 130 interrupted.",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="print adws's version and exit")
     return parser
@@ -357,10 +262,10 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--workflow", help="only runs of this workflow")
     runs.add_argument(
         "--status",
-        choices=["queued", "running", "succeeded", "failed", "blocked", "interrupted"],
+        choices=["queued", "running", "succeeded", "failed", "blocked", "interrupted", "waiting"],
         help="only runs with this status",
     )
-    runs.add_argument("--limit", type=_whole, metavar="N", help="at most N runs")
+    runs.add_argument("--limit", type=whole, metavar="N", help="at most N runs")
     runs.add_argument("--batch", metavar="BATCH", help="only the runs of this batch, in line order")
     runs.add_argument("--json", action="store_true", help="print a JSON list")
     runs.add_argument(
@@ -369,14 +274,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="delete finished runs (with --older-than or --keep) and reclaim the space",
     )
     runs.add_argument(
-        "--older-than", type=_days, metavar="DAYS", help="with --prune: runs started before"
+        "--older-than", type=days, metavar="DAYS", help="with --prune: runs started before"
     )
-    runs.add_argument("--keep", type=_whole, metavar="N", help="with --prune: keep the newest N")
+    runs.add_argument("--keep", type=whole, metavar="N", help="with --prune: keep the newest N")
 
-    add_status(commands, [journaled], _positive)
+    add_status(commands, [journaled], positive)
     add_report(commands, [journaled])
 
-    _add_resume(commands, [common, journaled, running])
+    add_resume(commands, [common, journaled, running])
+    add_approvals(commands, [common, journaled, running])
     _add_batch(commands, [common, journaled])
     _add_cost(commands, [journaled])
 

@@ -12,6 +12,7 @@ from adws.cli._args import (
     UsageError,
     apply_options,
     given_options,
+    journal_path,
     require_journal,
     select_agent,
 )
@@ -265,6 +266,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         (os.getpid(), socket.gethostname()),
         offline=OFFLINE.enabled,
         max_cost=cap,
+        worktrees=str(journal_path(args).resolve().parent / "worktrees"),
     )
 
     def progress(state: Progress) -> None:
@@ -287,6 +289,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
         out(_summary(report))
     for reason in report.skipped:
         err(f"adws: {reason}")
+    for warning in report.warnings:
+        err(f"adws: warning: {warning}")
     if report.unrecorded:
         err(
             f"adws: the journal {journal.path} did not record this batch completely "

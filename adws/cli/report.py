@@ -25,12 +25,19 @@ EXIT_OK: Final = EXIT_CODES["succeeded"]
 
 def _view(journal: Journal, run_id: str, *, calls: bool = True) -> RunView:
     from adws.journal.exchanges import exchanges  # noqa: PLC0415 - see the note on imports
+    from adws.journal.workspaces import approvals_of, worktrees_of  # noqa: PLC0415 - as above
     from adws.render.report import RunView  # noqa: PLC0415 - see the note on imports
 
     record = find_run(journal, run_id)
     found = record.run_id  # the whole id, when a prefix was given
     calls_made = tuple(exchanges(journal, found)) if calls else ()
-    return RunView(record, tuple(journal.attempts(found)), calls_made)
+    return RunView(
+        record,
+        tuple(journal.attempts(found)),
+        calls_made,
+        tuple(worktrees_of(journal, found)),
+        tuple(approvals_of(journal, found)),
+    )
 
 
 def _batch(journal: Journal, batch: str) -> tuple[str, str]:

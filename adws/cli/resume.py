@@ -24,11 +24,12 @@ if TYPE_CHECKING:
     from adws.journal import Journal, RunRecord
     from adws.journal.options import RunOptions
     from adws.journal.resume import ResumeStart
+    from adws.scope import Decision
     from adws.step import Workflow
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["cmd_resume"]
+__all__ = ["cmd_resume", "continue_run"]
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
 
@@ -88,15 +89,20 @@ def _plan(
     return unreadable(journal, [record], attempts)
 
 
-def _start(
+def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was asked for
     args: argparse.Namespace,
     journal: Journal,
     record: RunRecord,
     workflow: Workflow,
     extra: Mapping[str, object],
+    *,
+    decided: tuple[str, Decision] | None,
 ) -> ResumeStart:
     """Check the run may be resumed as asked and say where it starts; a refusal is exit 2."""
+    import attrs  # noqa: PLC0415 - see the note on imports
+
     from adws.journal.resume import prepare_resume  # noqa: PLC0415 - see the note on imports
+    from adws.journal.workspaces import approvals_of, worktrees_of  # noqa: PLC0415 - as above
 
     attempts = journal.attempts(record.run_id)
     if unreadable(journal, [record], attempts) != EXIT_OK:
@@ -111,29 +117,37 @@ def _start(
             rerun_changed=args.rerun_changed,
             force=args.force,
             extra=extra,
+            worktrees=worktrees_of(journal, record.run_id),
+            approvals=approvals_of(journal, record.run_id),
         )
     except ValueError as exc:  # its inputs or a step's outputs are not readable
         msg = f"run {record.run_id} cannot be resumed: {exc} ({journal.path})"
         raise UsageError(msg) from exc
     if isinstance(start, str):
         raise UsageError(start)
-    return start
+    if decided is None:
+        return start
+    step, decision = decided
+    return attrs.evolve(start, decisions={**start.decisions, step: decision})
 
 
-def cmd_resume(args: argparse.Namespace) -> int:
-    """Continue a run from its first step that did not succeed (or show the plan)."""
-    journal = require_journal(args, readonly=args.plan)
-    record = find_run(journal, args.run)
-    if record.status == "succeeded" and not args.plan:
-        err(f"run {record.run_id} already succeeded; nothing to resume")
-        return EXIT_OK
+def continue_run(
+    args: argparse.Namespace,
+    journal: Journal,
+    record: RunRecord,
+    decided: tuple[str, Decision] | None = None,
+) -> int:
+    """Continue a recorded run as `adws resume` does; `decided` is a decision to record first.
+
+    `adws approve` and `adws reject` come through here with theirs: it is
+    journaled once the run is claimed, so of two people deciding at once
+    one decides, and the other is told who holds the run.
+    """
     options, described = _options(args, record)
     args.workflow = record.workflow
     workflow = with_agents(args)
-    if args.plan:
-        return _plan(args, journal, record, workflow, described)
     extra = parse_inputs(args.input, args.inputs)
-    start = _start(args, journal, record, workflow, extra)
+    start = _start(args, journal, record, workflow, extra, decided=decided)
     if start.resume_from is None:
         err(f"every step of run {record.run_id} already succeeded; nothing to resume")
         return EXIT_OK
@@ -143,6 +157,10 @@ def cmd_resume(args: argparse.Namespace) -> int:
     refused = journal.claim(record.run_id, force=args.force)
     if refused is not None:
         raise UsageError(refused)
+    if decided is not None:
+        from adws.journal.workspaces import decide  # noqa: PLC0415 - see the note on imports
+
+        decide(journal, record.run_id, *decided)
     if extra:
         journal.add_inputs(record.run_id, extra)  # a later resume needs them too
     if not args.quiet:
@@ -158,4 +176,26 @@ def cmd_resume(args: argparse.Namespace) -> int:
         spent=start.spent,
         rerun=start.rerun,
         options=options,
+        bases=start.bases,
+        decisions=start.decisions,
     )
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Continue a run from its first step that did not succeed (or show the plan).
+
+    A run waiting for approval whose wait expired is ended as rejected
+    (reason `timeout`); one still waiting waits again.
+    """
+    from adws.cli.approvals import expired  # noqa: PLC0415 - see the note on imports
+
+    journal = require_journal(args, readonly=args.plan)
+    record = find_run(journal, args.run)
+    if record.status == "succeeded" and not args.plan:
+        err(f"run {record.run_id} already succeeded; nothing to resume")
+        return EXIT_OK
+    if args.plan:
+        _, described = _options(args, record)
+        args.workflow = record.workflow
+        return _plan(args, journal, record, with_agents(args), described)
+    return continue_run(args, journal, record, expired(journal, record))

@@ -134,15 +134,22 @@ def cmd_status(args: argparse.Namespace) -> int:
         args.workflow = record.workflow
         out(to_mermaid(load_workflow(args), step_outcomes(attempts)))
         return unreadable(journal, [record], attempts)
+    from adws.journal.workspaces import approvals_of, worktrees_of  # noqa: PLC0415 - as above
+
+    worktrees = worktrees_of(journal, record.run_id)
+    approvals = approvals_of(journal, record.run_id)
     if args.json:
         payload = {
             **record.to_dict(),
+            "worktrees": [tree.to_dict() for tree in worktrees],
+            "approvals": [asked.to_dict() for asked in approvals],
             "error": None if record.error is None else record.error.to_dict(),
             "attempts": [_attempt_dict(attempt) for attempt in attempts],
         }
         out_json(payload)
     else:
-        from adws.render import status_text  # noqa: PLC0415 - see the note on imports
+        from adws.render import status_text, workspaces_text  # noqa: PLC0415 - as above
 
-        out(status_text(record, attempts, verbose=args.verbose))
+        text = status_text(record, attempts, verbose=args.verbose)
+        out("\n".join([text, *workspaces_text(worktrees, approvals)]))
     return unreadable(journal, [record], attempts)

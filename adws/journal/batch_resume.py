@@ -19,6 +19,7 @@ from adws import io_ops
 from adws.journal.batches import batch_runs, queue_batch
 from adws.journal.options import RunOptions  # attrs resolves the annotation at run time
 from adws.journal.resume import ResumeStart, prepare_resume
+from adws.journal.workspaces import approvals_of, worktrees_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -98,7 +99,15 @@ def resume_run(
 ) -> ResumeStart | str:
     """Say where a run of a batch continues, or why it may not (see `prepare_resume`)."""
     attempts = journal.attempts(record.run_id)
-    return prepare_resume(workflow, record, attempts, rerun_changed=rerun_changed, force=force)
+    return prepare_resume(
+        workflow,
+        record,
+        attempts,
+        rerun_changed=rerun_changed,
+        force=force,
+        worktrees=worktrees_of(journal, record.run_id),
+        approvals=approvals_of(journal, record.run_id),
+    )
 
 
 def _children(record: RunRecord, *, force: bool) -> str | None:

@@ -1,8 +1,9 @@
 """`RunOptions`: how a run was started, journaled so that a resume starts it the same way.
 
 `adws run W --agent claude --max-cost 5` records `agent` and `max_cost`
-with the run; a plain `adws resume RUN` uses them again, and an option
-given to the resume overrides the recorded one (and is recorded in its
+with the run (`--notify CMD` too, so `adws approve` notifies the same
+way); a plain `adws resume RUN` uses them again, and an option given to
+the resume overrides the recorded one (and is recorded in its
 place, so a later resume keeps it). Paths (`workflows`, `record`,
 `replay`) are kept absolute, so a resume works from any folder; a
 `replay` that names a run (`--replay RUN_ID`) is kept as its id. A run
@@ -30,6 +31,7 @@ _NAMES: Final = (
     "record",
     "replay",
     "no_transcripts",
+    "notify",
 )
 _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "agent": (str,),
@@ -42,6 +44,7 @@ _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "record": (str,),
     "replay": (str,),
     "no_transcripts": (bool,),
+    "notify": (str,),
 }
 _EXCLUSIVE: Final = ("record", "replay")
 """Giving one of these to a resume replaces both: a run records or replays, never both."""
@@ -83,6 +86,8 @@ class RunOptions:
     replay: str | None = None
     no_transcripts: bool | None = None
     """True when the run keeps only hashes of what agents were asked and answered."""
+    notify: str | None = None
+    """A command run with the run id and the message when the run starts waiting for approval."""
 
     def to_dict(self) -> dict[str, object]:
         """Return the options that are set, by name, for the journal and `--json`."""
@@ -98,7 +103,7 @@ class RunOptions:
         """Decode what `to_json` wrote; anything else in the row is ignored, never trusted.
 
         >>> RunOptions.from_json('{"agent": "x", "max_cost": -1, "other": 2}')
-        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None)
+        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None, notify=None)
         """  # noqa: E501
         try:
             loaded: Any = json.loads(text) if text else {}

@@ -3,10 +3,12 @@
 `resume_plan` says what a resume of a recorded run would do with each
 step; `prepare_resume` checks that it may (no finished step changed unless
 the caller allows it, no input given on the command line that a finished
-step wrote) and returns where the run starts again and with what: the
-context its kept steps left, the `rerun_on_resume` steps that run again
-first, the branch outputs a parallel step keeps, and what the run spent in
-earlier sessions. Claiming the run is the caller's next step
+step wrote, no kept worktree that changed since the run left it) and
+returns where the run starts again and with what: the context its kept
+steps left, the `rerun_on_resume` steps that run again first, the branch
+outputs a parallel step keeps, what the run spent in earlier sessions, the
+base commit of each of its worktrees and the decisions people made at its
+approval steps. Claiming the run is the caller's next step
 (`Journal.claim`).
 """
 
@@ -19,14 +21,18 @@ import attrs
 
 from adws.check import flow_of
 from adws.context import WorkflowContext
+from adws.errors import ErrorType
 from adws.journal.fingerprint import step_fingerprints
 from adws.journal.plan import StepPlan, plan_resume, resume_point, stored_branches
+from adws.journal.workspaces import decisions_for
+from adws.scope import Decision
 from adws.usage import Usage
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.journal.records import AttemptRecord, RunRecord
+    from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
     from adws.step import Workflow
 
 __all__ = ["ResumeStart", "prepare_resume", "resume_plan"]
@@ -48,6 +54,10 @@ class ResumeStart:
     """Today's step fingerprints, for the journal to record as the steps run."""
     plan: tuple[StepPlan, ...]
     spent: Usage | None
+    bases: Mapping[str, str] = attrs.field(factory=dict)
+    """Each worktree's recorded base commit, by label: a removed one starts again there."""
+    decisions: Mapping[str, Decision] = attrs.field(factory=dict)
+    """What people decided at the approval steps the run waits at, by step name."""
 
 
 def _first_open(plan: Sequence[StepPlan]) -> str | None:
@@ -145,6 +155,8 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     rerun_changed: bool = False,
     force: bool = False,
     extra: Mapping[str, object] | None = None,
+    worktrees: Sequence[WorktreeRecord] = (),
+    approvals: Sequence[ApprovalRecord] = (),
 ) -> ResumeStart | str:
     """Check that `record` may be resumed as asked and say where it starts, or why it may not.
 
@@ -152,7 +164,12 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     `rerun_changed`, which runs again from it, or `force`, which keeps its
     outputs); an `extra` input that a finished step wrote (a validated
     output is never replaced from the command line) or that a step about
-    to run writes; a `from_step` the run has not reached.
+    to run writes; a `from_step` the run has not reached; a run rejected
+    at an approval step (final); a worktree the run kept that is missing
+    or whose content changed since it was journaled (unless `force`,
+    which goes on with the tree as it is: see `adws.workspaces.drift`).
+    `worktrees` and `approvals` are the run's journaled ones
+    (`adws.journal.workspaces`).
     """
     steps = step_fingerprints(workflow)
     plan = resume_plan(
@@ -160,10 +177,14 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     )
     if isinstance(plan, str):
         return plan
+    if record.error is not None and record.error.error_type == ErrorType.REJECTED:
+        return f"run {record.run_id} was rejected at {record.failed_step!r}: {record.error.message}"
     refused = None if force or rerun_changed else _refuse_changed(plan, record.run_id)
     extra = dict(extra or {})
     if refused is None and extra:
         refused = _refuse_inputs(extra, _written_by(workflow, plan, attempts), record.run_id)
+    if refused is None and not force:
+        refused = _refuse_drift(worktrees, record.run_id)
     if refused is not None:
         return refused
     names = [step.name for step in workflow.steps]
@@ -182,4 +203,20 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
         steps,
         plan,
         record.usage,
+        {tree.label: tree.base for tree in worktrees if tree.base},
+        decisions_for(approvals, attempts),
+    )
+
+
+def _refuse_drift(worktrees: Sequence[WorktreeRecord], run_id: str) -> str | None:
+    """Refuse a run whose kept worktree is gone or changed, naming what changed."""
+    from adws.workspaces.drift import drifted  # noqa: PLC0415 - git only for runs with worktrees
+
+    problems = drifted(worktrees, run_id) if worktrees else []
+    if not problems:
+        return None
+    listed = "; ".join(problems)
+    return (
+        f"run {run_id} cannot be resumed as it was left: {listed}; pass --force to go on"
+        " with the worktree as it is (a missing one starts again from its base)"
     )

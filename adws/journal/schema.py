@@ -10,7 +10,9 @@ records which process holds a batch (so a second coordinator is refused)
 and the batch's spending cap (`--batch-max-cost`); 9 keeps every agent
 exchange (`exchanges`), its texts compressed and stored once by hash
 (`texts`), and when each attempt started (`attempts.started`, Unix
-seconds), so status and reports time steps by the wall clock.
+seconds), so status and reports time steps by the wall clock; 10 keeps a
+run's worktrees (base commit, content hash, state) and the questions its
+approval steps asked, with the decisions people made.
 """
 
 from __future__ import annotations
@@ -114,6 +116,21 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             model TEXT
         )""",
         "CREATE INDEX exchanges_by_run ON exchanges(run_id, step, attempt)",
+    ),
+    (
+        (
+            "CREATE TABLE worktrees (run_id TEXT NOT NULL, label TEXT NOT NULL,"
+            " step TEXT NOT NULL, repo TEXT NOT NULL, path TEXT NOT NULL, branch TEXT NOT NULL,"
+            " base TEXT NOT NULL, tree TEXT NOT NULL, state TEXT NOT NULL,"
+            " recorded TEXT NOT NULL, PRIMARY KEY (run_id, label))"
+        ),
+        (
+            "CREATE TABLE approvals (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+            " run_id TEXT NOT NULL, step TEXT NOT NULL, message TEXT NOT NULL,"
+            " asked TEXT NOT NULL, timeout REAL, verdict TEXT, decided_by TEXT, decided TEXT,"
+            " note TEXT)"
+        ),
+        "CREATE INDEX approvals_by_run ON approvals(run_id, id)",
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

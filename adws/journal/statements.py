@@ -27,9 +27,11 @@ from adws.events import (
     RunStarted,
     StepSkipped,
     StepSucceeded,
+    WorktreeRecorded,
 )
 from adws.journal.codec import encode_context, encode_error, encode_outputs
 from adws.journal.exchanges import exchange_statements
+from adws.journal.workspaces import asked_statement, stored
 from adws.usage import Usage
 
 if TYPE_CHECKING:
@@ -146,7 +148,7 @@ def _started(
     ]
 
 
-def statements_for(  # noqa: PLR0911, PLR0913 - one case per kind of event; keyword-only options
+def statements_for(  # noqa: C901, PLR0911, PLR0913 - one case per kind of event; keyword-only options
     event: RunEvent,
     fingerprint: str,
     steps: Mapping[str, str],
@@ -197,8 +199,42 @@ def statements_for(  # noqa: PLR0911, PLR0913 - one case per kind of event; keyw
             marked = event.error.with_context(round=event.round)
             return [_attempt(event, event.attempt, "round_failed", 0.0, None, error=marked)]
         case RunFinished():
-            error = event.error
-            failed_step = None if error is None else error.step_name or None
-            finished = (event.status, io_ops.utc_now(), event.seconds, encode_error(error))
-            return [(_FINISH, (*finished, failed_step, event.run_id))]
+            return _finished(event)
+        case WorktreeRecorded():
+            return [_worktree(event)]
     return []
+
+
+def _finished(event: RunFinished) -> list[Statement]:
+    """Record how the run ended; a run that waits for approval records the question too."""
+    error = event.error
+    failed_step = None if error is None else error.step_name or None
+    finished = (event.status, io_ops.utc_now(), event.seconds, encode_error(error))
+    statements: list[Statement] = [(_FINISH, (*finished, failed_step, event.run_id))]
+    if event.status == "waiting" and error is not None:
+        timeout = error.context.get("timeout")
+        statements.append(asked_statement(event.run_id, error.step_name, error.message, timeout))
+    return statements
+
+
+_WORKTREE: Final = (
+    "INSERT INTO worktrees (run_id, label, step, repo, path, branch, base, tree, state, recorded)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, label) DO UPDATE SET"
+    " step = excluded.step, repo = excluded.repo, path = excluded.path,"
+    " branch = excluded.branch, base = excluded.base, tree = excluded.tree,"
+    " state = excluded.state, recorded = excluded.recorded"
+)
+"""Keep one row per worktree, where it was first made (`adws status` lists them in that order)."""
+_REMOVED: Final = (
+    "UPDATE worktrees SET state = ?, tree = '', recorded = ? WHERE run_id = ? AND label = ?"
+)
+
+
+def _worktree(event: WorktreeRecorded) -> Statement:
+    """Keep the latest state of one worktree; a removal keeps its base for a later resume."""
+    now = io_ops.utc_now()
+    if event.state in {"removed", "discarded"}:
+        return (_REMOVED, (event.state, now, event.run_id, event.label))
+    places = (stored(event.repo), stored(event.path))
+    values = (event.run_id, event.label, event.step, *places, event.branch)
+    return (_WORKTREE, (*values, event.base, event.tree, "present", now))

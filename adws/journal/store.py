@@ -199,6 +199,8 @@ class Journal:
             query = f"SELECT run_id FROM runs WHERE {where}"  # noqa: S608 - fixed clauses, values bound
             doomed = [row[0] for row in db.execute(query, params)]
             db.executemany("DELETE FROM attempts WHERE run_id = ?", [(r,) for r in doomed])
+            db.executemany("DELETE FROM worktrees WHERE run_id = ?", [(r,) for r in doomed])
+            db.executemany("DELETE FROM approvals WHERE run_id = ?", [(r,) for r in doomed])
             db.executemany("DELETE FROM exchanges WHERE run_id = ?", [(r,) for r in doomed])
             # A text stays while any exchange, of any run, still names it.
             db.execute(

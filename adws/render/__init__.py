@@ -2,8 +2,8 @@
 
 One module per thing drawn: `progress` (the lines a run prints), `errors`
 (an error whole), `status` (`adws runs`, `adws status`, `--step`, `resume
---plan`), `describe` (`adws show`), `mermaid` (flowcharts) and `report`
-(the HTML page of `adws report`).
+--plan`), `workspaces` (a run's worktrees and approvals), `describe` (`adws
+show`), `mermaid` (flowcharts) and `report` (the HTML page of `adws report`).
 """
 
 from adws.render._text import table
@@ -12,6 +12,7 @@ from adws.render.errors import error_lines, whole_error
 from adws.render.mermaid import step_outcomes, to_mermaid
 from adws.render.progress import Progress, format_event
 from adws.render.status import attempt_text, plan_text, runs_table, status_text
+from adws.render.workspaces import workspaces_text
 
 __all__ = [
     "Progress",
@@ -27,4 +28,5 @@ __all__ = [
     "table",
     "to_mermaid",
     "whole_error",
+    "workspaces_text",
 ]

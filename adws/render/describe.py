@@ -52,7 +52,7 @@ def _shell_details(spec: ShellSpec) -> str:
     return f"runs {command if isinstance(command, str) else json.dumps(command)}"
 
 
-def _spec_details(spec: object) -> list[str]:
+def _spec_details(spec: object) -> list[str]:  # noqa: PLR0911 - one description per kind of step
     """Describe what built a step: its contract, command, rounds, steps or branches."""
     if isinstance(spec, AgentSpec) and spec.contract.keys:
         keys = [
@@ -68,6 +68,9 @@ def _spec_details(spec: object) -> list[str]:
         return [f"{spec.main.name} then {spec.verify.name}, up to {spec.max_attempts} rounds"]
     if isinstance(spec, SequenceSpec):
         return ["runs " + (" then ".join(inner.name for inner in spec.steps) or "nothing")]
+    describe = getattr(spec, "describe", None)
+    if callable(describe):  # the workspaces' specs say themselves what they do
+        return [str(describe())]
     if isinstance(spec, ParallelSpec | FanOutSpec):
         what = (
             f"{len(spec.branches)} branches at once"

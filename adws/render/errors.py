@@ -5,7 +5,8 @@ a table. Under it, `error_lines` gives the rest, so a terminal shows what
 `--json` holds: a multi-line message (a replay miss's diff), a failed
 command with the values it ran with and the tails of its stdout and
 stderr, the problems found in an agent's answer, how each branch of a
-parallel step ended, and (verbose) the traceback of a step that raised.
+parallel step ended, where a failed `worktree` step kept its worktree, and
+(verbose) the traceback of a step that raised.
 """
 
 from __future__ import annotations
@@ -68,6 +69,16 @@ def _output(context: Mapping[str, object]) -> list[str]:
     return lines
 
 
+def _kept(context: Mapping[str, object]) -> list[str]:
+    """Say where a failed `worktree` step left its worktree for inspection (and `adws resume`)."""
+    kept, branch = context.get("worktree"), context.get("branch")
+    if not isinstance(kept, str) or not kept:
+        return []
+    return [
+        f"the worktree is kept for inspection: {kept}" + (f" (branch {branch})" if branch else "")
+    ]
+
+
 def branch_lines(context: Mapping[str, object]) -> list[str]:
     """Say how each branch of a parallel step ended (`context["branches"]`), one per line."""
     branches = context.get("branches")
@@ -121,6 +132,7 @@ def error_lines(error: PipelineError, *, verbose: bool = False) -> list[str]:
     rounds = context.get("rounds")
     if isinstance(rounds, int) and not isinstance(rounds, bool):
         lines.append(f"verification failed in each of {rounds} rounds")
+    lines.extend(_kept(context))
     traceback = context.get("traceback")
     if verbose and isinstance(traceback, str) and traceback.strip():
         lines.append("traceback:")

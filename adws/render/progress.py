@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, final
 
+from adws.errors import ErrorType
 from adws.events import (
     AgentActivity,
     AgentExchanged,
@@ -24,6 +25,7 @@ from adws.events import (
     StepSkipped,
     StepStarted,
     StepSucceeded,
+    WorktreeRecorded,
 )
 from adws.render._text import indent, seconds, short
 from adws.render.errors import branch_lines, error_lines
@@ -55,6 +57,8 @@ def _started(event: RunStarted) -> str:
 
 def _attempt_failed(event: AttemptFailed) -> str:
     prefix = f"{_at(event)} {event.step} …"
+    if event.error.error_type == ErrorType.AWAITING_APPROVAL:
+        return f"{prefix} waiting for approval: {event.error.message}"
     if event.will_retry:
         wait = f" in {seconds(event.delay)}" if event.delay > 0 else ""
         return (
@@ -73,7 +77,7 @@ def _round_failed(event: RoundFailed) -> str:
     )
 
 
-def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911 - one line per kind of event
+def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911, PLR0912 - one line per kind of event
     """Render one progress line for stderr.
 
     >>> format_event(StepSucceeded("r", "verify", 1, 4, 2, 1.23, None))  # type: ignore[arg-type]
@@ -98,6 +102,8 @@ def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911 - one line per 
             return _round_failed(event)
         case AgentActivity():
             return f"      {event.branch or event.step} … {event.text}"
+        case WorktreeRecorded():
+            return _worktree_line(event)
         case AgentExchanged():
             answered = "answered" if event.answer is not None else "gave no answer"
             return f"{event.path} … {event.asked_by}'s agent {answered} in {seconds(event.seconds)}"
@@ -106,9 +112,31 @@ def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911 - one line per 
             spent = _spent(event)
             if event.error is None:
                 return f"{head} (run {event.run_id}){spent}"
+            if event.status == "waiting":
+                return _waiting(event, spent)
             where = f" at {event.error.step_name}" if event.error.step_name else ""
             return f"{head}{where}: {short(event.error)} (run {event.run_id}){spent}"
     return f"warning: observer {event.observer} failed and was detached: {event.message}"
+
+
+def _waiting(event: RunFinished, spent: str) -> str:
+    """Say where the run waits and the two commands that end the wait."""
+    run, step = event.run_id, event.error.step_name if event.error else ""
+    return (
+        f"{event.workflow} waiting for approval at {step} (run {run}){spent}: "
+        f"adws approve {run} [--note TEXT], or adws reject {run} --reason TEXT"
+    )
+
+
+def _worktree_line(event: WorktreeRecorded) -> str:
+    """Say where a worktree was made and when it went; "" after an attempt (nothing new)."""
+    if event.state == "created":
+        return f"      {event.step} … worktree {event.path} on branch {event.branch}"
+    if event.state == "removed":
+        return f"      {event.step} … worktree removed; branch {event.branch} stays"
+    if event.state == "discarded":
+        return f"      {event.step} … not chosen: worktree and branch {event.branch} removed"
+    return ""
 
 
 def _spent(event: RunFinished) -> str:
@@ -166,7 +194,7 @@ class Progress:
         self.succeeded: set[str] = set()
 
     def lines(self, event: RunEvent) -> list[str]:
-        """Return the lines one event prints (none for an agent exchange)."""
+        """Return the lines one event prints (none for an agent exchange or a worktree's hash)."""
         line = format_event(event)
         match event:
             case AgentExchanged():
@@ -189,7 +217,7 @@ class Progress:
                 return [line + self._drops()]
             case _:
                 pass
-        return [line]
+        return [line] if line else []  # a worktree hashed after an attempt says nothing new
 
     def _with_rounds(self, path: str, line: str) -> str:
         """Say how many rounds a verification took, when it took more than one."""
@@ -203,6 +231,8 @@ class Progress:
         return f"{head} · {tail}" if tail else head
 
     def _details(self, error: PipelineError) -> list[str]:
+        if error.error_type == ErrorType.AWAITING_APPROVAL:
+            return []  # the question is on the line: there is no error to show under it
         if "branches" in error.context:  # each failed branch's error was shown whole above
             return indent(branch_lines(error.context), _UNDER)
         return indent(error_lines(error, verbose=self.verbose), _UNDER)

@@ -1,7 +1,8 @@
 """`adws report`: one run, or a batch, as one self-contained HTML page.
 
-The page holds the run's header (workflow, status, duration, spend), a
-timeline of its steps, branches and attempts, the step diagram coloured
+The page holds the run's header (workflow, status, duration, spend), its
+worktrees and approvals (branch, base, what became of each; who decided
+what, when and why), a timeline of its steps, branches and attempts, the step diagram coloured
 by outcome, and per step and branch each attempt: its error (open where
 it failed), and its agent calls' prompts and answers, collapsed. Every
 text is escaped (an agent's answer is data, never markup), and the page
@@ -21,6 +22,7 @@ import attrs
 from adws.errors import json_safe
 from adws.journal import AttemptRecord, RunRecord
 from adws.journal.exchanges import ExchangeRecord
+from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
 from adws.render._page import escape as _e
 from adws.render._page import page
 from adws.render._text import cost_cell, seconds, short, sum_usage
@@ -28,6 +30,7 @@ from adws.render.errors import whole_error
 from adws.render.mermaid import step_outcomes
 from adws.render.status import branch_order, call_facts, outcome, own_seconds
 from adws.render.svg import Row, diagram, timeline
+from adws.render.workspaces import workspaces_html
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,11 +45,13 @@ _ATTEMPTS: Final = ("retried", "failed", "succeeded", "cancelled")
 @final
 @attrs.frozen
 class RunView:
-    """What a page shows of one run: its record, its journal rows and its agent exchanges."""
+    """What a page shows of one run: its journal rows, agent exchanges, worktrees, approvals."""
 
     record: RunRecord
     attempts: tuple[AttemptRecord, ...]
     exchanges: tuple[ExchangeRecord, ...] = ()
+    worktrees: tuple[WorktreeRecord, ...] = ()
+    approvals: tuple[ApprovalRecord, ...] = ()
 
 
 def _badge(status: str) -> str:
@@ -236,7 +241,8 @@ def _run_body(view: RunView, prefix: str = "", *, calls: bool = True) -> str:
             f"<h2>timeline</h2>{timeline(rows)}<h2>steps</h2>"
             f"{diagram(record.steps, step_outcomes(view.attempts), _branches(view), anchors)}"
         )
-    return f"{error}{pictures}<h2>attempts</h2>{sections}"
+    workspaces = workspaces_html(view.worktrees, view.approvals)
+    return f"{error}{workspaces}{pictures}<h2>attempts</h2>{sections}"
 
 
 def run_page(view: RunView) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import collections
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http.server import ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Final, Literal, final
 
@@ -66,6 +66,8 @@ class Reply:
     delay: float = 0.0
     input_tokens: int = 10
     output_tokens: int = 5
+    arguments_from: Callable[[str], Mapping[str, Any]] | None = None
+    """Build the tool call's arguments from the prompt, when they can only be known then."""
 
     @classmethod
     def text(
@@ -105,8 +107,21 @@ class Reply:
         return cls("error", status=429, body=body)
 
     @classmethod
-    def tool(cls, name: str, arguments: Mapping[str, Any], *, input_tokens: int = 10) -> Reply:
-        """Ask the CLI to run tool `name` (`Write`, `Bash`, codex's `exec_command`)."""
+    def tool(
+        cls,
+        name: str,
+        arguments: Mapping[str, Any] | Callable[[str], Mapping[str, Any]],
+        *,
+        input_tokens: int = 10,
+    ) -> Reply:
+        """Ask the CLI to run tool `name` (`Write`, `Bash`, codex's `exec_command`).
+
+        `arguments` may be a function of the prompt (the user's text of the
+        request): a file in a run's worktree has a path only the run knows,
+        and the prompt can say it (`{worktree}`).
+        """
+        if callable(arguments):
+            return cls("tool", tool_name=name, arguments_from=arguments, input_tokens=input_tokens)
         return cls("tool", tool_name=name, arguments=arguments, input_tokens=input_tokens)
 
     @classmethod
@@ -178,6 +193,8 @@ class FakeModelAPI:
             )
             if reply is None:
                 self.unanswered.append(prompt[-200:])
+            elif reply.arguments_from is not None:
+                reply = attrs.evolve(reply, arguments=reply.arguments_from(prompt))
             return reply
 
     def claude_env(self, home: Path, *, max_retries: int = 2) -> dict[str, str]:

@@ -28,6 +28,7 @@ from adws.executor import run_workflow
 from adws.journal import Journal, JournalObserver
 from adws.journal.fingerprint import fingerprint, step_fingerprints
 from adws.journal.resume import prepare_resume
+from adws.journal.workspaces import approvals_of, worktrees_of
 from adws.summary import RunSummary
 from adws.usage import Usage
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from returns.io import IOResult
 
     from adws.agents.base import AgentBackend, AgentResponse
+    from adws.scope import Decision
     from adws.step import Step, Workflow
 
 __all__ = ["RunReport", "StepReport", "resume", "run"]
@@ -120,6 +122,8 @@ def _execute(  # noqa: PLR0913 - run's and resume's options, all keyword-only
     stop_after: str | None = None,
     spent: Usage | None = None,
     rerun: tuple[str, ...] = (),
+    bases: Mapping[str, str] | None = None,
+    decisions: Mapping[str, Decision] | None = None,
 ) -> RunReport:
     asked = _Asked(agent) if agent is not None else None
     steps = step_fingerprints(workflow)  # the workflow as written, whatever stop_after does
@@ -142,6 +146,8 @@ def _execute(  # noqa: PLR0913 - run's and resume's options, all keyword-only
         reuse=reuse,
         spent=spent,
         rerun=rerun,
+        bases=bases,
+        decisions=decisions,
     )
     seen = asked.seen if asked is not None else {}
     finished = summary.finished
@@ -208,7 +214,14 @@ def resume(
     found = store.find(run_id)
     if isinstance(found, str):
         raise LookupError(found)  # noqa: TRY004 - the run is missing, not of a wrong type
-    start = prepare_resume(workflow, found, store.attempts(found.run_id), **how)
+    start = prepare_resume(
+        workflow,
+        found,
+        store.attempts(found.run_id),
+        worktrees=worktrees_of(store, found.run_id),
+        approvals=approvals_of(store, found.run_id),
+        **how,
+    )
     if isinstance(start, str):
         raise ValueError(start)  # noqa: TRY004 - a refusal, not a value of a wrong type
     if start.resume_from is None:
@@ -224,4 +237,6 @@ def resume(
         reuse=start.reuse,
         spent=start.spent,
         rerun=start.rerun,
+        bases=start.bases,
+        decisions=start.decisions,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ from adws.cli import main
 from adws.testing import FakeModelAPI, Reply
 from tests.agents.clis import environment, git_repo, kinds, needs, on_path
 from tests.conftest import REPO, start_adws, wait_for
+from tests.workspaces.conftest import git, make_repo
 
 pytestmark = [pytest.mark.agent_process, pytest.mark.agent_cli]
 
@@ -69,12 +71,18 @@ def alive_with(url: str) -> list[int]:
 
 
 @needs("claude")
-def test_implement_verify_through_claude_edits_files_and_passes_its_checks(
+def test_implement_verify_through_claude_edits_files_in_its_worktree_and_passes_its_checks(
     project: Path, fake_model_api: FakeModelAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = project / "repo"
+    repo = make_repo(project / "target")
     point_at(fake_model_api, "claude", project / "home", monkeypatch)
-    write = Reply.tool("Write", {"file_path": str(repo / "hello.txt"), "content": "hi\n"})
+
+    def in_the_worktree(prompt: str) -> dict[str, str]:
+        found = re.search(r"\n(/\S+), your current directory", prompt)
+        assert found is not None, prompt
+        return {"file_path": f"{found.group(1)}/hello.txt", "content": "hi\n"}
+
+    write = Reply.tool("Write", in_the_worktree)
     fake_model_api.script(write, Reply.text("STATUS: done\nSUMMARY: wrote hello.txt"))
     argv = ["run", "implement_verify", "--workflows", str(REPO / "workflows"), "--agent", "claude"]
     inputs = [
@@ -85,8 +93,10 @@ def test_implement_verify_through_claude_edits_files_and_passes_its_checks(
         "-i",
         "check_command=test -f hello.txt",
     ]
-    assert main([*argv, *inputs, "-q", "--no-journal"]) == 0
-    assert (repo / "hello.txt").read_text() == "hi\n"
+    assert main([*argv, *inputs, "-q", "--json"]) == 0
+    assert not (repo / "hello.txt").exists()
+    branch = git(repo, "branch", "--list", "adws/*", "--format=%(refname:short)")
+    assert git(repo, "show", f"{branch}:hello.txt") == "hi"
 
 
 @needs("claude")

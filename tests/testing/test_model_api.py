@@ -96,6 +96,12 @@ def test_anthropic_streams_text_and_tool_calls(fake_model_api: FakeModelAPI) -> 
     )
 
 
+def test_a_tool_calls_arguments_may_come_from_the_prompt(fake_model_api: FakeModelAPI) -> None:
+    fake_model_api.script(Reply.tool("Write", lambda prompt: {"file_path": prompt.split()[-1]}))
+    tool = json.loads(post(fake_model_api, "/v1/messages", ask("work in /tmp/w1"))[2])
+    assert tool["content"][0]["input"] == {"file_path": "/tmp/w1"}
+
+
 def test_a_dropped_anthropic_stream_ends_mid_event(fake_model_api: FakeModelAPI) -> None:
     fake_model_api.script(Reply.drop())
     body = post(fake_model_api, "/v1/messages", ask("x", stream=True))[2]

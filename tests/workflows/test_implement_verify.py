@@ -1,4 +1,4 @@
-"""implement_verify, end to end with real check commands in a temporary project."""
+"""implement_verify, end to end: real check commands in a worktree of a real git repository."""
 
 from __future__ import annotations
 
@@ -6,14 +6,24 @@ import json
 from pathlib import Path
 
 import pytest
-from returns.io import IOSuccess
+from returns.io import IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
-from adws import Workflow, WorkflowContext, run_workflow
+from adws import PipelineError, Workflow, WorkflowContext, run_workflow
 from adws.agent_steps import use_agent
 from adws.agents import AgentRequest, ScriptedAgent
 from adws.cli import main
 from tests.workflows.conftest import SHIPPED
+from tests.workspaces.conftest import git, make_repo
+
+RUN = "run1"
+
+
+def run(
+    workflow: Workflow, agent: ScriptedAgent, ctx: WorkflowContext, tmp_path: Path
+) -> IOResult[WorkflowContext, PipelineError]:
+    """Run implement_verify with `agent`, its worktrees under tmp_path/wt."""
+    return run_workflow(use_agent(workflow, agent), ctx, run_id=RUN, worktrees=str(tmp_path / "wt"))
 
 
 def create_done(request: AgentRequest) -> str:
@@ -33,36 +43,41 @@ def inputs(project: Path, reports: Path) -> WorkflowContext:
     )
 
 
-def test_failing_checks_are_fed_back_until_they_pass(
+def test_failing_checks_are_fed_back_until_they_pass_and_the_change_is_committed(
     shipped: dict[str, Workflow], tmp_path: Path
 ) -> None:
-    project, reports = tmp_path / "project", tmp_path / "reports"
-    project.mkdir()
+    project, reports = make_repo(tmp_path / "project"), tmp_path / "reports"
     agent = ScriptedAgent(["STATUS: done\nSUMMARY: forgot the file", create_done])
-    result = run_workflow(use_agent(shipped["implement_verify"], agent), inputs(project, reports))
+    result = run(shipped["implement_verify"], agent, inputs(project, reports), tmp_path)
     assert isinstance(result, IOSuccess)
-    assert [r.cwd for r in agent.requests] == [str(project), str(project)]
+    folder = str((tmp_path / "wt" / RUN / "workspace").resolve())
+    assert [r.cwd for r in agent.requests] == [folder, folder]
     assert "Task: Create DONE" in agent.prompts[0]
+    assert f"of the repository at {project}:\n{folder}, your current directory" in agent.prompts[0]
+    assert not (project / "DONE").exists()  # the checkout is never touched
+    commit = git(project, "rev-parse", f"adws/{RUN}/workspace")
+    assert git(project, "show", "--name-only", "--format=%s", commit) == "created DONE\n\nDONE"
     assert (
         "- verification round 1/3 failed: ShellFailed: "
         "`test -f DONE || { echo 'DONE is missing'; exit 1; }` exited with 1:\nDONE is missing"
     ) in agent.prompts[1]
     final = unsafe_perform_io(result.unwrap())
     assert (final.inputs["summary"], final.inputs["checks_returncode"]) == ("created DONE", 0)
+    assert final.inputs["workspace_commit"] == commit
     written = (reports / "implement_verify-create-done-5d6fd0cc.md").read_text()
-    assert (
-        written
-        == "# implement_verify: Create DONE\n\n**Result:** checks pass.\n\n## Summary\ncreated DONE\n"
+    assert written == (
+        "# implement_verify: Create DONE\n\n**Result:** checks pass.\n\n## Summary\ncreated DONE\n"
+        f"\n## Change\n- branch: `adws/{RUN}/workspace`\n- commit: `{commit}`\n"
+        "- 1 file changed, 1 insertion(+)\n  - `DONE` (+1 -0)\n"
     )
 
 
 def test_checks_that_never_pass_fail_after_three_rounds_and_the_report_says_why(
     shipped: dict[str, Workflow], tmp_path: Path
 ) -> None:
-    project, reports = tmp_path / "project", tmp_path / "reports"
-    project.mkdir()
+    project, reports = make_repo(tmp_path / "project"), tmp_path / "reports"
     agent = ScriptedAgent(["STATUS: done\nSUMMARY: tried"] * 3)
-    result = run_workflow(use_agent(shipped["implement_verify"], agent), inputs(project, reports))
+    result = run(shipped["implement_verify"], agent, inputs(project, reports), tmp_path)
     error = unsafe_perform_io(result.failure())
     assert (error.step_name, error.error_type, error.context["rounds"]) == (
         "checks",
@@ -73,15 +88,19 @@ def test_checks_that_never_pass_fail_after_three_rounds_and_the_report_says_why(
     written = (reports / "implement_verify-create-done-5d6fd0cc.md").read_text()
     assert "**Result:** ShellFailed at `checks`." in written
     assert "DONE is missing" in written
+    folder = (tmp_path / "wt" / RUN / "workspace").resolve()
+    assert (
+        f"The worktree is kept for inspection: `{folder}` (branch `adws/{RUN}/workspace`)."
+    ) in written
+    assert folder.is_dir()
 
 
 def test_a_malformed_implement_answer_is_retried_then_blocked_runs_finalize(
     shipped: dict[str, Workflow], tmp_path: Path
 ) -> None:
-    project, reports = tmp_path / "project", tmp_path / "reports"
-    project.mkdir()
+    project, reports = make_repo(tmp_path / "project"), tmp_path / "reports"
     agent = ScriptedAgent(["I changed things.", "STATUS: blocked\nREASON: need credentials"])
-    result = run_workflow(use_agent(shipped["implement_verify"], agent), inputs(project, reports))
+    result = run(shipped["implement_verify"], agent, inputs(project, reports), tmp_path)
     error = unsafe_perform_io(result.failure())
     assert (error.step_name, error.error_type) == ("implement", "Blocked")
     assert "- attempt 1/2 failed: ContractViolation: STATUS missing" in agent.prompts[1]
@@ -95,8 +114,7 @@ def test_a_malformed_implement_answer_is_retried_then_blocked_runs_finalize(
 
 @pytest.mark.agent_process  # the demo agent runs
 def test_the_demo_agent_through_the_cli(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    project = in_tmp / "project"
-    project.mkdir()
+    project = make_repo(in_tmp / "project")
     argv = [
         "run",
         "implement_verify",
@@ -113,8 +131,11 @@ def test_the_demo_agent_through_the_cli(in_tmp: Path, capsys: pytest.CaptureFixt
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     assert [(s["name"], s["status"]) for s in summary["steps"]] == [
-        ("implement_verified", "succeeded"),
+        ("workspace", "succeeded"),
         ("finalize", "succeeded"),
     ]
     assert summary["inputs"]["summary"] == "wrote ADWS_DEMO.md describing: Add a demo note"
-    assert (project / "ADWS_DEMO.md").read_text() == "# Demo change\n\nAdd a demo note\n"
+    branch = summary["inputs"]["workspace_branch"]
+    assert git(project, "show", f"{branch}:ADWS_DEMO.md") == "# Demo change\n\nAdd a demo note"
+    assert summary["inputs"]["workspace_diffstat"]["text"] == "1 file changed, 3 insertions(+)"
+    assert not (project / "ADWS_DEMO.md").exists()

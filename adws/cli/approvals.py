@@ -1,0 +1,164 @@
+"""`adws approvals`, `adws approve` and `adws reject`: a person's say on a waiting run.
+
+A run that reaches an `approval_step` ends `waiting` (exit 3). `approve`
+and `reject` record who decided, when and why, then continue the run in
+this process through the one resume path (`adws.cli.resume.continue_run`:
+recorded options, `prepare_resume`, `Journal.claim`). A wait past its
+timeout is ended by whichever of `approvals`, `approve` and `resume` sees
+it first, as a rejection with the reason `timeout`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final, Literal
+
+from adws import io_ops
+from adws.cli import EXIT_CODES
+from adws.cli._args import UsageError, journal_path, require_journal
+from adws.cli._output import err, out, out_json
+from adws.cli.resume import continue_run
+from adws.cli.runs import find_run
+
+if TYPE_CHECKING:
+    import argparse
+
+    from adws.journal import Journal, RunRecord
+    from adws.journal.workspaces import ApprovalRecord
+    from adws.scope import Decision
+
+# Each command imports what it needs when it runs; see adws.cli.workflows.
+
+__all__ = ["cmd_approvals", "cmd_approve", "cmd_reject", "expired", "open_question"]
+
+EXIT_OK: Final = EXIT_CODES["succeeded"]
+EXIT_FAILED: Final = EXIT_CODES["failed"]
+TIMED_OUT: Final = "timeout"
+"""The reason recorded when a wait passes its timeout, and the name of who decided it."""
+
+
+def open_question(journal: Journal, record: RunRecord) -> ApprovalRecord | None:
+    """Return the question a waiting run asks (None when it is not waiting)."""
+    from adws.journal.workspaces import approvals_of  # noqa: PLC0415 - see the note on imports
+
+    if record.status != "waiting" or not record.failed_step:
+        return None
+    asked = [q for q in approvals_of(journal, record.run_id) if q.step == record.failed_step]
+    return asked[-1] if asked and asked[-1].decision is None else None
+
+
+def expired(journal: Journal, record: RunRecord) -> tuple[str, Decision] | None:
+    """Return the rejection that ends a wait past its timeout (None when none is due)."""
+    from adws.scope import Decision  # noqa: PLC0415 - see the note on imports
+
+    question = open_question(journal, record)
+    if question is None or not question.expired():
+        return None
+    err(
+        f"adws: run {record.run_id} waited for approval at {question.step} past its "
+        f"{question.timeout:g}s timeout; it is rejected (reason: {TIMED_OUT})"
+    )
+    return question.step, Decision("rejected", "adws", io_ops.utc_now(), TIMED_OUT)
+
+
+def _login() -> str:
+    import getpass  # noqa: PLC0415 - see the note on imports
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name in the environment and no passwd entry
+        return "unknown"
+
+
+def _waiting(journal: Journal, args: argparse.Namespace) -> tuple[RunRecord, str]:
+    record = find_run(journal, args.run)
+    if record.status != "waiting" or not record.failed_step:
+        msg = f"run {record.run_id} is not waiting for approval (it is {record.status})"
+        raise UsageError(msg)
+    return record, record.failed_step
+
+
+def _decide(args: argparse.Namespace, verdict: Literal["approved", "rejected"], note: str) -> int:
+    from adws.scope import Decision  # noqa: PLC0415 - see the note on imports
+
+    journal = require_journal(args)
+    record, step = _waiting(journal, args)
+    ended = expired(journal, record)
+    if ended is not None:
+        return continue_run(args, journal, record, ended)
+    by = args.by or _login()
+    decision = Decision(verdict, by, io_ops.utc_now(), note)
+    return continue_run(args, journal, record, (step, decision))
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    """Approve a waiting run and continue it; the exit code is the run's."""
+    args.from_step, args.rerun_changed = None, False
+    return _decide(args, "approved", args.note)
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    """Reject a waiting run: its `always_run` steps run and it ends `Rejected` (exit 1)."""
+    args.from_step, args.rerun_changed = None, False
+    return _decide(args, "rejected", args.reason)
+
+
+def _end_expired(args: argparse.Namespace, journal: Journal, record: RunRecord) -> bool:
+    """End a wait past its timeout as `adws reject` would; tell whether one was ended."""
+    from adws.cli._parser import build_parser  # noqa: PLC0415 - see the note on imports
+
+    ended = expired(journal, record)
+    if ended is None:
+        return False
+    resume = ["resume", record.run_id, "--journal", str(journal_path(args)), "-q"]
+    if args.workflows is not None:
+        resume += ["--workflows", args.workflows]
+    whole = find_run(journal, record.run_id)  # a listed record leaves the inputs out
+    try:
+        code = continue_run(build_parser().parse_args(resume), journal, whole, ended)
+    except UsageError as exc:
+        err(f"adws: run {record.run_id} could not be ended: {exc}")
+        return False
+    err(f"adws: run {record.run_id} ended (exit code {code})")
+    return True
+
+
+def cmd_approvals(args: argparse.Namespace) -> int:
+    """List the runs waiting for approval with their messages; end expired waits first."""
+    journal = require_journal(args)
+    listed: list[tuple[RunRecord, ApprovalRecord]] = []
+    for record in journal.runs(status="waiting"):
+        if _end_expired(args, journal, record):
+            continue
+        question = open_question(journal, record)
+        if question is not None:
+            listed.append((record, question))
+    if args.json:
+        out_json(
+            [
+                {"run_id": record.run_id, "workflow": record.workflow, **question.to_dict()}
+                for record, question in listed
+            ]
+        )
+    elif not listed:
+        err(f"no run waits for approval in {journal.path}")
+    for record, question in listed if not args.json else ():
+        expires = "never" if question.deadline is None else _when(question.deadline)
+        out(
+            f"{record.run_id} · {record.workflow} · {question.step} · asked {question.asked}"
+            f" · expires {expires}"
+        )
+        out("\n".join(f"  {line}" for line in question.message.splitlines() or [""]))
+        run_id = record.run_id
+        out(f"  (adws approve {run_id} --note ... | adws reject {run_id} --reason ...)")
+    return EXIT_OK
+
+
+def _when(epoch: float) -> str:
+    """Write a time as the journal does: ISO 8601, UTC, to the second.
+
+    >>> _when(0.0)
+    '1970-01-01T00:00:00+00:00'
+    """
+    from datetime import UTC, datetime  # noqa: PLC0415 - see the note on imports
+
+    return datetime.fromtimestamp(epoch, tz=UTC).isoformat(timespec="seconds")

@@ -1,0 +1,229 @@
+"""What the journal keeps of a run's worktrees and approvals, and how it is read back.
+
+A `worktree` step reports each change of its worktree (`WorktreeRecorded`):
+the row per run and label holds the repository, folder, branch, the base
+commit and the hash of the content the last attempt left (or `removed`).
+A run that reaches an `approval_step` records the question (its message,
+when it was asked and its timeout); `adws approve`/`reject` record the
+decision on that row: who, when, and the note or reason.
+
+Rows are read as hostile input, like the rest of the journal: a value of
+the wrong type is read as absent, never trusted.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Final, final
+
+import attrs
+
+from adws import io_ops
+from adws.errors import ErrorType
+from adws.scope import Decision
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from adws.journal.records import AttemptRecord
+    from adws.journal.statements import Statement
+    from adws.journal.store import Journal
+
+__all__ = [
+    "ApprovalRecord",
+    "WorktreeRecord",
+    "approvals_of",
+    "asked_statement",
+    "decide",
+    "decisions_for",
+    "stored",
+    "worktrees_of",
+]
+
+_VERDICTS: Final = frozenset({"approved", "rejected"})
+
+
+def stored(text: str) -> str | bytes:
+    r"""Return text as SQLite keeps it exactly: itself, or its bytes if it holds a lone surrogate.
+
+    A path with bytes that are not UTF-8, or a note typed in a terminal that
+    is not UTF-8, reaches Python as lone surrogates, which SQLite's text
+    cannot hold; their bytes (`surrogatepass`) can, and `_text` reads them back.
+
+    >>> stored("ok"), stored("\udcff")
+    ('ok', b'\xed\xb3\xbf')
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+    return text
+
+
+def _text(value: object) -> str:
+    """Read a text column as `stored` wrote it; anything else is read as absent."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:  # bytes adws did not write: keep what can be read
+            return value.decode("utf-8", "replace")
+    return value if isinstance(value, str) else ""
+
+
+@final
+@attrs.frozen
+class WorktreeRecord:
+    """One worktree of a run as last journaled."""
+
+    label: str
+    step: str
+    repo: str
+    path: str
+    branch: str
+    base: str
+    tree: str
+    """The hash of its content after the last attempt ("" when unknown or removed)."""
+    state: str
+    """`present`, `removed` (by adws itself) or `discarded` (a `best_of` loser, branch and all)."""
+    recorded: str
+
+    def to_dict(self) -> dict[str, str]:
+        """Return the record as `adws status --json` shows it."""
+        return attrs.asdict(self)
+
+
+@final
+@attrs.frozen
+class ApprovalRecord:
+    """One question an approval step asked, and what was decided (None: not yet)."""
+
+    step: str
+    message: str
+    asked: str
+    timeout: float | None
+    decision: Decision | None
+
+    @property
+    def deadline(self) -> float | None:
+        """Return when the wait expires, in seconds since the epoch (None: never)."""
+        if self.timeout is None:
+            return None
+        try:
+            asked = datetime.fromisoformat(self.asked).timestamp()
+        except ValueError:
+            return None
+        return asked + self.timeout
+
+    def expired(self, now: float | None = None) -> bool:
+        """Tell whether the question is still open and its timeout has passed."""
+        deadline = self.deadline
+        now = io_ops.wall_clock() if now is None else now
+        return self.decision is None and deadline is not None and now >= deadline
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the record as `adws approvals --json` and `status --json` show it."""
+        return {
+            "step": self.step,
+            "message": self.message,
+            "asked": self.asked,
+            "timeout": self.timeout,
+            "decision": None if self.decision is None else self.decision.to_dict(),
+        }
+
+
+def worktrees_of(journal: Journal, run_id: str) -> list[WorktreeRecord]:
+    """List a run's worktrees as last journaled, in the order they were made."""
+    if not journal.has_table("worktrees"):
+        return []
+    rows = journal.query(
+        "SELECT label, step, repo, path, branch, base, tree, state, recorded FROM worktrees"
+        " WHERE run_id = ? ORDER BY rowid",
+        (run_id,),
+    )
+    return [WorktreeRecord(*(_text(value) for value in row)) for row in rows]
+
+
+def _timeout(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e12:  # noqa: PLR2004 - past any wait a person would set
+        return float(value)
+    return None
+
+
+def approvals_of(journal: Journal, run_id: str) -> list[ApprovalRecord]:
+    """List the questions a run's approval steps asked, oldest first, with their decisions."""
+    if not journal.has_table("approvals"):
+        return []
+    rows = journal.query(
+        "SELECT step, message, asked, timeout, verdict, decided_by, decided, note FROM approvals"
+        " WHERE run_id = ? ORDER BY id",
+        (run_id,),
+    )
+    records = []
+    for step, message, asked, timeout, verdict, by, decided, note in rows:
+        decision = (
+            Decision(verdict, _text(by), _text(decided), _text(note))
+            if verdict in _VERDICTS
+            else None
+        )
+        records.append(
+            ApprovalRecord(_text(step), _text(message), _text(asked), _timeout(timeout), decision)
+        )
+    return records
+
+
+_ASK: Final = (
+    "INSERT INTO approvals (run_id, step, message, asked, timeout)"
+    " SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS"
+    " (SELECT 1 FROM approvals WHERE run_id = ? AND step = ? AND verdict IS NULL)"
+)
+
+
+def asked_statement(run_id: str, step: str, message: str, timeout: object) -> Statement:
+    """Record that `step` asks for approval, unless its question is still open (asked earlier).
+
+    A resume that stops at the same question again keeps the first time it
+    was asked, so a timeout counts from there.
+    """
+    asked = (run_id, step, stored(message), io_ops.utc_now(), _timeout(timeout))
+    return (_ASK, (*asked, run_id, step))
+
+
+def decide(journal: Journal, run_id: str, step: str, decision: Decision) -> None:
+    """Record a person's decision on the open question of `step` (asking it, if none is open)."""
+    with journal.transaction() as db:
+        db.execute(*asked_statement(run_id, step, "", None))
+        db.execute(
+            "UPDATE approvals SET verdict = ?, decided_by = ?, decided = ?, note = ? WHERE id ="
+            " (SELECT MAX(id) FROM approvals WHERE run_id = ? AND step = ? AND verdict IS NULL)",
+            (
+                decision.verdict,
+                stored(decision.by),
+                decision.at,
+                stored(decision.note),
+                run_id,
+                step,
+            ),
+        )
+
+
+def decisions_for(
+    approvals: Sequence[ApprovalRecord], attempts: Sequence[AttemptRecord]
+) -> dict[str, Decision]:
+    """Return the decisions a resume hands to its approval steps, by step name.
+
+    A decision counts only while its step's latest attempt is the pause it
+    answers: a step that went on after its approval, and is run again
+    (`--from`), asks again.
+    """
+    waiting = {}
+    for record in attempts:
+        if record.status == "retried":
+            continue
+        paused = record.error is not None and record.error.error_type == ErrorType.AWAITING_APPROVAL
+        waiting[record.step] = paused
+    latest = {record.step: record for record in approvals}
+    return {
+        step: record.decision
+        for step, record in latest.items()
+        if record.decision is not None and waiting.get(step, False)
+    }

@@ -1,0 +1,235 @@
+"""Git, as workspaces need it: one command at a time, bounded, retried on lock contention.
+
+Every command runs through `adws.io_ops.run_process` (its own process
+group, a timeout, no shell), with `LC_ALL=C` so its messages can be read
+and no prompt for credentials. A command that meets another git process's
+lock (`index.lock`, `config.lock`, a ref's lock) waits and tries again, a
+few times, before its failure counts. Git commands are never cancelled
+with a parallel branch: git killed halfway leaves exactly the lock files
+this module works around, and each command is short and has a timeout.
+A failure raises `GitError`, which the steps turn into a `PipelineError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from adws import io_ops
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+
+__all__ = [
+    "GIT_TIMEOUT",
+    "GitError",
+    "changed_files",
+    "commit_all",
+    "diffstat",
+    "git",
+    "repository_lock",
+    "tree_hash",
+    "uncommitted",
+]
+
+GIT_TIMEOUT: Final = 300.0
+"""The longest one git command may take (a checkout of a large repository, say)."""
+_RETRY_DELAYS: Final = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+"""Waits before each new try of a command that met another git process's lock."""
+_CONTENTION: Final = re.compile(
+    r"Unable to create '[^']*\.lock': File exists|could not lock config file|cannot lock ref"
+)
+_ENV: Final = {"LC_ALL": "C", "LANGUAGE": "", "GIT_TERMINAL_PROMPT": "0"}
+LOCK_FILE: Final = "adws-worktrees.lock"
+"""The file in a repository's git directory that serialises creating worktrees."""
+_LOCK_SECONDS: Final = 600.0
+"""How long to wait for another adws process to finish creating its worktree."""
+
+
+class GitError(Exception):
+    """A git command failed; the message names the command and what git said."""
+
+
+def _message(argv: tuple[str, ...], outcome: io_ops.ProcessOutcome, timeout: float) -> str:
+    said = (outcome.stderr.strip() or outcome.stdout.strip())[-1500:]
+    shown = " ".join(argv)
+    if outcome.error is not None:
+        return f"could not run `{shown}`: {outcome.error}"
+    if outcome.timed_out:
+        return f"`{shown}` ran past its {timeout:g}s timeout and was killed"
+    return f"`{shown}` exited with {outcome.returncode}" + (f": {said}" if said else "")
+
+
+def git(
+    cwd: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    ok: tuple[int, ...] = (0,),
+    timeout: float = GIT_TIMEOUT,
+    sleep: Callable[[float], None] = io_ops.sleep,
+) -> io_ops.ProcessOutcome:
+    """Run `git -C cwd ARGS`, retrying lock contention; raise `GitError` unless it exits in `ok`.
+
+    `sleep` waits between tries (`_RETRY_DELAYS`, about six seconds in
+    all); `timeout` bounds each try.
+    """
+    argv = ("git", "-C", str(cwd), *args)
+    token = io_ops.CANCEL.set(None)  # see the module docstring: git is never cancelled
+    try:
+        tries = 0
+        while True:
+            outcome = io_ops.run_process(
+                argv, timeout=timeout, env={**_ENV, **(env or {})}, max_output_bytes=64 << 20
+            )
+            if outcome.returncode in ok and outcome.finished:
+                return outcome
+            if tries == len(_RETRY_DELAYS) or not _CONTENTION.search(outcome.stderr):
+                raise GitError(_message(argv, outcome, timeout))
+            sleep(_RETRY_DELAYS[tries])
+            tries += 1
+    finally:
+        io_ops.CANCEL.reset(token)
+
+
+def output(cwd: Path, *args: str) -> str:
+    """Run a git command and return its stdout without the final newline."""
+    return git(cwd, *args).stdout.rstrip("\n")
+
+
+@contextlib.contextmanager
+def repository_lock(common_dir: Path, seconds: float = _LOCK_SECONDS) -> Iterator[None]:
+    """Hold the repository's worktree lock (a file in its git directory) while the block runs.
+
+    Several adws processes (and the branches of one) create worktrees of one
+    repository one at a time this way; the lock goes with the process, so a
+    crash never leaves it held.
+    """
+    fd = os.open(common_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = io_ops.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if io_ops.monotonic() >= deadline:
+                    msg = (
+                        f"another process has held {common_dir / LOCK_FILE} for {seconds:.0f}s;"
+                        " is an adws run stuck creating a worktree?"
+                    )
+                    raise GitError(msg) from None
+                io_ops.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def tree_hash(worktree: Path) -> str:
+    """Hash the worktree's content: tracked and untracked files git does not ignore.
+
+    The files are added to a copy of the worktree's index in a temporary
+    folder (the real index, and so the worktree, are left as they were) and
+    written as a tree: its id is the hash, and `changed_files` can compare
+    two of them file by file.
+    """
+    index = Path(output(worktree, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+    with tempfile.TemporaryDirectory(prefix="adws-tree-") as folder:
+        scratch = Path(folder) / "index"
+        if index.is_file():
+            shutil.copyfile(index, scratch)  # its stat cache spares hashing unchanged files
+        env = {"GIT_INDEX_FILE": str(scratch)}
+        git(worktree, "add", "--all", env=env)
+        return git(worktree, "write-tree", env=env).stdout.strip()
+
+
+def changed_files(worktree: Path, before: str, after: str) -> tuple[str, ...]:
+    """Name the files that differ between two trees `tree_hash` made, in git's order."""
+    found = git(worktree, "diff-tree", "-r", "-z", "--no-renames", "--name-only", before, after)
+    return tuple(name for name in found.stdout.split("\0") if name)
+
+
+def commit_all(worktree: Path, message: str) -> bool:
+    """Commit every change in the worktree (untracked files too); False when nothing changed.
+
+    Hooks are not run (`--no-verify`: the workflow runs its own checks) and
+    commits are not signed, so no prompt can stop a run; git's own identity
+    (`user.name`, `user.email`) is used, as for any commit.
+    """
+    git(worktree, "add", "--all")
+    staged = git(worktree, "diff", "--cached", "--quiet", ok=(0, 1))
+    if staged.returncode == 0:
+        return False
+    git(
+        worktree,
+        "-c",
+        "commit.gpgsign=false",
+        "-c",
+        "gc.auto=0",
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "--message",
+        message,
+    )
+    return True
+
+
+def diffstat(worktree: Path, base: str, commit: str) -> dict[str, object]:
+    """Describe what changed from `base` to `commit`: files, lines added and deleted.
+
+    `files` lists `{"path", "added", "deleted"}` per file (a binary file
+    counts 0 lines); `text` is the one line `git diff --shortstat` prints.
+    """
+    numstat = git(worktree, "diff", "--numstat", "-z", "--no-renames", base, commit).stdout
+    files: list[dict[str, object]] = []
+    added = deleted = 0
+    for entry in numstat.split("\0"):
+        if not entry:
+            continue
+        plus, minus, path = entry.split("\t", 2)
+        lines = (int(plus) if plus.isdigit() else 0, int(minus) if minus.isdigit() else 0)
+        files.append({"path": path, "added": lines[0], "deleted": lines[1]})
+        added += lines[0]
+        deleted += lines[1]
+    text = _shortstat(len(files), added, deleted)
+    return {"files": files, "added": added, "deleted": deleted, "text": text}
+
+
+def _shortstat(count: int, added: int, deleted: int) -> str:
+    """Say what `git diff --shortstat` says, from the numbers alone.
+
+    >>> _shortstat(1, 3, 1)
+    '1 file changed, 3 insertions(+), 1 deletion(-)'
+    >>> _shortstat(2, 0, 0), _shortstat(0, 0, 0)
+    ('2 files changed', 'no changes')
+    """
+    if not count:
+        return "no changes"
+    parts = [f"{count} file{'s' if count != 1 else ''} changed"]
+    if added:
+        parts.append(f"{added} insertion{'s' if added != 1 else ''}(+)")
+    if deleted:
+        parts.append(f"{deleted} deletion{'s' if deleted != 1 else ''}(-)")
+    return ", ".join(parts)
+
+
+def uncommitted(checkout: Path) -> tuple[str, ...]:
+    """Name the tracked files a checkout changed, staged or not (untracked ones do not count)."""
+    found = git(checkout, "status", "--porcelain", "-z", "--untracked-files=no").stdout
+    entries = found.split("\0")
+    names: list[str] = []
+    skip = False
+    for entry in entries:
+        if skip:  # the old name of a rename
+            skip = False
+            continue
+        if len(entry) > 3:  # noqa: PLR2004 - "XY " then the path
+            names.append(entry[3:])
+            skip = entry[0] in "RC"
+    return tuple(names)

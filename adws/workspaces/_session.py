@@ -1,0 +1,240 @@
+"""One worktree's life inside a run: made (or found again), journaled, committed, removed.
+
+`Session` runs a step in a fresh worktree (or in the one an earlier,
+failed session of the run kept: see `adws.workspaces._places`), hashes the
+worktree's content after each attempt and tells the run's observers
+(`WorktreeRecorded`, which the journal keeps), commits after a success,
+and removes the folder when its `keep` policy says so. Branches stay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
+
+import attrs
+from returns.io import IOFailure, IOResult, IOSuccess
+
+from adws import io_ops
+from adws.context import WorkflowContext
+from adws.errors import PipelineError
+from adws.events import WorktreeRecorded
+from adws.retry import retry_step
+from adws.scope import current_branch, current_scope, in_worktree
+from adws.template import render_for_step
+from adws.workspaces._git import GitError, commit_all, diffstat, output, tree_hash
+from adws.workspaces._places import (
+    Place,
+    branch_label,
+    locate,
+    open_worktree,
+    remove_worktree,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from adws.scope import RunScope
+    from adws.step import Step, StepFunction
+
+__all__ = ["KEEP", "WORKSPACE_FAILED", "Keep", "Session"]
+
+Keep: TypeAlias = Literal["on_failure", "always", "never"]
+KEEP: Final = ("on_failure", "always", "never")
+WORKSPACE_FAILED: Final = "WorkspaceFailed"
+"""The error kind of a worktree git could not make, commit or remove (git's message kept)."""
+
+
+@final
+class _Folders:
+    """The worktree folders sessions of this process are in: two branches never share one."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: set[Path] = set()
+
+    @contextlib.contextmanager
+    def claimed(self, path: Path) -> Iterator[bool]:
+        """Hold `path` while the block runs; yield False (holding nothing) if another holds it."""
+        with self._lock:
+            mine = path not in self._held
+            self._held.add(path)
+        try:
+            yield mine
+        finally:
+            if mine:
+                with self._lock:
+                    self._held.discard(path)
+
+
+_IN_USE: Final = _Folders()
+
+
+def _error(name: str, exc: GitError, place: Place | None) -> PipelineError:
+    """Describe what git refused, with the worktree (when it is kept) and its branch."""
+    where = {} if place is None else {"worktree": str(place.path), "branch": place.branch}
+    return PipelineError(name, WORKSPACE_FAILED, str(exc), where)
+
+
+@final
+class Session:
+    """Run one step in a worktree: the body of a `worktree` step, and of each `best_of` branch.
+
+    `prefix` names the outputs (`<prefix>_branch`, `_commit`, `_diffstat`);
+    `label` names the folder and the branch (by default the step's name,
+    followed inside a parallel branch by that branch's path: each branch
+    gets a worktree of its own).
+    """
+
+    def __init__(  # noqa: PLR0913 - one worktree's whole configuration
+        self,
+        name: str,
+        step: Step,
+        *,
+        repo: str,
+        base: str,
+        keep: Keep,
+        prefix: str,
+        label: str | None = None,
+    ) -> None:
+        """Remember what to run where; nothing touches git until called."""
+        self.name, self.step, self.keep = name, step, keep
+        self.repo, self.base, self.prefix = repo, base, prefix
+        self.label = label
+
+    def __call__(self, ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        """Make the worktree, run the step in it, commit, and remove it as `keep` says."""
+        scope = current_scope()
+        repo = render_for_step(self.repo, ctx.inputs, step_name=self.name, what="the repo")
+        base = render_for_step(self.base, ctx.inputs, step_name=self.name, what="the base")
+        if isinstance(repo, PipelineError):
+            return IOFailure(repo)
+        if isinstance(base, PipelineError):
+            return IOFailure(base)
+        branch = current_branch()
+        label = self.label or branch_label(self.name, branch)
+        try:
+            found = locate(repo, label, branch or self.name, scope)
+        except GitError as exc:
+            return IOFailure(_error(self.name, exc, None))
+        with _IN_USE.claimed(found.path) as mine:
+            if not mine:
+                message = (
+                    f"worktree {found.path} is in use by another branch of run {found.run_id}"
+                    " (branches of nested parallel steps are named alike): name the worktree"
+                    " step apart, or run it outside the nesting"
+                )
+                return IOFailure(PipelineError(self.name, WORKSPACE_FAILED, message))
+            return self._opened(scope, found, base, ctx)
+
+    def _opened(
+        self, scope: RunScope, found: Place, base: str, ctx: WorkflowContext
+    ) -> IOResult[WorkflowContext, PipelineError]:
+        try:
+            place = open_worktree(found, base, scope)
+        except GitError as exc:
+            return IOFailure(_error(self.name, exc, None))
+        try:
+            self._record(scope, place, tree_hash(place.path), "created")
+            return self._run_in(scope, place, ctx)
+        except GitError as exc:
+            kept = self._settle(scope, place, failed=True)
+            return IOFailure(_error(self.name, exc, place if kept else None))
+        except KeyboardInterrupt:
+            self._settle(scope, place, failed=True, interrupted=True)
+            raise
+
+    def _run_in(
+        self, scope: RunScope, place: Place, ctx: WorkflowContext
+    ) -> IOResult[WorkflowContext, PipelineError]:
+        folder = str(place.path)
+        inner = WorkflowContext(
+            inputs={**ctx.inputs, "worktree": folder}, feedback=ctx.feedback, failure=ctx.failure
+        )
+        recorded = attrs.evolve(self.step, run=self._hashed(scope, place, self.step))
+        with in_worktree(folder):
+            made, _ = retry_step(recorded, inner)
+        if isinstance(made, PipelineError):
+            kept = self._settle(scope, place, failed=True)
+            where = {"worktree": folder} if kept else {}
+            return IOFailure(made.with_context(branch=place.branch, **where))
+        summary = str(made.outputs.get("summary", ctx.inputs.get("summary", ""))).strip()
+        commit_all(place.path, summary or f"adws: run {place.run_id}, step {self.name}")
+        commit = output(place.path, "rev-parse", "HEAD")  # the base, when nothing changed
+        stat = diffstat(place.path, place.base, commit)
+        self._settle(scope, place, failed=False)
+        return IOSuccess(
+            ctx.merge_outputs(
+                {
+                    **made.outputs,
+                    f"{self.prefix}_branch": place.branch,
+                    f"{self.prefix}_commit": commit,
+                    f"{self.prefix}_diffstat": stat,
+                }
+            )
+        )
+
+    def _hashed(self, scope: RunScope, place: Place, step: Step) -> StepFunction:
+        """Wrap the step's function: after each attempt, hash the worktree and journal it."""
+
+        def attempt(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+            try:
+                result = step.run(ctx)
+            except KeyboardInterrupt:
+                raise  # the worktree goes (unless kept always): no hash needed
+            except BaseException:
+                self._rehash(scope, place)
+                raise
+            self._rehash(scope, place)
+            return result
+
+        return attempt
+
+    def _rehash(self, scope: RunScope, place: Place) -> None:
+        """Journal the worktree's content as the attempt left it (kept as it was if git fails)."""
+        try:
+            tree = tree_hash(place.path)
+        except GitError:
+            return  # a resume sees the content differ from the last hash: refused (unless --force)
+        self._record(scope, place, tree)
+
+    def _record(
+        self,
+        scope: RunScope,
+        place: Place,
+        tree: str,
+        state: Literal["created", "present", "removed"] = "present",
+    ) -> None:
+        scope.emit(
+            WorktreeRecorded(
+                scope.run_id,
+                place.step,
+                place.label,
+                str(place.repo),
+                str(place.path),
+                place.branch,
+                place.base,
+                tree,
+                state,
+            )
+        )
+
+    def _settle(
+        self, scope: RunScope, place: Place, *, failed: bool, interrupted: bool = False
+    ) -> bool:
+        """Remove the worktree as `keep` says; tell whether it is still there.
+
+        A branch a parallel step cancelled counts as interrupted.
+        """
+        cancel = io_ops.CANCEL.get()
+        interrupted = interrupted or (cancel is not None and cancel.is_set())
+        if self.keep == "always" or (self.keep == "on_failure" and failed and not interrupted):
+            return True
+        try:
+            remove_worktree(place)
+        except GitError:
+            return True  # kept after all: the journal still says so, and a resume checks it
+        self._record(scope, place, "", "removed")
+        return False

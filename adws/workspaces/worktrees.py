@@ -1,0 +1,105 @@
+"""`worktree(step)`: run a step in a fresh git worktree, on a branch of the run's own."""
+
+from __future__ import annotations
+
+from typing import Final, final
+
+import attrs
+
+from adws._checks import require_type
+from adws.step import Step
+from adws.template import check_template
+from adws.workspaces._session import KEEP, Keep, Session
+
+__all__ = ["WORKTREE_INPUT", "WorktreeSpec", "worktree"]
+
+WORKTREE_INPUT: Final = "worktree"
+"""The input that holds the worktree's folder, for the steps inside."""
+
+
+@final
+@attrs.frozen
+class WorktreeSpec:
+    """Describe a `worktree` step, for `adws show`, `adws check`, the fingerprint and `--agent`."""
+
+    step: Step
+    repo: str
+    base: str
+    keep: Keep
+
+    def describe(self) -> str:
+        """Say what the step does, for `adws show`."""
+        return (
+            f"runs {self.step.name} in a fresh worktree of {self.repo} from {self.base}, then"
+            f" commits (keep: {self.keep})"
+        )
+
+
+def check_repo(owner: str, repo: object) -> str:
+    """Refuse, at definition time, a `repo` that is not a template (`{target_dir}`, a path)."""
+    require_type(owner, "repo", repo, str, "a path or a placeholder such as '{target_dir}'")
+    check_template(str(repo), owner=owner, what="the repo")
+    return str(repo)
+
+
+def worktree(
+    step: Step,
+    *,
+    name: str | None = None,
+    repo: str = "{target_dir}",
+    base: str = "HEAD",
+    keep: Keep = "on_failure",
+) -> Step:
+    """Build a step that runs `step` in a fresh `git worktree` of `repo`, then commits.
+
+    The worktree is the folder `.adws/worktrees/<run_id>/<name>` (beside
+    the journal: `<journal's folder>/worktrees`, never inside the target
+    repository's files; the folder holds a `.gitignore` of `*` so a
+    checkout it lies in never sees it) on a new branch `adws/<run_id>/<name>`
+    from `base` (`HEAD`: the commit `repo`'s checkout is on; any revision,
+    or a placeholder, will do). Inside a `fan_out` or `parallel` branch
+    each branch gets a worktree of its own, named after the branch too
+    (`<name>-items-2`).
+
+    Inside, the input `worktree` holds the folder's absolute path (Python
+    steps read it; it is not promoted after the step), and the run's scope
+    names it too: agent and shell steps that give no `cwd` of their own run
+    there (see `adws.scope.current_worktree`). The inner step runs under
+    its own retry policy; after each of its attempts the worktree's content
+    is hashed and journaled (`WorktreeRecorded`). After it succeeds, every
+    change is committed on the branch (the message is the `summary` output
+    or input, else one naming the run and step; nothing changed, no
+    commit) and the outputs are the inner step's plus `<name>_branch`,
+    `<name>_commit` (the new commit, or the base when nothing changed) and
+    `<name>_diffstat` (`files`, each with `path`, `added`, `deleted`; the
+    totals `added` and `deleted`; and `text`, as `git diff --shortstat`
+    says it).
+
+    `keep`: `on_failure` removes the worktree after a success and keeps it
+    after a failure, for inspection (a resume goes on in it); `always`
+    keeps it; `never` removes it. Ctrl-C or SIGTERM (or a parallel step
+    cancelling the branch) removes it unless `keep="always"`. Branches
+    stay: they hold the work. A resumed run refuses a kept worktree whose
+    content changed since it was journaled (see `adws resume --force`) and
+    starts a worktree adws removed itself again from the base it recorded.
+    A failure of git (not a repository, an unknown base, no commit
+    identity) is a `WorkspaceFailed` error with git's message.
+    """
+    owner = "worktree"
+    require_type(owner, "step", step, Step, "a Step")
+    name = step.name if name is None else name
+    owner = f"worktree {name!r}"
+    check_repo(owner, repo)
+    require_type(owner, "base", base, str, "a revision such as 'HEAD' or 'main'")
+    check_template(base, owner=owner, what="the base")
+    if keep not in KEEP:
+        msg = f"{owner}: keep must be one of {', '.join(map(repr, KEEP))}, got {keep!r}"
+        raise ValueError(msg)
+    session = Session(name, step, repo=repo, base=base, keep=keep, prefix=name)
+    return Step(
+        name,
+        session,
+        kind="worktree",
+        spec=WorktreeSpec(step, repo, base, keep),
+        children=(step,),
+    )
