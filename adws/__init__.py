@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from adws._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from adws.agent_steps import agent_step, use_agent
+    from adws.agent_steps import agent_step
+    from adws.agent_swap import use_agent
     from adws.agents import (
         AgentBackend,
         AgentRequest,
@@ -99,7 +100,7 @@ _HOMES = {
     "run_workflow": "adws.executor",
     "sequence": "adws.combinators",
     "shell_step": "adws.shell",
-    "use_agent": "adws.agent_steps",
+    "use_agent": "adws.agent_swap",
     "validate_agent_output": "adws.contract",
     "with_verification": "adws.combinators",
     "worktree": "adws.workspaces",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import pytest
+from hypothesis import settings
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
     from adws.events import RunEvent
 
 REPO = Path(__file__).resolve().parent.parent
+
+# No example may fail for taking long: a deadline is a timed assertion, and these machines
+# are shared and noisy (a property over batch inputs once missed Hypothesis's 200 ms).
+settings.register_profile("adws", deadline=None)
+settings.load_profile("adws")
 
 T = TypeVar("T")
 E = TypeVar("E")

@@ -18,7 +18,8 @@ from adws import (
     run_workflow,
     use_agent,
 )
-from adws.agent_steps import AgentSpec, limits_of
+from adws.agent_steps import AgentSpec
+from adws.agent_swap import limits_of
 from adws.agents import AgentRequest, AgentResponse, CommandAgent, ScriptedAgent
 from adws.errors import INFRASTRUCTURE, ErrorType
 from adws.step import default_retry_on

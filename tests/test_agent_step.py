@@ -15,7 +15,8 @@ from adws import (
     run_workflow,
     with_verification,
 )
-from adws.agent_steps import AgentSpec, agent_step, compose_prompt, use_agent
+from adws.agent_steps import AgentSpec, agent_step, compose_prompt
+from adws.agent_swap import use_agent
 from adws.agents import AgentRequest, CommandAgent, ScriptedAgent
 from adws.contract import OutputContract
 from adws.shell import shell_step

@@ -9,7 +9,8 @@ from pathlib import Path
 from returns.io import IOResult, IOSuccess
 
 from adws import PipelineError, RetryPolicy, Step, Workflow, WorkflowContext, with_verification
-from adws.agent_steps import agent_step, use_agent
+from adws.agent_steps import agent_step
+from adws.agent_swap import use_agent
 from adws.agents import ScriptedAgent
 from adws.contract import OutputContract
 from adws.discovery import discover_workflows

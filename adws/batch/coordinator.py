@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import socket
 from collections import Counter, deque
-from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
+from typing import TYPE_CHECKING, Any, Final, cast, final
 
 import attrs
 
@@ -19,6 +19,7 @@ from adws import io_ops
 from adws.agents.offline import OFFLINE
 from adws.batch.ledger import Ledger
 from adws.batch.local import LocalPool
+from adws.batch.pool import Pool, Stop
 from adws.batch.report import BatchReport, Progress, RunResult
 from adws.batch.tasks import Batch, Message, Task, task_for
 from adws.errors import ErrorType, PipelineError
@@ -31,67 +32,17 @@ from adws.journal.statements import statements_for
 from adws.workspaces.notify import notify
 
 if TYPE_CHECKING:
-    import contextlib
     from collections.abc import Callable, Sequence
 
     from adws.journal import Journal
     from adws.step import Workflow
 
-__all__ = ["Pool", "run_batch"]
+__all__ = ["Resuming", "run_batch"]
 
 _TICK: Final = 0.2
 _LOSSES_TO_FAIL: Final = 2
 """A run whose worker dies this many times ends failed (`WorkerLost`), after its cleanup."""
 _HOST: Final = socket.gethostname()
-
-
-class Pool(Protocol):
-    """Where a batch's runs execute: `LocalPool` or `DaskPool`, one slot per run in flight."""
-
-    def start(self) -> Any:  # noqa: ANN401 - a pipe for the local pool, a number for Dask
-        """Open a slot that can take a task."""
-
-    def send(self, slot: Any, task: Task) -> None:  # noqa: ANN401 - as above
-        """Give the slot a task."""
-
-    def receive(self, timeout: float) -> list[tuple[Any, Message]]:
-        """Return the messages waiting (up to `timeout`); `("lost", how)` for a dead worker."""
-
-    def forget(self, slot: Any) -> None:  # noqa: ANN401 - as above
-        """Drop a slot whose worker died."""
-
-    def signal_all(self, signum: int) -> None:
-        """Pass a signal on: the first stops every run after its cleanup, a second kills."""
-
-    def over_budget(self, batch_id: str) -> None:
-        """Refuse every agent call of the batch from now on (`--batch-max-cost`)."""
-
-    def close(self, grace: float = 5.0) -> None:
-        """Stop everything this pool started."""
-
-
-@final
-class _Stop:
-    """The coordinator's signal handler: the first signal stops, a second one kills."""
-
-    def __init__(self, pool: Pool) -> None:
-        self.pool = pool
-        self.signals = 0
-        self.first = 0
-
-    def __call__(self, signum: int, _frame: object) -> None:
-        self.signals += 1
-        self.first = self.first or signum
-        self.pool.signal_all(signum)  # the workers stop their runs (then, the second time, die)
-
-    def halt(self) -> None:
-        """Stop the batch as a first Ctrl-C would, though no signal came (the journal failed)."""
-        if not self.signals:
-            self.signals = 1
-            self.pool.signal_all(io_ops.HANDLED_SIGNALS[1])  # SIGTERM: stop after cleanup
-
-    def installed(self) -> contextlib.AbstractContextManager[None]:
-        return io_ops.handling_signals(self)
 
 
 @final
@@ -120,7 +71,7 @@ class _Coordinator:
     ) -> None:
         self.journal, self.workflow, self.batch = journal, workflow, batch
         self.pool = pool
-        self.stop = _Stop(self.pool)
+        self.stop = Stop(self.pool)
         self.ledger = Ledger(journal, self.stop.halt)
         self.resuming = resuming
         # Runs wait as they are (a new batch's inputs stay in the journal); each becomes a

@@ -162,7 +162,7 @@ _LOADED: dict[tuple[str, str, str, str | None], _Loaded] = {}
 
 def _load(task: Task) -> _Loaded:
     """Load the task's workflow with its agent and the batch's cap, once per worker process."""
-    from adws.agent_steps import map_agents  # noqa: PLC0415 - a worker loads adws here
+    from adws.agent_swap import map_agents  # noqa: PLC0415 - a worker loads adws here
     from adws.cli._args import select_agent  # noqa: PLC0415 - as above
     from adws.discovery import discover_workflows  # noqa: PLC0415 - as above
     from adws.journal.fingerprint import fingerprint, step_fingerprints  # noqa: PLC0415 - as above

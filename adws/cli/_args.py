@@ -230,7 +230,7 @@ def select_agent(
             msg = f"{flag} needs --agent (claude-sdk, a preset such as claude, or a command)"
             raise UsageError(msg)
         return workflow
-    from adws.agent_steps import limits_of, map_agents  # noqa: PLC0415 - see the note on imports
+    from adws.agent_swap import limits_of, map_agents  # noqa: PLC0415 - see the note on imports
     from adws.agents.claude import ClaudeAgent  # noqa: PLC0415 - see the note on imports
     from adws.agents.command import CommandAgent  # noqa: PLC0415 - see the note on imports
     from adws.agents.parsers import PARSERS  # noqa: PLC0415 - see the note on imports
@@ -292,7 +292,7 @@ def recorded(workflow: Workflow, args: argparse.Namespace) -> Workflow:
     folder = args.record or args.replay
     if folder is None:
         return workflow
-    from adws.agent_steps import map_agents  # noqa: PLC0415 - see the note on imports
+    from adws.agent_swap import map_agents  # noqa: PLC0415 - see the note on imports
     from adws.testing.recording import (  # noqa: PLC0415 - see the note on imports
         Mode,
         Recording,

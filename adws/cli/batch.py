@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from adws.batch import BatchReport
-    from adws.batch.coordinator import Pool
+    from adws.batch.pool import Pool
     from adws.batch.report import Progress
     from adws.journal import Journal
     from adws.journal.batch_resume import BatchRun

@@ -11,19 +11,18 @@ import contextlib
 import functools
 import json
 import os
-import shutil
 import socket
 import sqlite3
-import tempfile
 import threading
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from adws import io_ops
 from adws.context import WorkflowContext
-from adws.journal.batches import holder_of, live_batches
+from adws.journal._open import JournalError, immediate, open_readonly, open_writable
+from adws.journal.batches import holder_of
 from adws.journal.codec import decode_context, encode_context
+from adws.journal.prune import prune
 from adws.journal.records import (
     AttemptRecord,
     RunRecord,
@@ -31,9 +30,9 @@ from adws.journal.records import (
     column_of,
     run_from_row,
 )
-from adws.journal.schema import MIGRATIONS
 
 if TYPE_CHECKING:
+    import tempfile
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
     from adws.journal.statements import Statement
@@ -51,13 +50,8 @@ __all__ = [
 DEFAULT_PATH: Final = Path(".adws") / "runs.db"
 ENV_VAR: Final = "ADWS_JOURNAL"
 BUSY_TIMEOUT_SECONDS: Final = 30.0
-_LOCK_RETRY_DELAYS: Final = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
 SAFE_SUM: Final = "CASE WHEN COUNT({0}) THEN TOTAL({0}) END"
 """Sum a column as a float, NULL when no row has it: SUM raises on integer overflow."""
-
-
-class JournalError(Exception):
-    """The journal cannot be opened or read; the message names the file."""
 
 
 class Journal:
@@ -83,79 +77,21 @@ class Journal:
         journal the user cannot write.
         """
         self.path = path
-        self._sleep = sleep
         self._lock = threading.RLock()
         self._copy: tempfile.TemporaryDirectory[str] | None = None
         """A private copy of a read-only journal; removed with this object, or at exit."""
         self._tables: dict[str, bool] = {}
         if readonly:
-            self._db = self._open_readonly(path, busy_timeout)
+            self._db, self._copy = open_readonly(path, busy_timeout)
             return
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            self._db.row_factory = sqlite3.Row
-            self._enable_wal()
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._migrate()
+            self._db = open_writable(path, busy_timeout, sleep)
         except (sqlite3.Error, OSError) as exc:
             msg = (
                 f"cannot use the run journal {path}: {exc}; move it aside, "
                 "point --journal elsewhere, or run with --no-journal"
             )
             raise JournalError(msg) from exc
-
-    def _open_readonly(self, path: Path, busy_timeout: float) -> sqlite3.Connection:
-        """Open for reading only, whatever the folder allows.
-
-        Without write access to the folder SQLite cannot make the shared
-        memory file a WAL journal needs: an immutable open would then hide
-        every run still in the `-wal` file (a copied artifact, a read-only
-        folder). So such a journal is copied, with its WAL, into a private
-        temporary folder and read there; a journal without one is opened
-        immutable.
-        """
-        wal = path.with_name(path.name + "-wal")
-        copy = ["copy"] if wal.exists() and wal.stat().st_size > 0 else []
-        problem: Exception | None = None
-        for mode in ("mode=ro", *copy, "mode=ro&immutable=1"):
-            try:
-                target, options = (
-                    (self._private_copy(path, wal), "mode=ro") if mode == "copy" else (path, mode)
-                )
-                db = sqlite3.connect(
-                    f"{target.resolve().as_uri()}?{options}",
-                    uri=True,
-                    timeout=busy_timeout,
-                    isolation_level=None,
-                    check_same_thread=False,
-                )
-                db.row_factory = sqlite3.Row
-                row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            except (sqlite3.Error, OSError) as exc:
-                problem = exc
-                continue
-            if (row[0] or 0) > len(MIGRATIONS):
-                problem = sqlite3.DatabaseError(
-                    f"written by a newer adws (schema {row[0]}, this one knows {len(MIGRATIONS)})"
-                )
-                break
-            return db
-        msg = (
-            f"cannot read the run journal {path}: {problem}; "
-            "move it aside or point --journal elsewhere"
-        )
-        raise JournalError(msg) from problem
-
-    def _private_copy(self, path: Path, wal: Path) -> Path:
-        """Copy the journal and its WAL into a temporary folder removed with this object."""
-        self._copy = tempfile.TemporaryDirectory(prefix="adws-journal-")
-        folder = Path(self._copy.name)
-        shutil.copyfile(path, folder / path.name)
-        shutil.copyfile(wal, folder / wal.name)
-        return folder / path.name
 
     def run_inputs(self, run_id: str) -> str:
         """Return a run's recorded inputs, encoded (a batch reads them when a worker takes it)."""
@@ -171,60 +107,8 @@ class Journal:
             db.execute("UPDATE run_inputs SET inputs = ? WHERE run_id = ?", (encoded, run_id))
 
     def prune(self, *, older_than_days: float | None = None, keep: int | None = None) -> int:
-        """Delete finished runs older than `older_than_days`, or all but the newest `keep`.
-
-        Runs still `running` or `queued` are never deleted, nor any run of a
-        batch a live process is running (it may resume them); a run's agent
-        exchanges go with it, and so does every text no remaining exchange
-        names. The file is vacuumed after, so the space comes back. Returns
-        how many runs were deleted.
-        """
-        clauses, params = ["status NOT IN ('running', 'queued')"], []
-        live = live_batches(self)
-        if live:
-            marks = ", ".join("?" * len(live))
-            clauses.append(f"(batch_id IS NULL OR batch_id NOT IN ({marks}))")
-            params.extend(live)
-        if older_than_days is not None:
-            cutoff = datetime.now(tz=UTC) - timedelta(days=older_than_days)
-            clauses.append("started < ?")
-            params.append(cutoff.isoformat(timespec="seconds"))
-        if keep is not None:
-            clauses.append(
-                "run_id NOT IN (SELECT run_id FROM runs ORDER BY started DESC, rowid DESC LIMIT ?)"
-            )
-            params.append(str(keep))
-        where = " AND ".join(clauses)
-        with self.transaction() as db:
-            query = f"SELECT run_id FROM runs WHERE {where}"  # noqa: S608 - fixed clauses, values bound
-            doomed = [row[0] for row in db.execute(query, params)]
-            db.executemany("DELETE FROM attempts WHERE run_id = ?", [(r,) for r in doomed])
-            db.executemany("DELETE FROM worktrees WHERE run_id = ?", [(r,) for r in doomed])
-            db.executemany("DELETE FROM approvals WHERE run_id = ?", [(r,) for r in doomed])
-            db.executemany("DELETE FROM exchanges WHERE run_id = ?", [(r,) for r in doomed])
-            # A text stays while any exchange, of any run, still names it.
-            db.execute(
-                "DELETE FROM texts WHERE hash NOT IN (SELECT prompt FROM exchanges"
-                " UNION SELECT answer FROM exchanges WHERE answer IS NOT NULL"
-                " UNION SELECT stderr FROM exchanges WHERE stderr IS NOT NULL)"
-            )
-            db.executemany("DELETE FROM run_inputs WHERE run_id = ?", [(r,) for r in doomed])
-            db.executemany("DELETE FROM runs WHERE run_id = ?", [(r,) for r in doomed])
-        with self._lock:
-            self._db.execute("VACUUM")
-        return len(doomed)
-
-    def _enable_wal(self) -> None:
-        # Switching to WAL takes a lock without waiting on the busy timeout, so two
-        # processes opening a new journal at once can collide here: wait and retry.
-        for delay in _LOCK_RETRY_DELAYS:
-            try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-            except sqlite3.OperationalError:
-                self._sleep(delay)
-            else:
-                return
-        self._db.execute("PRAGMA journal_mode=WAL")
+        """Delete finished runs and what they left (see `adws.journal.prune.prune`)."""
+        return prune(self, older_than_days=older_than_days, keep=keep)
 
     def close(self) -> None:
         """Close the connection."""
@@ -233,31 +117,13 @@ class Journal:
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """Hold the connection in one write transaction: committed at the end, else rolled back."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-                self._db.execute("COMMIT")
-            except BaseException:
-                # A COMMIT that failed (a full disk) may leave the transaction open, or not.
-                with contextlib.suppress(sqlite3.Error):
-                    self._db.execute("ROLLBACK")
-                raise
+        with self._lock, immediate(self._db) as db:
+            yield db
 
-    def _migrate(self) -> None:
-        with self.transaction() as db:
-            db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-            row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            version = row[0] or 0
-            if version > len(MIGRATIONS):
-                msg = (
-                    f"written by a newer adws (schema {version}, this one knows {len(MIGRATIONS)})"
-                )
-                raise sqlite3.DatabaseError(msg)
-            for number, statements in enumerate(MIGRATIONS[version:], version + 1):
-                for statement in statements:
-                    db.execute(statement)
-                db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
+    def vacuum(self) -> None:
+        """Give the space of deleted rows back to the file system."""
+        with self._lock:
+            self._db.execute("VACUUM")
 
     def _read(self, sql: str, params: Sequence[object] = (), *, plain: bool = False) -> list[Any]:
         """Fetch rows (`plain`: tuples, cheaper when there are thousands), or say why not."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, final
 
 import attrs
 
-from adws.agent_steps import use_agent
+from adws.agent_swap import use_agent
 from adws.agents.base import AgentRequest
 from adws.context import WorkflowContext
 from adws.errors import PipelineError

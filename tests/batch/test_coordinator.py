@@ -170,10 +170,10 @@ def test_a_ledger_records_each_runs_end_after_a_failure_when_it_can(journal: Jou
 
 
 def test_the_coordinator_halts_once_whatever_stopped_it_first(journal: Journal) -> None:
-    from adws.batch.coordinator import _Stop  # noqa: PLC0415 - the handler on its own
+    from adws.batch.pool import Stop  # noqa: PLC0415 - the handler on its own
 
     pool = ScriptedPool([])
-    stop = _Stop(pool)
+    stop = Stop(pool)
     stop(signal.SIGINT, None)
     stop.halt()
     assert (stop.signals, pool.signals) == (1, [signal.SIGINT])

@@ -10,7 +10,7 @@ from returns.io import IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws import PipelineError, Workflow, WorkflowContext, run_workflow
-from adws.agent_steps import use_agent
+from adws.agent_swap import use_agent
 from adws.agents import AgentRequest, ScriptedAgent
 from adws.cli import main
 from tests.workflows.conftest import SHIPPED

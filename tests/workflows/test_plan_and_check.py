@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from adws import Workflow, WorkflowContext, run_workflow
-from adws.agent_steps import use_agent
+from adws.agent_swap import use_agent
 from adws.agents import AgentRequest, ScriptedAgent
 from adws.cli import main
 from tests.conftest import failure, success

@@ -18,7 +18,7 @@ from adws import (
     best_of,
     run_workflow,
 )
-from adws.agent_steps import use_agent
+from adws.agent_swap import use_agent
 from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
 from adws.errors import json_safe
 from adws.events import RunFinished, WorktreeRecorded
