@@ -81,9 +81,13 @@ def test_from_a_finished_step_runs_it_and_everything_after_it_again(
 ) -> None:
     run_id = failed_run(log, tmp_path / "runs.db")
     report = resume(pipeline(log), run_id, journal=tmp_path / "runs.db", from_step="checks")
-    assert (report.status, log.calls) == (
+    calls = log.calls
+    # lint and types are branches of one parallel step: either may start first.
+    assert (report.status, calls[0], sorted(calls[1:3]), calls[3:]) == (
         "succeeded",
-        ["setup", "lint", "types", "build", "teardown"],
+        "setup",
+        ["lint", "types"],
+        ["build", "teardown"],
     )
 
 

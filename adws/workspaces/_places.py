@@ -137,7 +137,26 @@ def open_worktree(place: Place, base_text: str, scope: RunScope) -> Place:
         ignore = root / ".gitignore"
         if not ignore.exists():
             ignore.write_text(_IGNORE_ALL, encoding="utf-8")
-        git(place.repo, "worktree", "add", "--quiet", "-B", place.branch, str(place.path), base)
+        git(
+            place.repo,
+            "worktree",
+            "add",
+            "--quiet",
+            "--no-checkout",
+            "-B",
+            place.branch,
+            str(place.path),
+            base,
+        )
+    # The checkout writes only the worktree's own index and files: outside the lock, so the
+    # worktrees of a best_of (or of several runs) are checked out side by side. A checkout
+    # that did not finish (a full disk, Ctrl-C) leaves no half-filled worktree to go on in.
+    try:
+        git(place.path, "reset", "--quiet", "--hard")
+    except BaseException:
+        with contextlib.suppress(GitError, OSError):
+            remove_worktree(place)
+        raise
     return attrs.evolve(place, base=base)
 
 

@@ -408,6 +408,21 @@ def test_a_commit_git_refuses_keeps_the_worktree(
     assert error.context["worktree"] == str((tmp_path / "wt" / RUN / "impl").resolve())
 
 
+def test_a_checkout_that_fails_leaves_no_half_filled_worktree(repo: Path, tmp_path: Path) -> None:
+    """The checkout runs outside the repository's lock; when it fails the worktree goes."""
+    (repo / ".gitattributes").write_text("*.txt filter=boom\n")
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", ".gitattributes", "a.txt")
+    git(repo, "commit", "-q", "-m", "a file a filter must check out")
+    git(repo, "config", "filter.boom.smudge", "false")
+    git(repo, "config", "filter.boom.required", "true")
+    error = failure(run(worktree(writes("impl", {"b.txt": "b\n"})), repo, tmp_path))
+    assert (error.step_name, error.error_type) == ("impl", "WorkspaceFailed")
+    assert "boom" in error.message
+    assert not (tmp_path / "wt" / RUN / "impl").exists()
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
 def test_removal_git_refuses_leaves_the_worktree_recorded(
     repo: Path, tmp_path: Path, events: Events, fake_git: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
