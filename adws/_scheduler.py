@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
@@ -31,7 +31,10 @@ from adws.events import BranchAttemptFailed, BranchFinished, BranchStarted, Bran
 from adws.retry import retry_step
 from adws.scope import RunScope, current_scope, enter_branch
 from adws.step import Step
-from adws.usage import Meter, Usage
+from adws.usage import Usage
+
+if TYPE_CHECKING:
+    from adws.metering import Meter
 
 __all__ = ["Branch", "Outcome", "run_branches"]
 

@@ -18,11 +18,12 @@ from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.contract import OutputContract, validate_agent_output
 from adws.errors import ErrorType, PipelineError
 from adws.events import AgentActivity, AgentExchanged
+from adws.metering import charge
 from adws.retry import attempt_number, current_attempt
 from adws.scope import current_branch, current_scope, current_worktree
 from adws.step import RetryPolicy, Step, retry_after
 from adws.template import check_template, render_for_step
-from adws.usage import Budget, Usage, charge, usage_of_failure
+from adws.usage import Budget, Usage, usage_of_failure
 
 if TYPE_CHECKING:
     from collections.abc import Callable

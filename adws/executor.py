@@ -31,6 +31,7 @@ from adws.events import (
     StepSucceeded,
     status_of,
 )
+from adws.metering import Meter, charging
 from adws.retry import (
     OnAttemptFailed,
     attempt_number,
@@ -50,12 +51,12 @@ from adws.scope import (
     enter_scope,
     leave_scope,
 )
-from adws.usage import Budget, Meter, Usage, charging
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from adws.step import Step, Workflow
+    from adws.usage import Budget, Usage
 
 __all__ = [
     "RunScope",

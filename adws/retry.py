@@ -20,10 +20,10 @@ from returns.unsafe import unsafe_perform_io
 from adws import io_ops
 from adws.context import WorkflowContext
 from adws.errors import INFRASTRUCTURE, ErrorType, PipelineError
+from adws.metering import METER as _ATTEMPT
+from adws.metering import Meter
 from adws.scope import Sleep, current_sleep
 from adws.step import retry_after
-from adws.usage import METER as _ATTEMPT
-from adws.usage import Meter
 
 if TYPE_CHECKING:
     from adws.step import Step

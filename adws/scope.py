@@ -24,7 +24,8 @@ import attrs
 
 from adws import io_ops
 from adws.events import RunEvent
-from adws.usage import Budget, Meter
+from adws.metering import Meter
+from adws.usage import Budget
 
 __all__ = [
     "Decision",

@@ -32,7 +32,8 @@ from adws.events import (
     RunFinished,
     StepSucceeded,
 )
-from adws.usage import MAX_COST_USD, MAX_COUNT, Budget, Usage, charge
+from adws.metering import charge
+from adws.usage import MAX_COST_USD, MAX_COUNT, Budget, Usage
 from tests.conftest import Events, failure, success
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
@@ -13,15 +13,18 @@ from adws._scheduler import Branch, Outcome, run_branches
 from adws.context import WorkflowContext
 from adws.errors import ErrorType, PipelineError
 from adws.events import WorktreeRecorded
+from adws.metering import METER, Meter, charging
 from adws.retry import exception_error, reraise_interrupt
 from adws.scope import current_branch, current_scope
 from adws.step import Step, StepFunction
 from adws.template import render_for_step
-from adws.usage import METER, Meter, Usage, charging
 from adws.workspaces._git import GitError
 from adws.workspaces._places import branch_label, discard_branch, locate
 from adws.workspaces._session import WORKSPACE_FAILED, Session
 from adws.workspaces.worktrees import check_repo
+
+if TYPE_CHECKING:
+    from adws.usage import Usage
 
 __all__ = ["SELECTS", "BestOfSpec", "Select", "best_of"]
 
