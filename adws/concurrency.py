@@ -56,6 +56,7 @@ from adws._checks import require_callable, require_count, require_input_name, re
 from adws._scheduler import Branch, Outcome, run_branches
 from adws.context import WorkflowContext
 from adws.errors import ErrorType, PipelineError
+from adws.scope import current_branch
 from adws.step import Step
 
 __all__ = ["TOO_FEW_SUCCESSES", "FanOutSpec", "ParallelSpec", "fan_out", "parallel"]
@@ -187,6 +188,18 @@ def _check_branches(
             seen[key] = branch.name
 
 
+def branch_path(name: str, key: str | int) -> str:
+    """Name a branch by its step and key, after the branch it runs inside (if any).
+
+    A parallel step inside another's branch names its own branches under
+    that one, so branches of nested steps named alike stay apart in the
+    journal, the report and their worktrees: `outer[1]/inner[lint]`.
+    """
+    own = f"{name}[{key}]"
+    parent = current_branch()
+    return f"{parent}/{own}" if parent else own
+
+
 def parallel(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     name: str,
     steps: Sequence[Step],
@@ -210,7 +223,7 @@ def parallel(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     require_type(owner, "fail_fast", fail_fast, bool, "a bool")
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
-        work = [Branch(name, f"{name}[{step.name}]", step, ctx) for step in branches]
+        work = [Branch(name, branch_path(name, step.name), step, ctx) for step in branches]
         outcomes = run_branches(name, work, max_concurrency, min_successes, fail_fast=fail_fast)
         verdict = _verdict(name, work, outcomes, min_successes, fail_fast=fail_fast)
         if isinstance(verdict, PipelineError):
@@ -278,7 +291,7 @@ def fan_out(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         work = [
             Branch(
                 name,
-                f"{name}[{index}]",
+                branch_path(name, index),
                 step,
                 WorkflowContext(inputs={**ctx.inputs, item: element, f"{item}_index": index}),
             )

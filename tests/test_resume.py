@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 import pytest
 from returns.io import IOFailure, IOSuccess
 
-from adws import ErrorType, PipelineError, Step, Workflow, WorkflowContext, parallel
+from adws import (
+    ErrorType,
+    PipelineError,
+    Step,
+    Workflow,
+    WorkflowContext,
+    fan_out,
+    parallel,
+)
 from adws.cli import main
 from adws.journal import Journal
 from adws.journal.resume import prepare_resume, resume_plan
@@ -95,6 +103,42 @@ def test_a_failed_parallel_step_reruns_only_its_failed_branches(log: Log, tmp_pa
     run_id = failed_run(log, tmp_path / "runs.db", broken="types")
     report = resume(pipeline(log), run_id, journal=tmp_path / "runs.db")
     assert (report.status, log.calls) == ("succeeded", ["setup", "types", "build", "teardown"])
+
+
+def test_a_branch_that_runs_again_runs_the_branches_nested_in_it_again(tmp_path: Path) -> None:
+    """Only a failed fan_out's own branches are reused; the one that failed starts afresh."""
+    calls: list[str] = []
+    broken = {"b y"}
+
+    def check(tag: str) -> Step:
+        def run_step(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+            call = f"{tag} {ctx.inputs['item']}"
+            calls.append(call)
+            if call in broken:
+                return IOFailure(PipelineError(tag, ErrorType.STEP_EXCEPTION, f"{call} broke"))
+            return IOSuccess(ctx.merge_outputs({tag: call}))
+
+        return Step(tag, run_step)
+
+    inner = parallel("inner", [check("a"), check("b")])
+    workflow = Workflow("nest", (fan_out("outer", inner, over="items", item="item"),))
+    journal = tmp_path / "runs.db"
+    first = run(workflow, {"items": ["x", "y"]}, journal=journal)
+    nested = sorted(row.step for row in Journal(journal).attempts(first.run_id) if "/" in row.step)
+    assert nested == [
+        "outer[0]/inner[a]",
+        "outer[0]/inner[b]",
+        "outer[1]/inner[a]",
+        "outer[1]/inner[b]",
+    ]
+    broken.clear()
+    calls.clear()
+    report = resume(workflow, first.run_id, journal=journal)
+    assert (report.status, sorted(calls)) == ("succeeded", ["a y", "b y"])
+    assert [{"a": branch["a"], "b": branch["b"]} for branch in report.inputs["outer"]] == [
+        {"a": "a x", "b": "b x"},
+        {"a": "a y", "b": "b y"},
+    ]
 
 
 def plan_of(log: Log, journal: Path, run_id: str, **how: object) -> object:

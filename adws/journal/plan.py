@@ -139,11 +139,17 @@ def stored_branches(
     """Return the outputs each branch of parallel step `step` stored when it succeeded.
 
     A resume hands them to `run_workflow(reuse=...)`, so only the branches
-    that did not succeed run again.
+    that did not succeed run again. The branches of a parallel step nested
+    in one (`outer[1]/inner[a]`) run again with the branch they are in: that
+    branch starts afresh (a verification round inside it, say, must see its
+    feedback), so nothing inside it is reused.
     """
     prefix = f"{step}["
     return {
         record.step: record.outputs() or {}
         for record in attempts
-        if step is not None and record.status == "succeeded" and record.step.startswith(prefix)
+        if step is not None
+        and record.status == "succeeded"
+        and record.step.startswith(prefix)
+        and "/" not in record.step
     }

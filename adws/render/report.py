@@ -166,7 +166,7 @@ def _branches(view: RunView) -> dict[str, list[str]]:
     seen = {row.step: number for number, row in reversed(list(enumerate(view.attempts)))}
     for step in view.record.steps:
         mine = {row.step for row in view.attempts if row.step.startswith(f"{step}[")}
-        found[step] = sorted(mine, key=lambda path: branch_order(path, seen[path]))
+        found[step] = sorted(mine, key=lambda path: branch_order(path, seen))
     return found
 
 

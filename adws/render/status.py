@@ -11,7 +11,7 @@ from adws.render._text import cost_cell, indent, seconds, short, sum_usage, tabl
 from adws.render.errors import whole_error
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from adws.journal import AttemptRecord, RunRecord, StepPlan
     from adws.journal.exchanges import ExchangeRecord, Text
@@ -134,14 +134,23 @@ def tries(rows: Iterable[AttemptRecord]) -> int:
     return sum(1 for row in rows if row.status in _RUNS and row.attempt > 0)
 
 
-def branch_order(path: str, first_seen: int) -> tuple[int, str]:
+def branch_order(path: str, seen: Mapping[str, int]) -> tuple[tuple[int, str], ...]:
     """Sort branches as they were declared: a fan-out's by index, others as first recorded.
 
-    >>> sorted(["v[10]", "v[2]"], key=lambda path: branch_order(path, 0))
-    ['v[2]', 'v[10]']
+    A nested branch (`outer[1]/inner[a]`) sorts right after the branch it
+    ran inside; `seen` numbers each path in the order it was first recorded.
+
+    >>> seen = {"v[10]": 0, "v[2]": 1, "v[2]/w[b]": 2, "v[2]/w[a]": 3}
+    >>> sorted(seen, key=lambda path: branch_order(path, seen))
+    ['v[2]', 'v[2]/w[b]', 'v[2]/w[a]', 'v[10]']
     """
-    found = _INDEX.search(path)
-    return (int(found.group(1)), "") if found else (first_seen, path)
+    parts = path.split("/")
+    key = []
+    for depth, part in enumerate(parts):
+        prefix = "/".join(parts[: depth + 1])
+        found = _INDEX.search(part)
+        key.append((int(found.group(1)), "") if found else (seen.get(prefix, seen[path]), part))
+    return tuple(key)
 
 
 def outcome(rows: Sequence[AttemptRecord]) -> tuple[str, list[str]]:
@@ -197,7 +206,7 @@ def _branch_lines(step: str, attempts: Sequence[AttemptRecord]) -> list[str]:
             branches.setdefault(attempt.step, []).append(attempt)
     seen = {path: number for number, path in enumerate(branches)}
     lines = []
-    for path in sorted(branches, key=lambda path: branch_order(path, seen[path])):
+    for path in sorted(branches, key=lambda path: branch_order(path, seen)):
         rows = branches[path]
         lines.append(f"       {path}: {_summary(rows)}")
         lines.extend(_problems(rows, "         "))

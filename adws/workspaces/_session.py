@@ -122,9 +122,9 @@ class Session:
         with _IN_USE.claimed(found.path) as mine:
             if not mine:
                 message = (
-                    f"worktree {found.path} is in use by another branch of run {found.run_id}"
-                    " (branches of nested parallel steps are named alike): name the worktree"
-                    " step apart, or run it outside the nesting"
+                    f"worktree {found.path} is in use by another step of run {found.run_id}"
+                    " in this process (the same run started twice at once?): run it once, or"
+                    " name the worktree steps apart"
                 )
                 return IOFailure(PipelineError(self.name, WORKSPACE_FAILED, message))
             return self._opened(scope, found, base, ctx)

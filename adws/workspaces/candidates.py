@@ -10,6 +10,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_count, require_type
 from adws._scheduler import Branch, Outcome, run_branches
+from adws.concurrency import branch_path
 from adws.context import WorkflowContext
 from adws.errors import ErrorType, PipelineError
 from adws.events import WorktreeRecorded
@@ -167,7 +168,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         work = [
             Branch(
                 name,
-                f"{name}[{index}]",
+                branch_path(name, index),
                 Step(
                     f"{name}_{index}",
                     _metered(

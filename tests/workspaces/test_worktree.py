@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from adws import (
     worktree,
 )
 from adws.errors import json_safe
-from adws.events import BranchAttemptFailed, RunEvent, WorktreeRecorded
+from adws.events import WorktreeRecorded
 from adws.render import error_lines, format_event, show_text
 from tests.conftest import Events, failure, success
 from tests.workspaces.conftest import git, make_repo, writes
@@ -275,38 +276,57 @@ def test_each_branch_of_a_fan_out_gets_a_worktree_of_its_own(repo: Path, tmp_pat
     assert git(repo, "show", "--name-only", "--format=", "adws/r1/impl-items-1") == "b.txt"
 
 
-def test_branches_of_nested_fan_outs_named_alike_never_share_a_worktree(
+def test_branches_of_nested_fan_outs_named_alike_get_worktrees_of_their_own(
     repo: Path, tmp_path: Path
 ) -> None:
+    def mine(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        (Path(str(ctx.inputs["worktree"])) / "mine.txt").write_text(f"{ctx.inputs['name']}\n")
+        return IOSuccess(ctx)
+
+    inner = fan_out("inner", worktree(Step("impl", mine)), over="names", item="name")
+    outer = fan_out("outer", inner, over="groups", item="names")
+    success(
+        run_workflow(
+            Workflow("w", (outer,)),
+            WorkflowContext(inputs={"target_dir": str(repo), "groups": [["a"], ["b"]]}),
+            run_id=RUN,
+            worktrees=str(tmp_path / "wt"),
+        )
+    )
+    shown = {
+        group: git(repo, "show", f"adws/r1/impl-outer-{group}-inner-0:mine.txt") for group in (0, 1)
+    }
+    assert shown == {0: "a", 1: "b"}
+
+
+def test_a_worktree_another_session_of_the_run_holds_is_refused(repo: Path, tmp_path: Path) -> None:
+    """The same run started twice at once in one process never shares a worktree."""
     refused = threading.Event()
 
     def hold(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
-        refused.wait(30)  # the other branch, named like this one, is refused meanwhile
-        (Path(str(ctx.inputs["worktree"])) / "mine.txt").write_text("mine\n")
+        refused.wait(30)
         return IOSuccess(ctx)
 
-    def watch(event: RunEvent) -> None:
-        if isinstance(event, BranchAttemptFailed) and event.error.error_type == "WorkspaceFailed":
-            refused.set()
-
-    inner = fan_out("inner", worktree(Step("impl", hold)), over="names")
-    outer = fan_out("outer", inner, over="groups", item="names", fail_fast=False)
-    result = run_workflow(
-        Workflow("w", (outer,)),
-        WorkflowContext(inputs={"target_dir": str(repo), "groups": [["a"], ["b"]]}),
-        run_id=RUN,
-        worktrees=str(tmp_path / "wt"),
-        observers=[watch],
+    first: list[IOResult[WorkflowContext, PipelineError]] = []
+    holder = threading.Thread(
+        target=lambda: first.append(run(worktree(Step("impl", hold)), repo, tmp_path))
     )
-    error = failure(result)
-    statuses = sorted(branch["status"] for branch in error.context["branches"].values())
-    assert (statuses, error.error_type) == (["failed", "succeeded"], "WorkspaceFailed")
-    folder = tmp_path / "wt" / RUN / "impl-inner-0"
-    assert error.message == (
-        f"worktree {folder} is in use by another branch of run r1 (branches of nested parallel"
-        " steps are named alike): name the worktree step apart, or run it outside the nesting"
+    holder.start()
+    folder = tmp_path / "wt" / RUN / "impl"
+    deadline = time.monotonic() + 30
+    while not (folder / "README").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    error = failure(run(worktree(Step("impl", hold)), repo, tmp_path))
+    refused.set()
+    holder.join(30)
+    success(first[0])
+    assert (error.error_type, error.message) == (
+        "WorkspaceFailed",
+        (
+            f"worktree {folder.resolve()} is in use by another step of run r1 in this process (the"
+            " same run started twice at once?): run it once, or name the worktree steps apart"
+        ),
     )
-    assert git(repo, "show", "--name-only", "--format=", "adws/r1/impl-inner-0") == "mine.txt"
 
 
 def test_a_cancelled_branch_removes_its_worktree(repo: Path, tmp_path: Path) -> None:
