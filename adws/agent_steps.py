@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import json
-import time
-from typing import TYPE_CHECKING, Final, TypeVar, final
+from typing import TYPE_CHECKING, TypeVar, final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
@@ -13,6 +11,7 @@ from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
 from adws import io_ops
+from adws._agent_failures import bounded_wait, with_hint
 from adws._checks import require_callable, require_seconds, require_type
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.contract import OutputContract, validate_agent_output
@@ -21,7 +20,7 @@ from adws.events import AgentActivity, AgentExchanged
 from adws.metering import charge
 from adws.retry import attempt_number, current_attempt
 from adws.scope import current_branch, current_scope, current_worktree
-from adws.step import RetryPolicy, Step, retry_after
+from adws.step import RetryPolicy, Step
 from adws.template import check_template, render_for_step
 from adws.usage import Budget, Usage, usage_of_failure
 
@@ -62,40 +61,12 @@ def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, .
     return "\n\n".join(parts) + "\n"
 
 
-_CLAUDE_JSON_HINT: Final = (
-    "the answer looks like the JSON Claude Code prints with --output-format json or"
-    " stream-json, not the answer inside it: read it with --agent-output claude-json"
-    " (or use --agent claude, or CommandAgent(..., parse=claude_json))"
-)
-
-
-def _looks_like_claude_json(text: str) -> bool:
-    """Tell whether an answer is Claude Code's JSON result (or its event stream), unparsed."""
-    for line in text.strip().splitlines()[-3:]:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and event.get("type") == "result" and "result" in event:
-            return True
-    return False
-
-
-def _with_hint(error: PipelineError, text: str) -> PipelineError:
-    """Add a hint to a missing report when the answer is an agent CLI's unparsed JSON."""
-    if error.message != "STATUS missing" or not _looks_like_claude_json(text):
-        return error
-    return attrs.evolve(error, message=f"STATUS missing: {_CLAUDE_JSON_HINT}").with_context(
-        hint=_CLAUDE_JSON_HINT
-    )
-
-
 def _outputs(
     response: AgentResponse, contract: OutputContract, step_name: str
 ) -> IOResult[dict[str, object], PipelineError]:
     checked = validate_agent_output(response.text, contract, step_name=step_name)
     if isinstance(checked, Failure):
-        return IOFailure(_with_hint(checked.failure(), response.text))
+        return IOFailure(with_hint(checked.failure(), response.text))
     report = checked.unwrap()
     outputs: dict[str, object] = {
         key.lower(): report.data.get(key, report.fields[key]) for key in contract.keys
@@ -179,54 +150,6 @@ def _exchanged(
         )
     )
     return usage
-
-
-def _bounded_wait(error: PipelineError, timeout: float | None) -> PipelineError:
-    """Keep a wait the service named only when the step's timeout allows it.
-
-    A known reset time (`resets_at`, seconds since the epoch, or
-    `resets_at_clock`, a local `HH:MM`) becomes `retry_after`, the seconds
-    the run's retry waits (through its `sleep`). A wait past the step's
-    timeout is dropped, and the message says so: the step fails now rather
-    than sleep longer than it may run.
-    """
-    if error.error_type != ErrorType.AGENT_UNAVAILABLE:
-        return error
-    wait = retry_after(error)
-    if wait is None:
-        wait = _seconds_until(error.context.get("resets_at"), error.context.get("resets_at_clock"))
-    if wait is None:
-        return error
-    if timeout is not None and wait > timeout:
-        message = (
-            f"{error.message} (the service asks to come back in {wait:.0f}s, longer than"
-            f" the step's {timeout}s timeout)"
-        )
-        context = {key: value for key, value in error.context.items() if key != "retry_after"}
-        return attrs.evolve(error, message=message, context=context)
-    return error.with_context(retry_after=round(wait, 3))
-
-
-_LATEST_EPOCH: Final = 1e12
-"""Past this a `resets_at` is no time in seconds (milliseconds, or forged): ignored."""
-_JUST_PAST: Final = -60
-"""A reset named to the minute may be up to a minute ago: that means now."""
-
-
-def _seconds_until(epoch: object, clock: object) -> float | None:
-    """Return the seconds until a named reset (an epoch, or a local `HH:MM`), if one is named."""
-    now = io_ops.wall_clock()
-    if isinstance(epoch, int | float) and not isinstance(epoch, bool) and epoch < _LATEST_EPOCH:
-        return max(float(epoch) - now, 0.0)
-    if isinstance(clock, str):
-        local = time.localtime(now)
-        hour, minute = (int(part) for part in clock.split(":"))
-        # Codex names a local time of day; a minute already past is now, an hour past is tomorrow.
-        delta = (hour * 60 + minute) * 60 - (
-            local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec
-        )
-        return float(max(delta, 0) if delta > _JUST_PAST else delta + 86_400)
-    return None
 
 
 def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-only
@@ -341,7 +264,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
                 _exchanged(request, raised, raised, io_ops.monotonic() - started)
                 raise
             seconds = io_ops.monotonic() - started
-        answer = answer.alt(lambda error: _bounded_wait(error, timeout))
+        answer = answer.alt(lambda error: bounded_wait(error, timeout))
         checked = answer.bind(lambda response: _outputs(response, contract, name))
         charge(_exchanged(request, answer, checked, seconds))
         return checked.map(ctx.merge_outputs)

@@ -6,19 +6,19 @@ placeholder of a shell script becomes a positional parameter.
 
 from __future__ import annotations
 
-import shlex
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
-from returns.io import IOFailure, IOResult, IOSuccess
+from returns.io import IOFailure, IOResult
 from returns.result import Failure
 
 from adws import io_ops
 from adws._argv import SHELLS, ArgvError, locate_script
 from adws._checks import is_input_name, require_count, require_seconds, require_type
+from adws._shell_outcome import command_label, judge, ran_values
 from adws._shell_script import ShellScript, compile_script
-from adws.errors import ErrorType, PipelineError
+from adws.errors import PipelineError
 from adws.scope import current_worktree
 from adws.step import RetryPolicy, Step
 from adws.template import (
@@ -251,7 +251,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         cwd=cwd,
     )
     plan = None if spec_command is None else _plan(name, spec_command)
-    label = _label(spec_command)
+    label = command_label(spec_command)
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
         if plan is None:
@@ -269,12 +269,12 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         )
         script = None if plan is not None else rendered[2]
         shown = label or f"`{script}`"
-        return _outcome(
+        return judge(
             name,
             shown,
             ctx,
             outcome,
-            _ran(plan, rendered),
+            ran_values(plan, rendered),
             timeout=timeout,
             max_output_bytes=max_output_bytes,
             script=script,
@@ -291,76 +291,3 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         kind="shell",
         spec=ShellSpec(spec_command, timeout, cwd, script_from, max_output_bytes, allow_generated),
     )
-
-
-def _ran(plan: _Plan | None, argv: tuple[str, ...]) -> dict[str, object]:
-    """Say what really ran, for a failure: the argv, or the values a script was given.
-
-    An argv without a shell is exact as it is; a script's values are passed
-    apart from it, so they are named with the keys they came from.
-    """
-    if plan is None:
-        return {}
-    if plan.script is None:
-        return {"argv": list(argv)}
-    placeholders = plan.script.placeholders
-    start = plan.script_at + 2  # the values follow the script's $0 (see `_argv`)
-    values = argv[start : start + len(placeholders)]
-    return {"values": {p.text: value for p, value in zip(placeholders, values, strict=True)}}
-
-
-def _label(command: str | tuple[str, ...] | None) -> str | None:
-    """Name the command in messages: the template as written (None: the script, at run time)."""
-    if command is None:
-        return None
-    return f"`{command if isinstance(command, str) else shlex.join(command)}`"
-
-
-def _outcome(  # noqa: PLR0913 - the outcome and what it is judged against
-    name: str,
-    shown: str,
-    ctx: WorkflowContext,
-    outcome: io_ops.ProcessOutcome,
-    ran: Mapping[str, object],
-    *,
-    timeout: float | None,
-    max_output_bytes: int,
-    script: str | None,
-    keep_script: bool,
-) -> IOResult[WorkflowContext, PipelineError]:
-    details: dict[str, object] = {
-        "command": shown[1:-1],
-        **ran,
-        "returncode": outcome.returncode,
-        "stdout_tail": io_ops.tail(outcome.stdout),
-        "stderr_tail": io_ops.tail(outcome.stderr),
-    }
-    if script is not None:
-        details["script"] = script
-    if outcome.error is not None:
-        message = f"could not run {shown}: {outcome.error}"
-        return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
-    if outcome.overflowed is not None:
-        message = (
-            f"{shown} printed more than {max_output_bytes} bytes on {outcome.overflowed} "
-            "(max_output_bytes) and was killed"
-        )
-        details["limit"] = max_output_bytes
-        return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
-    if outcome.timed_out:
-        message = f"{shown} ran past its {timeout}s timeout and was killed"
-        return IOFailure(PipelineError(name, ErrorType.TIMEOUT, message, details))
-    if outcome.returncode != 0:
-        parts = (outcome.stdout.strip(), outcome.stderr.strip())
-        output = "\n".join(part for part in parts if part)
-        message = f"{shown} exited with {outcome.returncode}"
-        message += f":\n{io_ops.tail(output, 1500)}" if output else " and printed nothing"
-        return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
-    outputs: dict[str, object] = {
-        f"{name}_stdout": outcome.stdout,
-        f"{name}_stderr": outcome.stderr,
-        f"{name}_returncode": outcome.returncode,
-    }
-    if keep_script:
-        outputs[f"{name}_ran"] = script
-    return IOSuccess(ctx.merge_outputs(outputs))

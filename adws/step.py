@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Final, TypeAlias, final
+from typing import Final, TypeAlias, final
 
 import attrs
 from returns.io import IOResult
@@ -17,13 +17,12 @@ from returns.io import IOResult
 from adws._checks import (
     is_input_name,
     require_callable,
-    require_count,
-    require_seconds,
     require_type,
 )
 from adws.context import WorkflowContext
-from adws.errors import ErrorType, PipelineError, is_permanent
+from adws.errors import PipelineError
 from adws.keys import Key, key_name
+from adws.retry_policy import NEVER_RETRIED, RetryPolicy, default_retry_on, retry_after
 from adws.usage import Budget
 
 __all__ = [
@@ -41,63 +40,6 @@ StepFunction: TypeAlias = Callable[[WorkflowContext], IOResult[WorkflowContext, 
 
 _NAME: Final = re.compile(r"[a-z][a-z0-9_]*")
 
-NEVER_RETRIED: Final = frozenset(
-    {
-        ErrorType.BLOCKED,
-        ErrorType.CONTEXT_COLLISION,
-        ErrorType.INVALID_WORKFLOW,
-        ErrorType.INTERRUPTED,
-        ErrorType.BUDGET_EXCEEDED,
-        ErrorType.PERMISSION_DENIED,
-        ErrorType.AWAITING_APPROVAL,
-        ErrorType.REJECTED,
-    }
-)
-
-
-_LONGEST_WAIT: Final = 1e9
-"""A wait past this (or negative, or NaN) is no wait a service meant: ignored."""
-
-
-def default_retry_on(error: PipelineError) -> bool:
-    """Retry every error except those retrying cannot fix.
-
-    Never retried: the kinds in `NEVER_RETRIED`, any error marked
-    `permanent`, and an `AgentUnavailable` that does not say when to come
-    back: the agent CLIs retry rate limits, overloads and server errors
-    themselves, so when one gives up, asking again at once would only
-    multiply its retries. One that names a wait (`context["retry_after"]`,
-    a reset time the CLI reported) is retried after that wait.
-
-    >>> default_retry_on(PipelineError("s", "Timeout", "slow"))
-    True
-    >>> default_retry_on(PipelineError("s", "Blocked", "needs a human"))
-    False
-    >>> default_retry_on(PipelineError("s", "AgentUnavailable", "API error 429"))
-    False
-    >>> default_retry_on(PipelineError("s", "AgentUnavailable", "limit", {"retry_after": 30.0}))
-    True
-    """
-    if error.error_type in NEVER_RETRIED or is_permanent(error):
-        return False
-    if error.error_type == ErrorType.AGENT_UNAVAILABLE:
-        return retry_after(error) is not None
-    return True
-
-
-def retry_after(error: PipelineError) -> float | None:
-    """Return the wait the error names before a retry (`context["retry_after"]`), if any.
-
-    >>> retry_after(PipelineError("s", "AgentUnavailable", "limit", {"retry_after": 30}))
-    30.0
-    >>> retry_after(PipelineError("s", "AgentUnavailable", "x", {"retry_after": "soon"})) is None
-    True
-    """
-    wait = error.context.get("retry_after")
-    if isinstance(wait, int | float) and not isinstance(wait, bool) and 0 <= wait < _LONGEST_WAIT:
-        return float(wait)
-    return None
-
 
 def _check_name(kind: str) -> Callable[[object, attrs.Attribute[str], str], None]:
     def check(_instance: object, _attribute: attrs.Attribute[str], value: str) -> None:
@@ -109,21 +51,6 @@ def _check_name(kind: str) -> Callable[[object, attrs.Attribute[str], str], None
             raise ValueError(msg)
 
     return check
-
-
-def _seconds(minimum: float) -> Callable[[object, attrs.Attribute[Any], object], None]:
-    def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        require_seconds("RetryPolicy", attribute.name, value, minimum=minimum)
-
-    return check
-
-
-def _attempts(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    require_count("RetryPolicy", attribute.name, value)
-
-
-def _retry_on(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    require_callable("RetryPolicy", attribute.name, value)
 
 
 def _to_steps(steps: Iterable[object]) -> tuple[Step, ...]:
@@ -153,48 +80,6 @@ def _to_keys(keys: object) -> tuple[str, ...] | None:
             msg = f"{name!r} cannot be read or written: names are lower_snake_case identifiers"
             raise ValueError(msg)
     return names
-
-
-@final
-@attrs.frozen
-class RetryPolicy:
-    """Say how often a failing step runs again and how long to wait between.
-
-    Attempt n (n >= 2) waits `min(max_delay, delay * backoff**(n-2))` plus a
-    uniform jitter in `[0, jitter]`. `backoff` below 1 would shrink the waits
-    and is refused.
-
-    >>> policy = RetryPolicy(max_attempts=4, delay=1, backoff=2)
-    >>> [policy.delay_before(n) for n in (2, 3, 4)]
-    [1.0, 2.0, 4.0]
-    """
-
-    max_attempts: int = attrs.field(default=1, validator=_attempts)
-    delay: float = attrs.field(default=0.0, validator=_seconds(0.0))
-    backoff: float = attrs.field(default=2.0, validator=_seconds(1.0))
-    max_delay: float = attrs.field(default=60.0, validator=_seconds(0.0))
-    jitter: float = attrs.field(default=0.0, validator=_seconds(0.0))
-    retry_on: Callable[[PipelineError], bool] = attrs.field(
-        default=default_retry_on, validator=_retry_on
-    )
-
-    def delay_before(self, attempt: int) -> float:
-        """Return the wait before `attempt` without jitter (0 for the first).
-
-        Computed so that no policy can overflow: once `delay * backoff**k`
-        would pass `max_delay`, the wait is `max_delay`.
-
-        >>> RetryPolicy(max_attempts=10**6, delay=1, backoff=1e200).delay_before(10**6)
-        60.0
-        """
-        if attempt < 2:  # noqa: PLR2004 - the first attempt never waits
-            return 0.0
-        try:
-            # float: an int backoff would make Python compute an exact, endless power.
-            wait = self.delay * float(self.backoff) ** (attempt - 2)
-        except OverflowError:  # past any float, so past max_delay
-            return float(self.max_delay)
-        return min(self.max_delay, wait)
 
 
 @final

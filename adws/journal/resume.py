@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, final
 
 import attrs
 
-from adws.check import flow_of
 from adws.context import WorkflowContext
 from adws.errors import ErrorType
+from adws.flows import flow_of
 from adws.journal.fingerprint import step_fingerprints
 from adws.journal.plan import StepPlan, plan_resume, resume_point, stored_branches
 from adws.journal.workspaces import decisions_for
