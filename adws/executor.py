@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
@@ -19,6 +19,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from adws import io_ops
 from adws._checks import require_count
 from adws._emitter import Emitter
+from adws._start import Start, starting_point
 from adws.context import WorkflowContext, promote
 from adws.errors import ErrorType, PipelineError
 from adws.events import (
@@ -183,40 +184,6 @@ def _interrupted(step: Step, exc: KeyboardInterrupt) -> PipelineError:
     return PipelineError(step.name, ErrorType.INTERRUPTED, str(exc) or _INTERRUPTED_MESSAGE)
 
 
-@final
-@attrs.frozen
-class _Start:
-    """Where a run starts: the step indices to run in order, and an error that halts it."""
-
-    first: int
-    order: tuple[int, ...]
-    rerun: tuple[str, ...]
-    error: PipelineError | None
-    resumed: bool
-
-
-def _starting_point(
-    workflow: Workflow, ctx: WorkflowContext, resume_from: str | None, rerun: Iterable[str]
-) -> _Start:
-    """Find the steps to run (a resume's reruns first), or the error that halts the run."""
-    names = [step.name for step in workflow.steps]
-    resumed = resume_from is not None
-    if resume_from is not None and resume_from not in names:
-        message = f"workflow {workflow.name!r} has no step {resume_from!r} to resume from"
-        error = PipelineError("", ErrorType.INVALID_WORKFLOW, message)
-        return _Start(len(names), (), (), error, resumed)
-    first = 0 if resume_from is None else names.index(resume_from)
-    later = tuple(range(first, len(names)))
-    missing = workflow.missing_inputs(ctx.inputs)
-    if missing:
-        message = f"workflow {workflow.name!r} needs input {', '.join(map(repr, missing))}"
-        error = PipelineError("", ErrorType.MISSING_INPUT, message, {"missing": list(missing)})
-        return _Start(first, later, (), error, resumed)
-    wanted = frozenset(rerun)
-    again = tuple(index for index, name in enumerate(names[:first]) if name in wanted)
-    return _Start(first, again + later, tuple(names[i] for i in again), None, resumed)
-
-
 def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parallel's keywords
     workflow: Workflow,
     ctx: WorkflowContext | None = None,
@@ -280,7 +247,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     try:
         with charging(scope.meter):
             ctx = ctx if ctx is not None else WorkflowContext()
-            start = _starting_point(workflow, ctx, resume_from, rerun)
+            start = starting_point(workflow, ctx, resume_from, rerun)
             return _run_steps(workflow, ctx, emit, scope, start)
     finally:
         leave_scope(token)
@@ -291,7 +258,7 @@ def _run_steps(
     ctx: WorkflowContext,
     emit: Emitter,
     scope: RunScope,
-    start: _Start,
+    start: Start,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run the loop of `run_workflow` (rules 1 to 9)."""
     run_id = emit.run_id
