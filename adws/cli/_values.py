@@ -23,16 +23,21 @@ def positive(text: str) -> int:
     return value
 
 
-def money(text: str) -> float:
-    """Parse a finite amount of US dollars from 0 to `MAX_COST_USD`, for argparse."""
+def _bounded(text: str, most: float, what: str) -> float:
+    """Parse a finite number from 0 to `most`, or refuse it naming `what` it should be."""
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not math.isfinite(value) or not 0 <= value <= MAX_COST_USD:
-        msg = f"expected an amount in US dollars from 0 to {MAX_COST_USD:,.0f}, got {text!r}"
+    if not math.isfinite(value) or not 0 <= value <= most:
+        msg = f"expected {what} from 0 to {most:,.0f}, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
+
+
+def money(text: str) -> float:
+    """Parse a finite amount of US dollars from 0 to `MAX_COST_USD`, for argparse."""
+    return _bounded(text, MAX_COST_USD, "an amount in US dollars")
 
 
 def _digits(text: str, most: int) -> bool:
@@ -57,14 +62,7 @@ def whole(text: str) -> int:
 
 def days(text: str) -> float:
     """Parse a finite number of days from 0 to about 1,900 years, for argparse."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not math.isfinite(value) or not 0 <= value <= _MOST_DAYS:
-        msg = f"expected a number of days from 0 to {_MOST_DAYS:,.0f}, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
+    return _bounded(text, _MOST_DAYS, "a number of days")
 
 
 def tokens(text: str) -> int:
