@@ -327,3 +327,55 @@ def test_fingerprints_are_the_same_whatever_the_hash_seed(zoo: Path, seed: int) 
     assert fingerprints_in_a_process(zoo / "workflows", seed) == fingerprints_in_a_process(
         zoo / "workflows", (seed + 1) % 2**32
     )
+
+
+NESTED = """
+from pathlib import Path
+
+from returns.io import IOFailure, IOSuccess
+
+from adws import ErrorType, PipelineError, Step, Workflow, fan_out, parallel
+
+
+def check(tag):
+    def run(ctx):
+        call = f"{tag}-{ctx.inputs['item']}"
+        with Path("calls.log").open("a") as log:
+            log.write(call + "\\n")
+        if call == "b-y" and not Path("fixed").exists():
+            return IOFailure(PipelineError(tag, ErrorType.STEP_EXCEPTION, "not fixed yet"))
+        return IOSuccess(ctx.merge_outputs({tag: call}))
+
+    return Step(tag, run, writes=(tag,))
+
+
+workflow = Workflow(
+    "nested",
+    (fan_out("outer", parallel("inner", [check("a"), check("b")]), over="items", item="item"),),
+    inputs=("items",),
+)
+"""
+
+
+def test_nested_branches_resume_in_another_process_under_their_own_names(tmp_path: Path) -> None:
+    """A branch that failed runs again with what is nested in it; the others are kept."""
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "nested.py").write_text(NESTED, encoding="utf-8")
+    (tmp_path / "items.json").write_text('{"items": ["x", "y"]}')
+    code, _, _ = adws(tmp_path, "run", "nested", "--inputs", "items.json", seed=3)
+    run_id = run_id_of(tmp_path)
+    assert (code, sorted(calls(tmp_path))) == (1, ["a-x", "a-y", "b-x", "b-y"])
+    (tmp_path / "calls.log").unlink()
+    (tmp_path / "fixed").touch()
+    code, out, _ = adws(tmp_path, "resume", run_id, "--json", "-q", seed=4)
+    assert (code, sorted(calls(tmp_path))) == (0, ["a-y", "b-y"])
+    assert [branch["a"] for branch in json.loads(out)["inputs"]["outer"]] == ["a-x", "a-y"]
+    _, out, _ = adws(tmp_path, "status", run_id, seed=5)
+    listed = [line.strip().split(":")[0] for line in out.splitlines() if "outer[" in line]
+    # Each branch is listed before those nested in it (those in the order first recorded).
+    assert (listed[0], sorted(listed[1:3]), listed[3], sorted(listed[4:])) == (
+        "outer[0]",
+        ["outer[0]/inner[a]", "outer[0]/inner[b]"],
+        "outer[1]",
+        ["outer[1]/inner[a]", "outer[1]/inner[b]"],
+    )
