@@ -11,7 +11,7 @@ CODEX := @openai/codex@0.169.0
 CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install clis browser demo demo-best-of lint typecheck test check bench clean
+.PHONY: help install clis browser demo demo-best-of lint typecheck layout test check bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -63,6 +63,9 @@ lint: $(DEV) ## ruff check and ruff format --check
 
 typecheck: $(DEV) ## mypy --strict with the returns plugin
 	$(BIN)/mypy
+
+layout: $(DEV) ## No import circle in adws/, imports only downward through its layers
+	$(BIN)/pytest tests/test_layout.py -q --no-cov
 
 test: $(DEV) $(CLIS_STAMP) browser ## pytest with 100% line and branch coverage (real processes, CLIs and a browser)
 	$(BIN)/pytest --cov --cov-report=term-missing

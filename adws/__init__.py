@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING
 from adws._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from adws.agent_steps import agent_step
-    from adws.agent_swap import use_agent
     from adws.agents import (
         AgentBackend,
         AgentRequest,
@@ -21,17 +19,19 @@ if TYPE_CHECKING:
         CommandAgent,
         ScriptedAgent,
     )
-    from adws.combinators import sequence, with_verification
-    from adws.concurrency import fan_out, parallel
-    from adws.context import WorkflowContext
-    from adws.contract import AgentReport, OutputContract, validate_agent_output
-    from adws.errors import ErrorType, PipelineError
-    from adws.events import RunEvent, RunObserver
-    from adws.executor import run_workflow
-    from adws.keys import Key
-    from adws.shell import shell_step
-    from adws.step import RetryPolicy, Step, StepFunction, Workflow
-    from adws.usage import Budget, Usage
+    from adws.agents.step import agent_step
+    from adws.agents.swap import use_agent
+    from adws.contract.keys import Key
+    from adws.contract.validator import AgentReport, OutputContract, validate_agent_output
+    from adws.engine.combinators import sequence, with_verification
+    from adws.engine.concurrency import fan_out, parallel
+    from adws.engine.context import WorkflowContext
+    from adws.engine.errors import ErrorType, PipelineError
+    from adws.engine.events import RunEvent, RunObserver
+    from adws.engine.executor import run_workflow
+    from adws.engine.step import RetryPolicy, Step, StepFunction, Workflow
+    from adws.engine.usage import Budget, Usage
+    from adws.shell.step import shell_step
     from adws.workspaces import approval_step, best_of, fast_forward, worktree
 
 __all__ = [
@@ -72,37 +72,37 @@ __all__ = [
 
 _HOMES = {
     "AgentBackend": "adws.agents",
-    "AgentReport": "adws.contract",
+    "AgentReport": "adws.contract.validator",
     "AgentRequest": "adws.agents",
     "AgentResponse": "adws.agents",
-    "Budget": "adws.usage",
+    "Budget": "adws.engine.usage",
     "ClaudeAgent": "adws.agents",
     "CommandAgent": "adws.agents",
-    "ErrorType": "adws.errors",
-    "Key": "adws.keys",
-    "OutputContract": "adws.contract",
-    "PipelineError": "adws.errors",
-    "RetryPolicy": "adws.step",
-    "RunEvent": "adws.events",
-    "RunObserver": "adws.events",
+    "ErrorType": "adws.engine.errors",
+    "Key": "adws.contract.keys",
+    "OutputContract": "adws.contract.validator",
+    "PipelineError": "adws.engine.errors",
+    "RetryPolicy": "adws.engine.step",
+    "RunEvent": "adws.engine.events",
+    "RunObserver": "adws.engine.events",
     "ScriptedAgent": "adws.agents",
-    "Step": "adws.step",
-    "StepFunction": "adws.step",
-    "Usage": "adws.usage",
-    "Workflow": "adws.step",
-    "WorkflowContext": "adws.context",
-    "agent_step": "adws.agent_steps",
+    "Step": "adws.engine.step",
+    "StepFunction": "adws.engine.step",
+    "Usage": "adws.engine.usage",
+    "Workflow": "adws.engine.step",
+    "WorkflowContext": "adws.engine.context",
+    "agent_step": "adws.agents.step",
     "approval_step": "adws.workspaces",
     "best_of": "adws.workspaces",
-    "fan_out": "adws.concurrency",
+    "fan_out": "adws.engine.concurrency",
     "fast_forward": "adws.workspaces",
-    "parallel": "adws.concurrency",
-    "run_workflow": "adws.executor",
-    "sequence": "adws.combinators",
-    "shell_step": "adws.shell",
-    "use_agent": "adws.agent_swap",
-    "validate_agent_output": "adws.contract",
-    "with_verification": "adws.combinators",
+    "parallel": "adws.engine.concurrency",
+    "run_workflow": "adws.engine.executor",
+    "sequence": "adws.engine.combinators",
+    "shell_step": "adws.shell.step",
+    "use_agent": "adws.agents.swap",
+    "validate_agent_output": "adws.contract.validator",
+    "with_verification": "adws.engine.combinators",
     "worktree": "adws.workspaces",
 }
 

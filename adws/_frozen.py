@@ -170,9 +170,11 @@ class FrozenMap(Mapping[str, Any]):
         if not other._size:
             return self
         pairs = other._pairs()
-        clashes = self._clashes(pairs)
-        if clashes:
-            return clashes
+        store, size = self._store, self._size
+        for key, _ in pairs:  # `_clashes`, inline: every step's promotion comes here
+            entry = store.get(key)
+            if entry is not None and entry[0] < size:
+                return self._clashes(pairs)
         return self._append(pairs)
 
     def _clashes(self, pairs: list[tuple[str, Any]]) -> list[str]:

@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
 import attrs
 
-from adws._schemas import path_problem
+from adws.contract._schemas import path_problem
+from adws.engine.step import Step, Workflow, iter_steps
 from adws.flows import Flow, flow_of, inferred_flow
-from adws.shell import ShellSpec
-from adws.step import Step, Workflow, iter_steps
+from adws.shell.step import ShellSpec
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

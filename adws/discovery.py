@@ -15,7 +15,7 @@ import attrs
 
 from adws._frozen import freeze_mapping
 from adws._optional import WORKFLOW_FOLDERS
-from adws.step import Workflow
+from adws.engine.step import Workflow
 
 __all__ = ["ENV_VAR", "Catalog", "LoadError", "discover_workflows", "workflows_dir"]
 

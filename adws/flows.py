@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, final
 
 import attrs
 
-from adws.agent_steps import AgentSpec
-from adws.combinators import SequenceSpec, VerificationSpec
-from adws.concurrency import FanOutSpec, ParallelSpec
-from adws.shell import ShellSpec
-from adws.template import Placeholder, template_paths
+from adws.agents.step import AgentSpec
+from adws.contract.template import Placeholder, template_paths
+from adws.engine.combinators import SequenceSpec, VerificationSpec
+from adws.engine.concurrency import FanOutSpec, ParallelSpec
+from adws.shell.step import ShellSpec
 from adws.workspaces import ApprovalSpec, BestOfSpec, FastForwardSpec, WorktreeSpec
 
 if TYPE_CHECKING:
-    from adws.step import Step
+    from adws.engine.step import Step
 
 __all__ = ["Flow", "flow_of", "inferred_flow"]
 

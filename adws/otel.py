@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Final, Self, final
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from adws.events import (
+from adws.engine.events import (
     AgentExchanged,
     AttemptFailed,
     BranchAttemptFailed,
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Span, Tracer
 
-    from adws.errors import PipelineError
-    from adws.usage import Usage
+    from adws.engine.errors import PipelineError
+    from adws.engine.usage import Usage
 
 __all__ = ["SpanObserver", "Tracing", "provider_of"]
 

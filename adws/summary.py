@@ -6,8 +6,8 @@ from typing import Literal, TypeAlias, final
 
 import attrs
 
-from adws.errors import PipelineError, json_safe
-from adws.events import (
+from adws.engine.errors import PipelineError, json_safe
+from adws.engine.events import (
     AgentActivity,
     AgentExchanged,
     AttemptFailed,
@@ -23,7 +23,7 @@ from adws.events import (
     StepSucceeded,
     WorktreeRecorded,
 )
-from adws.usage import Usage
+from adws.engine.usage import Usage
 
 __all__ = ["RunSummary", "StepRecord", "StepStatus"]
 

@@ -21,7 +21,7 @@ from returns.io import IOResult, IOSuccess
 from returns.result import Success
 
 from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow
-from adws.contract import OutputContract, validate_agent_output
+from adws.contract.validator import OutputContract, validate_agent_output
 from adws.journal import Journal, JournalObserver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

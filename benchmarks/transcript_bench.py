@@ -21,9 +21,10 @@ from returns.io import IOSuccess
 from timing import median_seconds
 
 from adws import OutputContract, Workflow, WorkflowContext, agent_step, run_workflow
-from adws.events import AgentExchanged
+from adws.engine.events import AgentExchanged
 from adws.journal import Journal, JournalObserver
 from adws.journal.exchanges import exchange_statements
+from adws.journal.prune import prune
 from adws.testing import FunctionAgent
 
 EXCHANGES = 1_000
@@ -77,7 +78,7 @@ def _journal_bytes(workflow: Workflow, *, transcripts: bool) -> tuple[int, float
             )
 
         seconds = median_seconds(once, REPEATS)
-        journal.prune(keep=1)  # one run's rows, then VACUUM: the size of one run
+        prune(journal, keep=1)  # one run's rows, then VACUUM: the size of one run
         journal.close()
         size = path.stat().st_size
     return size, seconds / EXCHANGES * 1e6

@@ -24,7 +24,7 @@ pytest_plugins = ["adws.testing.plugin", "pytester"]
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from adws.events import RunEvent
+    from adws.engine.events import RunEvent
 
 REPO = Path(__file__).resolve().parent.parent
 

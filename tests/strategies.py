@@ -7,7 +7,7 @@ import json
 import attrs
 from hypothesis import strategies as st
 
-from adws.contract import OutputContract
+from adws.contract.validator import OutputContract
 
 BEHAVIOURS = st.sampled_from(["ok", "fail", "raise", "interrupt", "blocked"])
 

@@ -267,7 +267,7 @@ def test_check_reads_placeholder_paths_through_declared_schemas(
 
 
 def test_paths_are_checked_inside_combinators_and_prompts() -> None:
-    from adws.combinators import sequence  # noqa: PLC0415 - as above
+    from adws.engine.combinators import sequence  # noqa: PLC0415 - as above
 
     inner = sequence(
         "stage",
@@ -285,7 +285,7 @@ def test_paths_are_checked_inside_combinators_and_prompts() -> None:
 
 
 def test_optional_fields_and_unknown_types_are_walked_as_far_as_they_go() -> None:
-    from tests.test_contract import _Unresolvable  # noqa: PLC0415 - an annotation nobody can resolve
+    from tests.contract.test_validator import _Unresolvable  # noqa: PLC0415 - an annotation nobody can resolve
 
     step = agent_step(
         "make",

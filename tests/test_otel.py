@@ -30,7 +30,7 @@ from adws import (
 )
 from adws.agents import AgentResponse, ScriptedAgent
 from adws.cli import main
-from adws.events import (
+from adws.engine.events import (
     AttemptFailed,
     BranchFinished,
     ObserverFailed,
@@ -38,8 +38,8 @@ from adws.events import (
     RunFinished,
     StepSucceeded,
 )
+from adws.engine.usage import Usage
 from adws.otel import SpanObserver, Tracing
-from adws.usage import Usage
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -275,7 +275,7 @@ def test_tracing_flushes_when_the_run_ends() -> None:
 def test_a_call_says_how_its_process_exited_and_only_what_it_reported(
     spans: tuple[SpanObserver, InMemorySpanExporter],
 ) -> None:
-    from adws.events import AgentExchanged, StepStarted  # noqa: PLC0415 - only here
+    from adws.engine.events import AgentExchanged, StepStarted  # noqa: PLC0415 - only here
 
     observer, exporter = spans
     ctx = WorkflowContext()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adws.events import ObserverFailed
+from adws.engine.events import ObserverFailed
 from adws.summary import RunSummary
 
 

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Final
 
 from returns.result import Failure
 
-from adws._strict import parse_strict_json
-from adws.errors import ErrorType
-from adws.usage import Usage
+from adws.contract._strict import parse_strict_json
+from adws.engine.errors import ErrorType
+from adws.engine.usage import Usage
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, final
 import attrs
 
 from adws._frozen import freeze_mapping
-from adws.contract import OutputContract
-from adws.usage import Usage
+from adws.contract.validator import OutputContract
+from adws.engine.usage import Usage
 
 if TYPE_CHECKING:
     from returns.io import IOResult
 
-    from adws.errors import PipelineError
+    from adws.engine.errors import PipelineError
 
 __all__ = ["AGENT_MAX_OUTPUT_BYTES", "AgentBackend", "AgentRequest", "AgentResponse"]
 

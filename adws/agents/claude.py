@@ -27,7 +27,7 @@ from adws.agents.offline import OFFLINE
 
 if TYPE_CHECKING:
     from adws.agents.base import AgentRequest, AgentResponse
-    from adws.errors import PipelineError
+    from adws.engine.errors import PipelineError
 
 __all__ = ["INSTALL_HINT", "STOP_GRACE_SECONDS", "ClaudeAgent", "sdk_stream"]
 

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Final
 
 from adws.agents.answers import AnswerError, api_error, count, event_of, json_object, usage_of
 from adws.agents.base import AgentResponse
-from adws.errors import ErrorType
+from adws.engine.errors import ErrorType
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from adws.usage import Usage
+    from adws.engine.usage import Usage
 
 __all__ = ["claude_activity", "claude_json", "claude_result", "claude_stream", "claude_usage"]
 

@@ -13,7 +13,7 @@ from adws.agents.answers import AnswerError
 from adws.agents.base import AgentRequest, AgentResponse
 from adws.agents.offline import OFFLINE
 from adws.agents.parsers import text
-from adws.errors import ErrorType, PipelineError
+from adws.engine.errors import ErrorType, PipelineError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence

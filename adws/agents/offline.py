@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, final
 
-from adws.errors import ErrorType, PipelineError
+from adws.engine.errors import ErrorType, PipelineError
 
 if TYPE_CHECKING:
     from adws.agents.base import AgentRequest

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final
 from adws.agents.answers import AnswerError, api_error, count, event_of, json_object, usage_of
 from adws.agents.base import AgentResponse
 from adws.agents.claude_output import claude_json, claude_stream, claude_usage
-from adws.usage import Usage
+from adws.engine.usage import Usage
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

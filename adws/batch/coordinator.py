@@ -22,8 +22,8 @@ from adws.batch.local import LocalPool
 from adws.batch.pool import Pool, Stop
 from adws.batch.report import BatchReport, Progress, RunResult
 from adws.batch.tasks import Batch, Message, Task, task_for
-from adws.errors import ErrorType, PipelineError
-from adws.events import AttemptFailed
+from adws.engine.errors import ErrorType, PipelineError
+from adws.engine.events import AttemptFailed
 from adws.journal.batch_resume import BatchRun, resume_run
 from adws.journal.batches import batch_runs, batch_spent
 from adws.journal.codec import decode_error, encode_error
@@ -34,8 +34,8 @@ from adws.workspaces.notify import notify
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from adws.engine.step import Workflow
     from adws.journal import Journal
-    from adws.step import Workflow
 
 __all__ = ["Resuming", "run_batch"]
 

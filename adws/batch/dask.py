@@ -35,7 +35,7 @@ from distributed import Nanny, Scheduler, Worker
 
 from adws import io_ops
 from adws.batch.tasks import OVER_BUDGET, Message, Task, execute
-from adws.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
+from adws.engine.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
 
 if TYPE_CHECKING:
     from distributed import Client, Future
@@ -65,7 +65,7 @@ class _QuietWorker(Worker):
 class _Running:
     """One task on this worker: deliver a Ctrl-C to its thread, in a step that is not cleanup.
 
-    As `adws.cli._interrupts.Interrupts` does for a process, but for one
+    As `adws.interrupts.Interrupts` does for a process, but for one
     thread: the interruption is raised in the task's thread
     (`PyThreadState_SetAsyncExc`) while a step that is not cleanup runs,
     else held until the next one starts. One lock keeps the check and
@@ -266,7 +266,7 @@ class DaskPool:
 
     def _apply_signals(self) -> None:
         """First signal: every run stops after cleanup; second: kill their processes, cancel."""
-        from adws.cli._interrupts import SIGNAL_NAMES  # noqa: PLC0415 - the words for a signal
+        from adws.interrupts import SIGNAL_NAMES  # noqa: PLC0415 - the words for a signal
 
         while self.applied < len(self.requested):
             signum = self.requested[self.applied]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adws._checks import is_input_name
-from adws._strict import loads_strict
+from adws.contract._strict import loads_strict
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -21,8 +21,8 @@ from adws.journal.codec import encode_error
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from adws.errors import PipelineError
-    from adws.journal.statements import Statement
+    from adws.engine.errors import PipelineError
+    from adws.journal.schema import Statement
     from adws.journal.store import Journal
 
 __all__ = ["Ledger"]

@@ -62,7 +62,7 @@ def _follow(control: Connection, sending: threading.Lock) -> None:
 def worker_main(conn: Connection, control: Connection) -> None:
     """Run tasks from `conn` until told to stop; signals end the run in flight cleanly."""
     os.setsid()
-    from adws.cli._interrupts import Interrupts  # noqa: PLC0415 - loaded in the worker process
+    from adws.interrupts import Interrupts  # noqa: PLC0415 - loaded in the worker process
 
     lock = threading.Lock()  # branch threads report process groups as the main thread sends
     threading.Thread(target=_follow, args=(control, lock), daemon=True).start()
@@ -104,7 +104,7 @@ class LocalPool:
     def __init__(self) -> None:
         """Start with no workers."""
         self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload(["adws.batch.local", "adws.cli._interrupts"])
+        self._context.set_forkserver_preload(["adws.batch.local", "adws.interrupts"])
         self.workers: dict[Connection, tuple[BaseProcess, Connection]] = {}
 
     def start(self) -> Connection:

@@ -6,7 +6,7 @@ from typing import final
 
 import attrs
 
-from adws.errors import PipelineError
+from adws.engine.errors import PipelineError
 
 __all__ = ["BatchReport", "Progress", "RunResult"]
 

@@ -23,7 +23,7 @@ from returns.io import IOFailure
 
 from adws import io_ops
 from adws.agents.base import AgentBackend  # attrs resolves the annotation at run time
-from adws.errors import ErrorType, PipelineError
+from adws.engine.errors import ErrorType, PipelineError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -31,10 +31,10 @@ if TYPE_CHECKING:
     from returns.io import IOResult
 
     from adws.agents.base import AgentRequest, AgentResponse
-    from adws.events import RunEvent, RunFinished, RunObserver
+    from adws.engine.events import RunEvent, RunFinished, RunObserver
+    from adws.engine.step import Workflow
     from adws.journal.batch_resume import BatchRun
-    from adws.journal.statements import Statement
-    from adws.step import Workflow
+    from adws.journal.schema import Statement
 
 __all__ = ["OVER_BUDGET", "Batch", "Message", "Task", "execute", "task_for"]
 
@@ -162,8 +162,7 @@ _LOADED: dict[tuple[str, str, str, str | None], _Loaded] = {}
 
 def _load(task: Task) -> _Loaded:
     """Load the task's workflow with its agent and the batch's cap, once per worker process."""
-    from adws.agent_swap import map_agents  # noqa: PLC0415 - a worker loads adws here
-    from adws.cli._args import select_agent  # noqa: PLC0415 - as above
+    from adws.agents.swap import map_agents, select_agent  # noqa: PLC0415 - a worker loads adws here
     from adws.discovery import discover_workflows  # noqa: PLC0415 - as above
     from adws.journal.fingerprint import fingerprint, step_fingerprints  # noqa: PLC0415 - as above
     from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
@@ -192,8 +191,8 @@ def _lost(workflow: Workflow, step_name: str, error_json: str) -> Workflow:
     """Return `workflow` with `step_name` failing at once with the recorded `WorkerLost` error."""
     from returns.io import IOFailure  # noqa: PLC0415 - as above
 
+    from adws.engine.step import Step  # noqa: PLC0415 - as above
     from adws.journal.codec import decode_error  # noqa: PLC0415 - as above
-    from adws.step import Step  # noqa: PLC0415 - as above
 
     error = decode_error(error_json)
 
@@ -237,7 +236,7 @@ class _Forwarder:
         self.finished: RunFinished | None = None
 
     def __call__(self, event: RunEvent) -> None:
-        from adws.events import (  # noqa: PLC0415 - as above
+        from adws.engine.events import (  # noqa: PLC0415 - as above
             AttemptFailed,
             RunFinished,
             RunStarted,
@@ -279,11 +278,11 @@ def execute(
     `interrupted` after its `always_run` steps, like `adws run`.
     """
     from adws.agents.offline import OFFLINE  # noqa: PLC0415 - as above
-    from adws.executor import run_workflow  # noqa: PLC0415 - as above
+    from adws.engine.executor import run_workflow  # noqa: PLC0415 - as above
+    from adws.engine.scope import Decision  # noqa: PLC0415 - as above
+    from adws.engine.usage import Budget, Usage  # noqa: PLC0415 - as above
     from adws.journal.codec import decode_context, decode_outputs, encode_error  # noqa: PLC0415 - as above
     from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
-    from adws.scope import Decision  # noqa: PLC0415 - as above
-    from adws.usage import Budget, Usage  # noqa: PLC0415 - as above
 
     loaded = _load(task)
     workflow, problem = loaded[0], loaded[3]

@@ -16,13 +16,11 @@ from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence
-    from typing import Any
+    from collections.abc import Sequence
 
-    from adws.agents.base import AgentBackend
+    from adws.engine.step import Workflow
     from adws.journal import Journal
     from adws.journal.options import RunOptions
-    from adws.step import Workflow
     from adws.testing.recording import Cassette
 
 __all__ = [
@@ -215,51 +213,17 @@ def apply_options(args: argparse.Namespace, options: RunOptions) -> None:
 def select_agent(
     workflow: Workflow, agent: str | None, model: str | None, output: str | None = None
 ) -> Workflow:
-    """Swap every agent step's backend for the one `--agent` names.
+    """Swap every agent step's backend for the one `--agent` names (see `adws.agents.swap`).
 
-    `claude-sdk` is `ClaudeAgent`; a preset name (`claude`, `codex`) is that
-    CLI's documented command line; anything else is a command to run, whose
-    stdout `--agent-output` (`output`) names the format of. Only the command
-    changes: each step keeps its timeout, idle timeout, edits and cwd, and
-    each replaced backend's own timeout, cwd and env are carried over. A
-    workflow with no agent step has nothing to swap: that is a usage error.
+    A choice that makes no agent is a usage error (exit 2).
     """
-    if agent is None:
-        if model is not None or output is not None:
-            flag = "--model" if model is not None else "--agent-output"
-            msg = f"{flag} needs --agent (claude-sdk, a preset such as claude, or a command)"
-            raise UsageError(msg)
-        return workflow
-    from adws.agent_swap import limits_of, map_agents  # noqa: PLC0415 - see the note on imports
-    from adws.agents.claude import ClaudeAgent  # noqa: PLC0415 - see the note on imports
-    from adws.agents.command import CommandAgent  # noqa: PLC0415 - see the note on imports
-    from adws.agents.parsers import PARSERS  # noqa: PLC0415 - see the note on imports
-    from adws.agents.presets import CLAUDE_SDK, PRESETS  # noqa: PLC0415 - see the note on imports
-    from adws.step import iter_steps  # noqa: PLC0415 - see the note on imports
+    from adws.agents.swap import AgentChoiceError  # noqa: PLC0415 - see the note on imports
+    from adws.agents.swap import select_agent as select  # noqa: PLC0415 - as above
 
-    if not any(step.kind == "agent" for step in iter_steps(workflow.steps)):
-        msg = f"--agent {agent}: workflow {workflow.name!r} has no agent step to run it"
-        raise UsageError(msg)
-    build: Callable[[dict[str, Any]], AgentBackend]
-    if output is not None and (agent == CLAUDE_SDK or agent in PRESETS):
-        msg = f"--agent-output is for a command of your own; --agent {agent} reads its own format"
-        raise UsageError(msg)
-    if agent == CLAUDE_SDK:
-        build = lambda limits: ClaudeAgent(model=model, **limits)  # noqa: E731 - one line each
-    elif agent in PRESETS:
-        build = lambda limits: PRESETS[agent].agent(model, **limits)  # noqa: E731 - as above
-    elif model is not None:
-        msg = f"--model works with --agent {CLAUDE_SDK} or a preset ({', '.join(PRESETS)})"
-        raise UsageError(msg)
-    else:
-        try:
-            CommandAgent(agent)
-        except ValueError as exc:
-            msg = f"--agent: {exc}"
-            raise UsageError(msg) from exc
-        parse = PARSERS[output or "text"]
-        build = lambda limits: CommandAgent(agent, parse=parse, **limits)  # noqa: E731 - as above
-    return map_agents(workflow, lambda current: build(limits_of(current)))
+    try:
+        return select(workflow, agent, model, output)
+    except AgentChoiceError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def _run_cassette(args: argparse.Namespace) -> Cassette:
@@ -292,7 +256,7 @@ def recorded(workflow: Workflow, args: argparse.Namespace) -> Workflow:
     folder = args.record or args.replay
     if folder is None:
         return workflow
-    from adws.agent_swap import map_agents  # noqa: PLC0415 - see the note on imports
+    from adws.agents.swap import map_agents  # noqa: PLC0415 - see the note on imports
     from adws.testing.recording import (  # noqa: PLC0415 - see the note on imports
         Mode,
         Recording,

@@ -10,24 +10,24 @@ from typing import TYPE_CHECKING, Final
 from adws import io_ops
 from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError, journal_path, open_journal, recorded, select_agent
-from adws.cli._interrupts import Interrupts
 from adws.cli._output import err, out_json
 from adws.cli.workflows import load_workflow
+from adws.interrupts import Interrupts
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Collection, Iterator, Mapping
 
-    from adws.context import WorkflowContext
-    from adws.errors import PipelineError
-    from adws.events import RunEvent, RunObserver
+    from adws.engine.context import WorkflowContext
+    from adws.engine.errors import PipelineError
+    from adws.engine.events import RunEvent, RunObserver
+    from adws.engine.scope import Decision
+    from adws.engine.step import Workflow
+    from adws.engine.usage import Budget, Usage
     from adws.journal import Journal, JournalObserver
     from adws.journal.options import RunOptions
     from adws.otel import Tracing
-    from adws.scope import Decision
-    from adws.step import Workflow
     from adws.summary import RunSummary
-    from adws.usage import Budget, Usage
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
@@ -144,7 +144,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     `bases` and the `decisions` made at its approval steps. A run that
     ends waiting for approval runs `--notify CMD RUN_ID MESSAGE`.
     """
-    from adws.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
+    from adws.engine.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
     from adws.journal import JournalObserver  # noqa: PLC0415 - see the note on imports
     from adws.journal.exchanges import keeps_transcripts  # noqa: PLC0415 - see the note on imports
     from adws.journal.fingerprint import (  # noqa: PLC0415 - see the note on imports
@@ -244,7 +244,7 @@ def _tracing(args: argparse.Namespace) -> Tracing | None:
 
 
 def _budget(args: argparse.Namespace) -> Budget | None:
-    from adws.usage import Budget  # noqa: PLC0415 - see the note on imports
+    from adws.engine.usage import Budget  # noqa: PLC0415 - see the note on imports
 
     if args.max_cost is None and args.max_tokens is None:
         return None

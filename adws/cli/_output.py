@@ -1,45 +1,23 @@
-"""Printing for the CLI: escaped for the terminal, and quiet when the reader has left."""
+"""Printing for the CLI: escaped for the terminal, and quiet when the reader has left.
+
+The writing itself is `adws.io_ops.terminal`'s, which a batch worker's signal
+handler shares; `err` comes from there.
+"""
 
 from __future__ import annotations
 
-import errno
 import json
 import math
-import os
 import sys
-from typing import Final, TextIO
 
-from adws._terminal import escape_controls, escape_json
+from adws.io_ops.terminal import err, escape_controls, escape_json, write_line
 
 __all__ = ["err", "out", "out_json", "write_text"]
 
 
-_READER_GONE: Final = frozenset({errno.EPIPE, errno.EIO})
-"""A pipe whose reader left (`| head`), a terminal that was closed (after SIGHUP)."""
-
-
-def _write(stream: TextIO, text: str) -> None:
-    try:
-        print(text, file=stream, flush=True)
-    except OSError as exc:
-        if exc.errno not in _READER_GONE:
-            raise
-        # `adws runs | head`, or a closed terminal: the reader has gone. Point the
-        # stream at /dev/null, so neither this print nor the interpreter's last flush
-        # fails, and carry on: the exit code still tells how the command went.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
-
-
-def err(message: str) -> None:
-    """Print a line on stderr, control characters escaped."""
-    _write(sys.stderr, escape_controls(message))
-
-
 def out(message: str) -> None:
     """Print a line on stdout, control characters escaped."""
-    _write(sys.stdout, escape_controls(message))
+    write_line(sys.stdout, escape_controls(message))
 
 
 def _finite(value: object) -> object:
@@ -64,9 +42,9 @@ def out_json(payload: object) -> None:
     holds, what is printed is JSON every parser reads.
     """
     text = json.dumps(_finite(payload), indent=2, ensure_ascii=False, allow_nan=False)
-    _write(sys.stdout, escape_json(text))
+    write_line(sys.stdout, escape_json(text))
 
 
 def write_text(document: str) -> None:
     """Print a document that escaped its own text (an HTML page) on stdout, as it is."""
-    _write(sys.stdout, document.rstrip("\n"))
+    write_line(sys.stdout, document.rstrip("\n"))

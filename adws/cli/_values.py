@@ -6,7 +6,7 @@ import argparse
 import math
 from typing import Final
 
-from adws._limits import MAX_COST_USD, MAX_COUNT
+from adws.engine._limits import MAX_COST_USD, MAX_COUNT
 
 __all__ = ["days", "money", "positive", "tokens", "whole"]
 

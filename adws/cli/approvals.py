@@ -16,6 +16,7 @@ from adws import io_ops
 from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError, journal_path, require_journal
 from adws.cli._output import err, out, out_json
+from adws.cli._waits import expired, open_question
 from adws.cli.resume import continue_run
 from adws.cli.runs import find_run
 
@@ -24,40 +25,13 @@ if TYPE_CHECKING:
 
     from adws.journal import Journal, RunRecord
     from adws.journal.workspaces import ApprovalRecord
-    from adws.scope import Decision
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["cmd_approvals", "cmd_approve", "cmd_reject", "expired", "open_question"]
+__all__ = ["cmd_approvals", "cmd_approve", "cmd_reject"]
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
 EXIT_FAILED: Final = EXIT_CODES["failed"]
-TIMED_OUT: Final = "timeout"
-"""The reason recorded when a wait passes its timeout, and the name of who decided it."""
-
-
-def open_question(journal: Journal, record: RunRecord) -> ApprovalRecord | None:
-    """Return the question a waiting run asks (None when it is not waiting)."""
-    from adws.journal.workspaces import approvals_of  # noqa: PLC0415 - see the note on imports
-
-    if record.status != "waiting" or not record.failed_step:
-        return None
-    asked = [q for q in approvals_of(journal, record.run_id) if q.step == record.failed_step]
-    return asked[-1] if asked and asked[-1].decision is None else None
-
-
-def expired(journal: Journal, record: RunRecord) -> tuple[str, Decision] | None:
-    """Return the rejection that ends a wait past its timeout (None when none is due)."""
-    from adws.scope import Decision  # noqa: PLC0415 - see the note on imports
-
-    question = open_question(journal, record)
-    if question is None or not question.expired():
-        return None
-    err(
-        f"adws: run {record.run_id} waited for approval at {question.step} past its "
-        f"{question.timeout:g}s timeout; it is rejected (reason: {TIMED_OUT})"
-    )
-    return question.step, Decision("rejected", "adws", io_ops.utc_now(), TIMED_OUT)
 
 
 def _login() -> str:
@@ -78,7 +52,7 @@ def _waiting(journal: Journal, args: argparse.Namespace) -> tuple[RunRecord, str
 
 
 def _decide(args: argparse.Namespace, verdict: Literal["approved", "rejected"], note: str) -> int:
-    from adws.scope import Decision  # noqa: PLC0415 - see the note on imports
+    from adws.engine.scope import Decision  # noqa: PLC0415 - see the note on imports
 
     journal = require_journal(args)
     record, step = _waiting(journal, args)

@@ -16,9 +16,9 @@ from adws.cli._args import (
     require_journal,
     select_agent,
 )
-from adws.cli._interrupts import EXIT_BY_SIGNAL
 from adws.cli._output import err, out, out_json
 from adws.cli.workflows import load_workflow
+from adws.interrupts import EXIT_BY_SIGNAL
 
 if TYPE_CHECKING:
     import argparse
@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     from adws.batch import BatchReport
     from adws.batch.pool import Pool
     from adws.batch.report import Progress
+    from adws.engine.step import Workflow
     from adws.journal import Journal
     from adws.journal.batch_resume import BatchRun
     from adws.journal.options import RunOptions
-    from adws.step import Workflow
 
 __all__ = ["DEFAULT_CONCURRENCY", "cmd_batch"]
 

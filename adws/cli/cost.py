@@ -11,8 +11,8 @@ from adws.cli._output import err, out, out_json
 if TYPE_CHECKING:
     import argparse
 
+    from adws.engine.usage import Usage
     from adws.journal.costs import CostRow, Grouping
-    from adws.usage import Usage
 
 __all__ = ["cmd_cost", "cost_table"]
 

@@ -5,7 +5,7 @@ What it writes passes ruff's default rules and `ruff format` (line length
 to `pyproject.toml` when that has none for ruff (`select = ["ALL"]` and the
 few ignores every such project needs; printed instead when ruff is
 configured already), every rule; `mypy --strict` (with the returns plugin)
-and 100% line and branch coverage too. `tests/test_cli_new.py` proves it
+and 100% line and branch coverage too. `tests/cli/test_cli_new.py` proves it
 on a fresh project. It never overwrites a file.
 """
 

@@ -21,11 +21,11 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Mapping
 
+    from adws.engine.scope import Decision
+    from adws.engine.step import Workflow
     from adws.journal import Journal, RunRecord
     from adws.journal.options import RunOptions
     from adws.journal.resume import ResumeStart
-    from adws.scope import Decision
-    from adws.step import Workflow
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
@@ -187,7 +187,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     A run waiting for approval whose wait expired is ended as rejected
     (reason `timeout`); one still waiting waits again.
     """
-    from adws.cli.approvals import expired  # noqa: PLC0415 - see the note on imports
+    from adws.cli._waits import expired  # noqa: PLC0415 - see the note on imports
 
     journal = require_journal(args, readonly=args.plan)
     record = find_run(journal, args.run)

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Mapping
 
-    from adws.step import Workflow
+    from adws.engine.step import Workflow
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
@@ -20,7 +20,7 @@ __all__ = ["cmd_run"]
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a workflow with the inputs given."""
-    from adws.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
+    from adws.engine.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
 
     inputs = parse_inputs(args.input, args.inputs)
     workflow = with_agents(args)

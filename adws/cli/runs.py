@@ -49,7 +49,9 @@ def _prune(journal: Journal, args: argparse.Namespace) -> int:
     if args.older_than is None and args.keep is None:
         msg = "--prune needs --older-than DAYS or --keep N"
         raise UsageError(msg)
-    deleted = journal.prune(older_than_days=args.older_than, keep=args.keep)
+    from adws.journal.prune import prune  # noqa: PLC0415 - see the note on imports
+
+    deleted = prune(journal, older_than_days=args.older_than, keep=args.keep)
     err(f"deleted {deleted} run{'' if deleted == 1 else 's'} from {journal.path}")
     return EXIT_OK
 

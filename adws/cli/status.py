@@ -91,7 +91,7 @@ def _one_attempt(
     record: RunRecord,
     attempts: Sequence[AttemptRecord],
 ) -> int:
-    from adws.errors import json_safe  # noqa: PLC0415 - see the note on imports
+    from adws.engine.errors import json_safe  # noqa: PLC0415 - see the note on imports
     from adws.journal.exchanges import exchanges  # noqa: PLC0415 - see the note on imports
     from adws.render import attempt_text  # noqa: PLC0415 - see the note on imports
 

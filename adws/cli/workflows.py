@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     import argparse
 
     from adws.discovery import Catalog
-    from adws.step import Workflow
+    from adws.engine.step import Workflow
 
 # Each command imports what it needs when it runs, so `adws --help` starts in a
 # few milliseconds instead of importing the executor, cattrs and sqlite3.
@@ -115,10 +115,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Check an agent's answer against one step's output contract."""
     from returns.result import Failure  # noqa: PLC0415 - see the note on imports
 
-    from adws.agent_steps import AgentSpec  # noqa: PLC0415 - see the note on imports
-    from adws.contract import validate_agent_output  # noqa: PLC0415 - see the note on imports
-    from adws.errors import json_safe  # noqa: PLC0415 - see the note on imports
-    from adws.step import iter_steps  # noqa: PLC0415 - see the note on imports
+    from adws.agents.step import AgentSpec  # noqa: PLC0415 - see the note on imports
+    from adws.contract.validator import validate_agent_output  # noqa: PLC0415 - see the note on imports
+    from adws.engine.errors import json_safe  # noqa: PLC0415 - see the note on imports
+    from adws.engine.step import iter_steps  # noqa: PLC0415 - see the note on imports
 
     workflow = load_workflow(args)
     steps = {step.name: step for step in iter_steps(workflow.steps)}

@@ -9,7 +9,10 @@ the package stays pure and tests can swap these functions for fakes:
 - `streams`: reading a process's output as capped streams, line by line;
 - `marks`: marks in a child's environment, to find what left its group and
   to tell a run's processes from others';
-- `process`: `run_process`, which puts the three together.
+- `process`: `run_process`, which puts the three together;
+- `terminal`: text from an agent or a command escaped for a terminal, and
+  written where the reader may have gone (`adws runs | head`, a closed
+  terminal).
 
 `from adws import io_ops` and `io_ops.run_process(...)` keep working as they
 did when this was one module.

@@ -4,8 +4,10 @@
 migrations; `statements` turns events into rows and `observer` records a
 run as it happens; `records` are the rows as values; `codec` turns contexts and errors into
 JSON and back; `fingerprint` hashes each step's definition; `plan` decides
-where a resume starts and what it keeps. `from adws.journal import Journal`
-and the other names below are the public way in.
+where a resume starts and what it keeps; `holders` says which process holds
+a run or a batch; `_homes` keeps the names older journals gave adws's own
+modules. `from adws.journal import Journal` and the other names below are
+the public way in.
 """
 
 from adws.journal.observer import JournalObserver

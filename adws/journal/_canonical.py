@@ -56,6 +56,8 @@ from typing import Any, Final
 
 import attrs
 
+from adws.journal._homes import first_home
+
 __all__ = ["Describer", "digest", "is_library"]
 
 DIGEST_CHARS: Final = 20
@@ -108,7 +110,7 @@ def _library_file(file: str | None) -> bool:
 def is_library(module_name: str | None) -> bool:
     """Tell whether a module is library code (adws, the standard library, installed packages).
 
-    >>> is_library("json"), is_library("adws.step"), is_library("builtins")
+    >>> is_library("json"), is_library("adws.engine.step"), is_library("builtins")
     (True, True, True)
     """
     if not module_name or module_name == "adws" or module_name.startswith("adws."):
@@ -118,7 +120,7 @@ def is_library(module_name: str | None) -> bool:
 
 
 def _qualified(obj: object) -> str:
-    module = getattr(obj, "__module__", None) or "?"
+    module = first_home(getattr(obj, "__module__", None) or "?")
     return f"{module}:{getattr(obj, '__qualname__', type(obj).__qualname__)}"
 
 

@@ -24,9 +24,9 @@ from adws.journal.workspaces import approvals_of, worktrees_of
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from adws.engine.step import Workflow
     from adws.journal.records import RunRecord
     from adws.journal.store import Journal
-    from adws.step import Workflow
 
 __all__ = ["BatchRun", "new_batch_id", "queue_runs", "resume_batch", "resume_run"]
 
@@ -64,8 +64,8 @@ def queue_runs(  # noqa: PLR0913 - the batch, its runs, and how they run
 
     `batch_id` is the id to give it (a fresh one by default).
     """
-    from adws.context import WorkflowContext  # noqa: PLC0415 - the executor is loaded already
-    from adws.executor import new_run_id  # noqa: PLC0415 - as above
+    from adws.engine.context import WorkflowContext  # noqa: PLC0415 - the executor is loaded already
+    from adws.engine.executor import new_run_id  # noqa: PLC0415 - as above
     from adws.journal.codec import encode_context  # noqa: PLC0415 - as above
     from adws.journal.fingerprint import fingerprint  # noqa: PLC0415 - as above
 

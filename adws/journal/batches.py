@@ -4,7 +4,7 @@ A batch is held by the process coordinating it (`adws batch`, or `adws
 batch --resume`): its id and host are on the batch's row while it runs.
 Holding is exclusive, like a run's claim: a second coordinator is refused
 while the holder lives, and so is `adws resume` of one of the batch's runs
-(`Journal.claim` asks `holder_of`). The coordinator claims each run as it
+(`Journal.claim` asks `adws.journal.holders.holder_of`). The coordinator claims each run as it
 hands it to a worker (`claim_batch_run`), so a run pruned from under it,
 or taken by someone else, is not run.
 """
@@ -12,14 +12,12 @@ or taken by someone else, is not run.
 from __future__ import annotations
 
 import json
-import os
-import socket
 from typing import TYPE_CHECKING
 
 from adws import io_ops
+from adws.journal.holders import alive, here, holder_of
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Iterable, Sequence
 
     from adws.journal.store import Journal
@@ -32,21 +30,9 @@ __all__ = [
     "claim_batch_run",
     "find_batch",
     "finish_batch",
-    "holder_of",
     "live_batches",
     "queue_batch",
 ]
-
-
-def _here() -> tuple[int, str]:
-    return os.getpid(), socket.gethostname()
-
-
-def _alive(pid: int | None, host: str | None) -> bool:
-    """Tell whether a holder may live: on this host, its process exists; elsewhere, assume so."""
-    return pid is not None and (
-        host != socket.gethostname() or pid == os.getpid() or io_ops.process_alive(pid)
-    )
 
 
 def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
@@ -78,7 +64,7 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
         db.execute(
             "INSERT INTO batches (batch_id, workflow, source, total, status, started, pid, host,"
             " max_cost) VALUES (?, ?, ?, 0, 'running', ?, ?, ?, ?)",
-            (batch_id, workflow, source, now, *_here(), max_cost),
+            (batch_id, workflow, source, now, *here(), max_cost),
         )
         for line, run_id, inputs in runs:
             db.execute(
@@ -90,23 +76,6 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
             queued.append((line, run_id))
         db.execute("UPDATE batches SET total = ? WHERE batch_id = ?", (len(queued), batch_id))
     return queued
-
-
-def holder_of(db: sqlite3.Connection, batch_id: str | None) -> tuple[int, str] | None:
-    """Return `(pid, host)` of the live process holding a batch, if another one does.
-
-    Called inside a transaction (`Journal.claim`, `claim_batch`): a batch
-    that ended, or whose holder died on this host, is held by nobody.
-    """
-    if batch_id is None:
-        return None
-    row = db.execute(
-        "SELECT status, pid, host FROM batches WHERE batch_id = ?", (batch_id,)
-    ).fetchone()
-    mine = row is not None and (row[1], row[2]) == _here()
-    if row is None or row[0] != "running" or not _alive(row[1], row[2]) or mine:
-        return None
-    return row[1], row[2]
 
 
 def claim_batch(
@@ -130,7 +99,7 @@ def claim_batch(
         db.execute(
             "UPDATE batches SET status = 'running', finished = NULL, pid = ?, host = ?,"
             " max_cost = COALESCE(?, max_cost) WHERE batch_id = ?",
-            (*_here(), max_cost, batch_id),
+            (*here(), max_cost, batch_id),
         )
     return None
 
@@ -152,12 +121,12 @@ def claim_batch_run(journal: Journal, run_id: str, *, force: bool = False) -> st
         status, pid, host = row
         if status == "succeeded":
             return f"run {run_id} succeeded meanwhile (resumed elsewhere); it was left as it is"
-        if status == "running" and _alive(pid, host) and (pid, host) != _here() and not force:
+        if status == "running" and alive(pid, host) and (pid, host) != here() and not force:
             return f"run {run_id} is being run by process {pid} on {host}; it was left to it"
         db.execute(
             "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
             " WHERE run_id = ?",
-            (*_here(), run_id),
+            (*here(), run_id),
         )
     return None
 
@@ -165,7 +134,7 @@ def claim_batch_run(journal: Journal, run_id: str, *, force: bool = False) -> st
 def live_batches(journal: Journal) -> list[str]:
     """List the batches a live process is running: `adws runs --prune` leaves their runs alone."""
     rows = journal.query("SELECT batch_id, pid, host FROM batches WHERE status = 'running'")
-    return [batch_id for batch_id, pid, host in rows if _alive(pid, host)]
+    return [batch_id for batch_id, pid, host in rows if alive(pid, host)]
 
 
 def finish_batch(journal: Journal, batch_id: str, status: str) -> None:

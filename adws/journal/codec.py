@@ -29,9 +29,10 @@ from typing import Any, Final
 
 import cattrs
 
-from adws._schemas import instance_fields, is_pydantic_model, schema_kind
-from adws.context import WorkflowContext
-from adws.errors import PipelineError
+from adws.contract._schemas import instance_fields, is_pydantic_model, schema_kind
+from adws.engine.context import WorkflowContext
+from adws.engine.errors import PipelineError
+from adws.journal._homes import first_home, home_now
 
 __all__ = [
     "decode_context",
@@ -78,7 +79,8 @@ def _encode(value: object) -> object:  # noqa: PLR0911 - one return per kind of 
         return {_SET: [_encode(item) for item in value]}
     if instance_fields(value) is not None:
         cls = type(value)
-        return {_ATTRS: f"{cls.__module__}:{cls.__qualname__}", "value": _encode(_plain(value))}
+        home = first_home(cls.__module__)
+        return {_ATTRS: f"{home}:{cls.__qualname__}", "value": _encode(_plain(value))}
     return {_REPR: repr(value)}
 
 
@@ -97,9 +99,12 @@ def _plain(value: object) -> object:
 
 
 def _find_class(path: str) -> type | None:
-    """Find a schema class in an already loaded module; never import one."""
+    """Find a schema class in an already loaded module; never import one.
+
+    adws's own classes are stored under their first home (see `adws.journal._homes`).
+    """
     module_name, _, qualname = path.partition(":")
-    found: object = sys.modules.get(module_name)
+    found: object = sys.modules.get(home_now(module_name))
     for part in qualname.split("."):
         found = getattr(found, part, None)
     return found if isinstance(found, type) and schema_kind(found) is not None else None

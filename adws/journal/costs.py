@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
 import attrs
 
+from adws.engine.usage import Usage
 from adws.journal.store import SAFE_SUM
-from adws.usage import Usage
 
 if TYPE_CHECKING:
     from adws.journal.store import Journal

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any, Final, final
 import attrs
 
 from adws import io_ops
+from adws.engine.usage import Usage
 from adws.journal.records import usage_from
-from adws.usage import Usage
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from adws.events import AgentExchanged
-    from adws.journal.statements import Statement
+    from adws.engine.events import AgentExchanged
+    from adws.journal.schema import Statement
     from adws.journal.store import Journal
 
 __all__ = [

@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from adws.engine.step import Step, Workflow, iter_steps
 from adws.journal._canonical import Describer, digest, is_library
-from adws.step import Step, Workflow, iter_steps
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping

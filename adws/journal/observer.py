@@ -9,7 +9,7 @@ from adws.journal.statements import statements_for
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from adws.events import RunEvent
+    from adws.engine.events import RunEvent
     from adws.journal.options import RunOptions
     from adws.journal.store import Journal
 

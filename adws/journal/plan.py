@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
 import attrs
 
-from adws.context import WorkflowContext
+from adws.engine.context import WorkflowContext
 from adws.journal.codec import decode_many_outputs
 
 if TYPE_CHECKING:

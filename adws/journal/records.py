@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any, Final, final
 import attrs
 
 from adws import io_ops
-from adws.context import WorkflowContext
-from adws.errors import PipelineError
+from adws.engine.context import WorkflowContext
+from adws.engine.errors import PipelineError
+from adws.engine.usage import Usage
 from adws.journal.codec import decode_context, decode_error, decode_outputs
 from adws.journal.options import RunOptions
-from adws.usage import Usage
 
 if TYPE_CHECKING:
     import sqlite3

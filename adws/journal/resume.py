@@ -19,21 +19,21 @@ from typing import TYPE_CHECKING, final
 
 import attrs
 
-from adws.context import WorkflowContext
-from adws.errors import ErrorType
+from adws.engine.context import WorkflowContext
+from adws.engine.errors import ErrorType
+from adws.engine.scope import Decision
+from adws.engine.usage import Usage
 from adws.flows import flow_of
 from adws.journal.fingerprint import step_fingerprints
 from adws.journal.plan import StepPlan, plan_resume, resume_point, stored_branches
 from adws.journal.workspaces import decisions_for
-from adws.scope import Decision
-from adws.usage import Usage
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from adws.engine.step import Workflow
     from adws.journal.records import AttemptRecord, RunRecord
     from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
-    from adws.step import Workflow
 
 __all__ = ["ResumeStart", "prepare_resume", "resume_plan"]
 

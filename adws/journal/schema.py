@@ -17,9 +17,12 @@ approval steps asked, with the decisions people made.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, TypeAlias
 
-__all__ = ["MIGRATIONS"]
+__all__ = ["MIGRATIONS", "Statement"]
+
+Statement: TypeAlias = tuple[str, tuple[object, ...]]
+"""One SQL statement and its values, as the journal writes it (see `adws.journal.statements`)."""
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (

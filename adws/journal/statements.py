@@ -13,10 +13,10 @@ import json
 import os
 import socket
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
-from adws.events import (
+from adws.engine.events import (
     AgentExchanged,
     AttemptFailed,
     BranchAttemptFailed,
@@ -29,17 +29,16 @@ from adws.events import (
     StepSucceeded,
     WorktreeRecorded,
 )
+from adws.engine.usage import Usage
 from adws.journal.codec import encode_context, encode_error, encode_outputs
 from adws.journal.exchanges import exchange_statements
 from adws.journal.workspaces import asked_statement, stored
-from adws.usage import Usage
 
 if TYPE_CHECKING:
-    from adws.errors import PipelineError
+    from adws.engine.errors import PipelineError
+    from adws.journal.schema import Statement
 
-__all__ = ["Statement", "statements_for"]
-
-Statement: TypeAlias = tuple[str, tuple[object, ...]]
+__all__ = ["statements_for"]
 
 _INSERT_ATTEMPT = (
     "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds,"

@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from adws import io_ops
-from adws.context import WorkflowContext
+from adws.engine.context import WorkflowContext
 from adws.journal._open import JournalError, immediate, open_readonly, open_writable
-from adws.journal.batches import holder_of
 from adws.journal.codec import decode_context, encode_context
-from adws.journal.prune import prune
+from adws.journal.holders import holder_of
 from adws.journal.records import (
     AttemptRecord,
     RunRecord,
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
     import tempfile
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
-    from adws.journal.statements import Statement
+    from adws.journal.schema import Statement
 
 
 __all__ = [
@@ -105,10 +104,6 @@ class Journal:
             merged = {**decode_context(row["inputs"]).inputs, **extra}
             encoded = encode_context(WorkflowContext(inputs=merged))
             db.execute("UPDATE run_inputs SET inputs = ? WHERE run_id = ?", (encoded, run_id))
-
-    def prune(self, *, older_than_days: float | None = None, keep: int | None = None) -> int:
-        """Delete finished runs and what they left (see `adws.journal.prune.prune`)."""
-        return prune(self, older_than_days=older_than_days, keep=keep)
 
     def close(self) -> None:
         """Close the connection."""

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 
 from adws import io_ops
-from adws.errors import ErrorType
-from adws.scope import Decision
+from adws.engine.errors import ErrorType
+from adws.engine.scope import Decision
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.journal.records import AttemptRecord
-    from adws.journal.statements import Statement
+    from adws.journal.schema import Statement
     from adws.journal.store import Journal
 
 __all__ = [

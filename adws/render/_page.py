@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import Final
 
-from adws._terminal import escape_controls
+from adws.io_ops.terminal import escape_controls
 
 __all__ = ["COLOURS", "escape", "page"]
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from adws.errors import PipelineError
-    from adws.usage import Usage
+    from adws.engine.errors import PipelineError
+    from adws.engine.usage import Usage
 
 __all__ = ["ONE_LINE", "cost_cell", "indent", "seconds", "short", "sum_usage", "table"]
 
@@ -59,7 +59,7 @@ def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
 def cost_cell(usage: Usage | None) -> str:
     """Show a cost in a table cell: dollars, else tokens, else a dash.
 
-    >>> from adws.usage import Usage
+    >>> from adws.engine.usage import Usage
     >>> cost_cell(Usage(0.12345)), cost_cell(Usage(input_tokens=900)), cost_cell(None)
     ('$0.1235', '900 tokens', '-')
     """

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from adws.agent_steps import AgentSpec
-from adws.combinators import SequenceSpec, VerificationSpec
-from adws.concurrency import FanOutSpec, ParallelSpec
-from adws.shell import ShellSpec
+from adws.agents.step import AgentSpec
+from adws.engine.combinators import SequenceSpec, VerificationSpec
+from adws.engine.concurrency import FanOutSpec, ParallelSpec
+from adws.shell.step import ShellSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from adws.step import RetryPolicy, Step, Workflow
+    from adws.engine.step import RetryPolicy, Step, Workflow
 
 __all__ = ["callable_name", "describe_retry", "show_text"]
 

@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from adws.errors import ErrorType, PipelineError
+from adws.engine.errors import ErrorType, PipelineError
 from adws.render._text import indent, short
 
 __all__ = ["branch_lines", "cleanup_lines", "error_lines", "whole_error"]

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from adws.combinators import SequenceSpec, VerificationSpec
-from adws.concurrency import FanOutSpec, ParallelSpec
+from adws.engine.combinators import SequenceSpec, VerificationSpec
+from adws.engine.concurrency import FanOutSpec, ParallelSpec
 from adws.render.describe import callable_name
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from adws.engine.step import Step, Workflow
     from adws.journal import AttemptRecord
-    from adws.step import Step, Workflow
 
 __all__ = ["OUTCOME_STYLES", "branch_outcome", "step_outcomes", "to_mermaid"]
 

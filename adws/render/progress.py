@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, final
 
-from adws.errors import ErrorType
-from adws.events import (
+from adws.engine.errors import ErrorType
+from adws.engine.events import (
     AgentActivity,
     AgentExchanged,
     AttemptFailed,
@@ -31,7 +31,7 @@ from adws.render._text import indent, seconds, short
 from adws.render.errors import branch_lines, error_lines
 
 if TYPE_CHECKING:
-    from adws.errors import PipelineError
+    from adws.engine.errors import PipelineError
 
 __all__ = ["Progress", "format_event"]
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
-from adws.errors import json_safe
+from adws.engine.errors import json_safe
 from adws.journal import AttemptRecord, RunRecord
 from adws.journal.exchanges import ExchangeRecord
 from adws.journal.workspaces import ApprovalRecord, WorktreeRecord

@@ -6,7 +6,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Final
 
-from adws.errors import json_safe
+from adws.engine.errors import json_safe
 from adws.render._text import cost_cell, indent, seconds, short, sum_usage, table
 from adws.render.errors import whole_error
 

@@ -37,7 +37,7 @@ def workspaces_text(
     r"""Describe a run's worktrees and approvals for `adws status` (nothing when it has none).
 
     >>> from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
-    >>> from adws.scope import Decision
+    >>> from adws.engine.scope import Decision
     >>> tree = WorktreeRecord("impl", "impl", "/r", "/w/r1/impl", "adws/r1/impl", "1a2b3c4d5e", "", "removed", "")
     >>> asked = ApprovalRecord("ok", "Merge?", "2026-01-01T00:00:00+00:00", None, Decision("approved", "ann", "2026-01-01T00:05:00+00:00", "fine"))
     >>> print("\n".join(workspaces_text([tree], [asked])))

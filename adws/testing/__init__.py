@@ -12,8 +12,8 @@
   process or reaches a hosted model unless it is marked `agent_process` or
   `live`.
 
-Names are imported on first use, so `adws.agents` can re-export
-`ScriptedAgent` from here without an import cycle.
+Names are imported on first use; `ScriptedAgent` and the request types live in
+`adws.agents`, below this kit, and are handed on from there.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from adws._lazy import lazy_names
 if TYPE_CHECKING:
     from adws.agents.base import AgentRequest, AgentResponse
     from adws.agents.offline import OFFLINE
+    from adws.agents.scripted import ScriptedAgent
     from adws.testing.agents import FunctionAgent, SchemaAgent
-    from adws.testing.model_api import FakeModelAPI, Reply
+    from adws.testing.model_api import FakeModelAPI
     from adws.testing.recording import RecordingAgent
+    from adws.testing.replies import Reply
     from adws.testing.runs import RunReport, StepReport, resume, run
-    from adws.testing.scripted import ScriptedAgent
 
 __all__ = [
     "OFFLINE",
@@ -54,10 +55,10 @@ _HOMES = {
     "FakeModelAPI": "adws.testing.model_api",
     "FunctionAgent": "adws.testing.agents",
     "RecordingAgent": "adws.testing.recording",
-    "Reply": "adws.testing.model_api",
+    "Reply": "adws.testing.replies",
     "RunReport": "adws.testing.runs",
     "SchemaAgent": "adws.testing.agents",
-    "ScriptedAgent": "adws.testing.scripted",
+    "ScriptedAgent": "adws.agents.scripted",
     "StepReport": "adws.testing.runs",
     "resume": "adws.testing.runs",
     "run": "adws.testing.runs",

@@ -15,9 +15,9 @@ from typing import Final, Literal
 
 from returns.result import Failure
 
-from adws._describe import example_of
-from adws._schemas import schema_fields, schema_kind
-from adws._structure import schema_problems
+from adws.contract._describe import example_of
+from adws.contract._schemas import schema_fields, schema_kind
+from adws.contract._structure import schema_problems
 
 __all__ = ["satisfying"]
 

@@ -5,14 +5,27 @@ from __future__ import annotations
 import itertools
 import json
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Mapping
 
-    from adws.testing.model_api import FakeModelAPI, Reply
+    from adws.testing.replies import Reply
 
-__all__ = ["Handler", "prompt_of"]
+__all__ = ["Handler", "Script", "prompt_of"]
+
+
+class Script(Protocol):
+    """What the handler asks of the server's API (`FakeModelAPI` is one)."""
+
+    closing: threading.Event
+    """Set when the API closes: a reply waiting out its delay stops waiting."""
+
+    def next_reply(self, path: str, body: Mapping[str, Any], prompt: str) -> Reply | None:
+        """Return the reply for this request, or None when none is left."""
+        ...
+
 
 _IDS: Final = itertools.count(1)
 
@@ -53,7 +66,7 @@ class Handler(BaseHTTPRequestHandler):
         """Keep the test's output clean."""
 
     @property
-    def api(self) -> FakeModelAPI:
+    def api(self) -> Script:
         return self.server.api  # type: ignore[attr-defined, no-any-return] # set by FakeModelAPI
 
     def do_POST(self) -> None:

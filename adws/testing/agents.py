@@ -10,7 +10,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_callable
 from adws.agents.base import AgentRequest, AgentResponse
-from adws.errors import ErrorType, PipelineError
+from adws.engine.errors import ErrorType, PipelineError
 from adws.testing._examples import satisfying
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class SchemaAgent(_Recorded):
     fields, so the test can give them in `values`.
 
     >>> from returns.unsafe import unsafe_perform_io
-    >>> from adws.contract import OutputContract
+    >>> from adws.contract.validator import OutputContract
     >>> request = AgentRequest("p", "s", contract=OutputContract(("SUMMARY", "PLAN_JSON")))
     >>> print(unsafe_perform_io(SchemaAgent()(request).unwrap()).text)
     STATUS: done

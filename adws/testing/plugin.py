@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from adws.agents.offline import OFFLINE
+from adws.agents.scripted import ROUTED
 from adws.testing.model_api import FakeModelAPI
-from adws.testing.scripted import ROUTED
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator

@@ -27,7 +27,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
-from adws.errors import ErrorType, PipelineError
+from adws.engine.errors import ErrorType, PipelineError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -19,25 +19,25 @@ from typing import TYPE_CHECKING, Any, final
 
 import attrs
 
-from adws.agent_swap import use_agent
 from adws.agents.base import AgentRequest
-from adws.context import WorkflowContext
-from adws.errors import PipelineError
-from adws.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
-from adws.executor import run_workflow
+from adws.agents.swap import use_agent
+from adws.engine.context import WorkflowContext
+from adws.engine.errors import PipelineError
+from adws.engine.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
+from adws.engine.executor import run_workflow
+from adws.engine.usage import Usage
 from adws.journal import Journal, JournalObserver
 from adws.journal.fingerprint import fingerprint, step_fingerprints
 from adws.journal.resume import prepare_resume
 from adws.journal.workspaces import approvals_of, worktrees_of
 from adws.summary import RunSummary
-from adws.usage import Usage
 
 if TYPE_CHECKING:
     from returns.io import IOResult
 
     from adws.agents.base import AgentBackend, AgentResponse
-    from adws.scope import Decision
-    from adws.step import Step, Workflow
+    from adws.engine.scope import Decision
+    from adws.engine.step import Step, Workflow
 
 __all__ = ["RunReport", "StepReport", "resume", "run"]
 

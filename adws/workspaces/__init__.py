@@ -14,7 +14,7 @@ Git itself is run by `_git` (bounded commands, lock contention retried),
 worktrees live where `_places` says, and `_session` runs a step in one.
 """
 
-from adws.scope import Decision
+from adws.engine.scope import Decision
 from adws.workspaces._session import KEEP, WORKSPACE_FAILED, Keep
 from adws.workspaces.approvals import ApprovalSpec, approval_step
 from adws.workspaces.candidates import SELECTS, BestOfSpec, Select, best_of

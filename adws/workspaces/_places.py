@@ -19,7 +19,7 @@ import attrs
 from adws.workspaces._git import GitError, git, output, repository_lock
 
 if TYPE_CHECKING:
-    from adws.scope import RunScope
+    from adws.engine.scope import RunScope
 
 __all__ = [
     "Place",

@@ -17,12 +17,12 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
-from adws.context import WorkflowContext
-from adws.errors import PipelineError
-from adws.events import WorktreeRecorded
-from adws.retry import retry_step
-from adws.scope import current_branch, current_scope, in_worktree
-from adws.template import render_for_step
+from adws.contract.template import render_for_step
+from adws.engine.context import WorkflowContext
+from adws.engine.errors import PipelineError
+from adws.engine.events import WorktreeRecorded
+from adws.engine.retry import retry_step
+from adws.engine.scope import current_branch, current_scope, in_worktree
 from adws.workspaces._git import GitError, commit_all, diffstat, output, tree_hash
 from adws.workspaces._places import (
     Place,
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from adws.scope import RunScope
-    from adws.step import Step, StepFunction
+    from adws.engine.scope import RunScope
+    from adws.engine.step import Step, StepFunction
 
 __all__ = ["KEEP", "WORKSPACE_FAILED", "Keep", "Session"]
 

@@ -8,13 +8,13 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_seconds, require_type
-from adws.errors import ErrorType, PipelineError
-from adws.scope import Decision, current_scope
-from adws.step import Step
-from adws.template import check_template, render_for_step
+from adws.contract.template import check_template, render_for_step
+from adws.engine.errors import ErrorType, PipelineError
+from adws.engine.scope import Decision, current_scope
+from adws.engine.step import Step
 
 if TYPE_CHECKING:
-    from adws.context import WorkflowContext
+    from adws.engine.context import WorkflowContext
 
 __all__ = ["ApprovalSpec", "Decision", "approval_step"]
 

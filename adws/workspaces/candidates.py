@@ -9,23 +9,23 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_count, require_type
-from adws._scheduler import Branch, Outcome, run_branches
-from adws.concurrency import branch_path
-from adws.context import WorkflowContext
-from adws.errors import ErrorType, PipelineError
-from adws.events import WorktreeRecorded
-from adws.metering import METER, Meter, charging
-from adws.retry import exception_error, reraise_interrupt
-from adws.scope import current_branch, current_scope
-from adws.step import Step, StepFunction
-from adws.template import render_for_step
+from adws.contract.template import render_for_step
+from adws.engine._scheduler import Branch, Outcome, run_branches
+from adws.engine.concurrency import branch_path
+from adws.engine.context import WorkflowContext
+from adws.engine.errors import ErrorType, PipelineError
+from adws.engine.events import WorktreeRecorded
+from adws.engine.metering import METER, Meter, charging
+from adws.engine.retry import exception_error, reraise_interrupt
+from adws.engine.scope import current_branch, current_scope
+from adws.engine.step import Step, StepFunction
 from adws.workspaces._git import GitError
 from adws.workspaces._places import branch_label, discard_branch, locate
 from adws.workspaces._session import WORKSPACE_FAILED, Session
 from adws.workspaces.worktrees import check_repo
 
 if TYPE_CHECKING:
-    from adws.usage import Usage
+    from adws.engine.usage import Usage
 
 __all__ = ["SELECTS", "BestOfSpec", "Select", "best_of"]
 

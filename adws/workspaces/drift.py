@@ -13,16 +13,35 @@ a fresh one from the recorded base.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from adws.workspaces._git import GitError, changed_files, tree_hash
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from adws.journal.workspaces import WorktreeRecord
+__all__ = ["KeptWorktree", "drifted"]
 
-__all__ = ["drifted"]
+
+class KeptWorktree(Protocol):
+    """What drift needs of a journaled worktree (`adws.journal.workspaces.WorktreeRecord`)."""
+
+    @property
+    def label(self) -> str:
+        """The worktree's name in the run (the step's, or a branch's path)."""
+
+    @property
+    def path(self) -> str:
+        """Its folder."""
+
+    @property
+    def tree(self) -> str:
+        """The hash of its content when the run last left it (empty: never hashed)."""
+
+    @property
+    def state(self) -> str:
+        """`present`, or what became of it."""
+
 
 _NAMED = 20
 """How many changed files a refusal names before it says how many more there are."""
@@ -39,7 +58,7 @@ def _names(files: Sequence[str]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def _drift(record: WorktreeRecord, run_id: str) -> str | None:
+def _drift(record: KeptWorktree, run_id: str) -> str | None:
     path = Path(record.path)
     where = f"worktree {record.label} ({record.path})"
     if path.parts[-2:] != (run_id, record.label):
@@ -60,7 +79,7 @@ def _drift(record: WorktreeRecord, run_id: str) -> str | None:
     return f"{where} changed since the run last left it: {what}"
 
 
-def drifted(records: Sequence[WorktreeRecord], run_id: str) -> list[str]:
+def drifted(records: Sequence[KeptWorktree], run_id: str) -> list[str]:
     """Say, for each worktree the run kept, what is wrong with it; empty when nothing drifted."""
     found = (_drift(record, run_id) for record in records if record.state == "present")
     return [problem for problem in found if problem is not None]

@@ -9,15 +9,15 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_type
-from adws.errors import PipelineError
-from adws.step import Step
-from adws.template import check_template, render_for_step
+from adws.contract.template import check_template, render_for_step
+from adws.engine.errors import PipelineError
+from adws.engine.step import Step
 from adws.workspaces._git import GitError, git, output, uncommitted
 from adws.workspaces._session import WORKSPACE_FAILED
 from adws.workspaces.worktrees import check_repo
 
 if TYPE_CHECKING:
-    from adws.context import WorkflowContext
+    from adws.engine.context import WorkflowContext
 
 __all__ = ["FastForwardSpec", "fast_forward"]
 

@@ -7,8 +7,8 @@ from typing import Final, final
 import attrs
 
 from adws._checks import require_type
-from adws.step import Step
-from adws.template import check_template
+from adws.contract.template import check_template
+from adws.engine.step import Step
 from adws.workspaces._session import KEEP, Keep, Session
 
 __all__ = ["WORKTREE_INPUT", "WorktreeSpec", "worktree"]
@@ -64,7 +64,7 @@ def worktree(
     Inside, the input `worktree` holds the folder's absolute path (Python
     steps read it; it is not promoted after the step), and the run's scope
     names it too: agent and shell steps that give no `cwd` of their own run
-    there (see `adws.scope.current_worktree`). The inner step runs under
+    there (see `adws.engine.scope.current_worktree`). The inner step runs under
     its own retry policy; after each of its attempts the worktree's content
     is hashed and journaled (`WorktreeRecorded`). After it succeeds, every
     change is committed on the branch (the message is the `summary` output

@@ -8,7 +8,7 @@ from adws.agents import AgentRequest, ClaudeAgent
 from adws.agents.answers import AnswerError
 from adws.agents.claude import INSTALL_HINT, sdk_stream
 from adws.agents.offline import OFFLINE
-from adws.usage import Usage
+from adws.engine.usage import Usage
 from tests.conftest import REPO, failure, success
 
 STAND_IN = {"sdk_module": "tests.agents.fake_sdk", "env": {"PYTHONPATH": str(REPO)}}

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from adws.agents.answers import AnswerError, api_error
 from adws.agents.claude_output import claude_activity, claude_json, claude_stream
 from adws.agents.parsers import codex_activity, codex_jsonl
-from adws.usage import Usage
+from adws.engine.usage import Usage
 
 
 def result(**fields: object) -> str:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from adws.agents import AgentRequest, AgentResponse, CommandAgent
 from adws.agents.parsers import AnswerError, claude_json, codex_jsonl, text
-from adws.usage import Usage
+from adws.engine.usage import Usage
 from tests.conftest import failure, success
 
 

@@ -16,9 +16,9 @@ pytestmark = pytest.mark.agent_process
 
 FLOW = """
 from adws import Workflow
-from adws.agent_steps import agent_step
+from adws.agents.step import agent_step
 from adws.agents import ScriptedAgent
-from adws.contract import OutputContract
+from adws.contract.validator import OutputContract
 
 workflow = Workflow(
     "ask",

@@ -23,8 +23,8 @@ from adws import (
     io_ops,
     run_workflow,
 )
-from adws.errors import PipelineError
-from adws.events import AgentActivity, RunFinished
+from adws.engine.errors import PipelineError
+from adws.engine.events import AgentActivity, RunFinished
 from adws.testing import FakeModelAPI, Reply
 from tests.agents.clis import backend, git_repo, kinds, needs, on_path
 from tests.conftest import Events, FakeSleep, failure, success

@@ -13,7 +13,7 @@ from adws import Step, Workflow
 from adws.batch.coordinator import run_batch
 from adws.batch.ledger import Ledger
 from adws.batch.tasks import Batch, Message, Task
-from adws.events import StepSucceeded
+from adws.engine.events import StepSucceeded
 from adws.journal import Journal
 from adws.journal.batch_resume import queue_runs
 from adws.journal.fingerprint import step_fingerprints

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adws.batch import BatchInputError, read_lines
-from adws.context import WorkflowContext
+from adws.engine.context import WorkflowContext
 from adws.journal.codec import decode_context, encode_context
 from tests.strategies import json_values
 

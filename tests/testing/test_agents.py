@@ -9,8 +9,8 @@ import pytest
 from adws import OutputContract, RetryPolicy, Workflow, agent_step, run_workflow
 from adws.agents import AgentRequest, AgentResponse
 from adws.discovery import discover_workflows
+from adws.engine.usage import Usage
 from adws.testing import FunctionAgent, SchemaAgent, run
-from adws.usage import Usage
 from tests.conftest import failure, success
 from tests.workflows.conftest import SHIPPED
 

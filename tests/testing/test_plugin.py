@@ -8,8 +8,8 @@ import pytest
 
 from adws.agents import AgentRequest, ClaudeAgent
 from adws.agents.offline import OFFLINE
+from adws.agents.scripted import ROUTED
 from adws.testing import ScriptedAgent
-from adws.testing.scripted import ROUTED
 from tests.conftest import failure
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from returns.unsafe import unsafe_perform_io
 
 from adws import RetryPolicy, Workflow, WorkflowContext, agent_step, fan_out, run_workflow
 from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
-from adws.contract import OutputContract
+from adws.contract.validator import OutputContract
 from tests.conftest import failure, success
 
 

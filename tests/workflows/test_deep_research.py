@@ -10,8 +10,8 @@ import pytest
 from returns.io import IOResult, IOSuccess
 
 from adws import PipelineError, Workflow, WorkflowContext, run_workflow, testing
-from adws.agent_swap import use_agent
 from adws.agents import AgentRequest, AgentResponse
+from adws.agents.swap import use_agent
 from adws.cli import main
 from adws.journal import Journal, JournalObserver, resume_point, stored_branches
 from adws.testing import ScriptedAgent

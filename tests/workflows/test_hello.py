@@ -11,7 +11,7 @@ from returns.unsafe import unsafe_perform_io
 
 from adws import Workflow, WorkflowContext, run_workflow
 from adws.cli import main
-from adws.events import RunFinished
+from adws.engine.events import RunFinished
 from tests.conftest import Events
 from tests.workflows.conftest import SHIPPED
 

@@ -10,8 +10,8 @@ from returns.io import IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws import PipelineError, Workflow, WorkflowContext, run_workflow
-from adws.agent_swap import use_agent
 from adws.agents import AgentRequest, ScriptedAgent
+from adws.agents.swap import use_agent
 from adws.cli import main
 from tests.workflows.conftest import SHIPPED
 from tests.workspaces.conftest import git, make_repo

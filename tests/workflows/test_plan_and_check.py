@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from adws import Workflow, WorkflowContext, run_workflow
-from adws.agent_swap import use_agent
 from adws.agents import AgentRequest, ScriptedAgent
+from adws.agents.swap import use_agent
 from adws.cli import main
 from tests.conftest import failure, success
 from tests.workflows.conftest import SHIPPED

@@ -13,9 +13,9 @@ from adws import (
     run_workflow,
     sequence,
 )
-from adws.events import AttemptFailed, RunFinished
+from adws.engine.events import AttemptFailed, RunFinished
+from adws.engine.step import default_retry_on
 from adws.render import format_event, show_text
-from adws.step import default_retry_on
 from adws.workspaces import Decision
 from tests.conftest import Events, Recorder, failure, success
 

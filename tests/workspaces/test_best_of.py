@@ -18,12 +18,12 @@ from adws import (
     best_of,
     run_workflow,
 )
-from adws.agent_swap import use_agent
 from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
-from adws.errors import json_safe
-from adws.events import RunFinished, WorktreeRecorded
+from adws.agents.swap import use_agent
+from adws.engine.errors import json_safe
+from adws.engine.events import RunFinished, WorktreeRecorded
+from adws.engine.usage import Usage
 from adws.render import format_event, show_text
-from adws.usage import Usage
 from adws.workspaces import BestOfSpec
 from tests.conftest import Events, failure, success
 from tests.workspaces.conftest import git

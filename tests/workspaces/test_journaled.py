@@ -19,6 +19,7 @@ from adws import (
     worktree,
 )
 from adws.journal import Journal, JournalObserver
+from adws.journal.prune import prune
 from adws.journal.records import AttemptRecord
 from adws.journal.workspaces import (
     ApprovalRecord,
@@ -245,5 +246,5 @@ def test_prune_deletes_a_runs_worktrees_and_approvals(tmp_path: Path, table: str
         observers=[JournalObserver(journal, "f")],
     )
     journal.mark("r1", "failed")
-    journal.prune(keep=0)
+    prune(journal, keep=0)
     assert journal.query(f"SELECT COUNT(*) FROM {table}") == [(0,)]  # noqa: S608 - a fixed name

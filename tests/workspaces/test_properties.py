@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from adws.engine.scope import Decision
 from adws.journal import Journal
 from adws.journal.workspaces import approvals_of, decide
 from adws.render._page import escape
 from adws.render.workspaces import workspaces_html
-from adws.scope import Decision
 from adws.workspaces._git import GitError
 from adws.workspaces._places import branch_label, branch_name
 from adws.workspaces.notify import notify

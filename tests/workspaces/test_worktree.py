@@ -23,8 +23,8 @@ from adws import (
     shell_step,
     worktree,
 )
-from adws.errors import json_safe
-from adws.events import WorktreeRecorded
+from adws.engine.errors import json_safe
+from adws.engine.events import WorktreeRecorded
 from adws.render import error_lines, format_event, show_text
 from tests.conftest import Events, failure, success
 from tests.workspaces.conftest import git, make_repo, writes

@@ -1,0 +1,151 @@
+"""The run in progress, as a step running inside it sees it: its scope and its branch.
+
+`run_workflow` sets a `RunScope` for the duration of a run; combinators,
+parallel branches and agent steps read it (`current_scope`) for the run's
+injected `sleep`, its observers, the outputs a resume reuses, the cap on
+agent calls in flight and the budget. A parallel branch names itself in its
+own thread's context (`enter_branch`), so an agent call knows which branch
+asks (`current_branch`); a `worktree` step names its folder the same way
+(`in_worktree`), so the agent and shell steps inside run there by default
+(`current_worktree`). What workspaces and approvals need from a resumed
+run's journal (each worktree's recorded base commit, each decision a person
+made) travels in the scope too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar, Token
+from typing import Final, Literal, final
+
+import attrs
+
+from adws import io_ops
+from adws.engine.events import RunEvent
+from adws.engine.metering import Meter
+from adws.engine.usage import Budget
+
+__all__ = [
+    "Decision",
+    "RunScope",
+    "Sleep",
+    "current_branch",
+    "current_scope",
+    "current_sleep",
+    "current_worktree",
+    "enter_branch",
+    "enter_scope",
+    "in_worktree",
+    "leave_scope",
+]
+
+Sleep = Callable[[float], None]
+
+
+@final
+@attrs.frozen
+class Decision:
+    """What a person decided at an `approval_step`: approved or rejected, by whom, when, why.
+
+    `at` is an ISO 8601 UTC time; `note` is the approver's note or the
+    reason for a rejection (`timeout` when the wait expired).
+    """
+
+    verdict: Literal["approved", "rejected"]
+    by: str
+    at: str
+    note: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """Return the decision as the approval step's output holds it."""
+        return {"verdict": self.verdict, "by": self.by, "at": self.at, "note": self.note}
+
+
+@final
+@attrs.frozen
+class RunScope:
+    """What a step running inside `run_workflow` may need from its run.
+
+    `sleep` is the run's injected sleep (combinators and branches wait
+    through it); `emit` reports branch events to the run's observers;
+    `reuse` holds branch outputs an earlier attempt of this run stored (a
+    resume re-runs only the branches that did not succeed); `agents` caps
+    agent calls in flight across the run (`max_agents`); `index` and `total`
+    place the step in flight; `meter` adds up what the run's agent calls
+    cost and `budget` caps it (the workflow's and the caller's, the tighter
+    of each). `worktrees` is the folder `worktree` steps make their folders
+    in ("" for `.adws/worktrees` under the current directory, beside the
+    default journal); `bases` maps a worktree's label to the base commit a
+    resumed run recorded for it, so a worktree adws removed starts again
+    from there; `decisions` maps an approval step's name to what a person
+    decided since the run began waiting there.
+    """
+
+    run_id: str = ""
+    sleep: Sleep = io_ops.sleep
+    emit: Callable[[RunEvent], None] = attrs.field(default=lambda _event: None)
+    reuse: Mapping[str, Mapping[str, object]] = attrs.field(factory=dict)
+    agents: threading.BoundedSemaphore | None = None
+    index: int = 0
+    total: int = 0
+    meter: Meter = attrs.field(factory=Meter)
+    budget: Budget | None = None
+    worktrees: str = ""
+    bases: Mapping[str, str] = attrs.field(factory=dict)
+    decisions: Mapping[str, Decision] = attrs.field(factory=dict)
+
+
+_SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)
+_NO_RUN: Final = RunScope()
+_BRANCH: Final[ContextVar[str]] = ContextVar("adws_branch", default="")
+_WORKTREE: Final[ContextVar[str | None]] = ContextVar("adws_worktree", default=None)
+
+
+def enter_scope(scope: RunScope) -> Token[RunScope | None]:
+    """Make `scope` the run in progress; `leave_scope` with the token restores the one before."""
+    return _SCOPE.set(scope)
+
+
+def leave_scope(token: Token[RunScope | None]) -> None:
+    """Restore the scope that was in progress before `enter_scope`."""
+    _SCOPE.reset(token)
+
+
+def current_branch() -> str:
+    """Return the path of the parallel branch in flight (`verify_claims[0]`), or ""."""
+    return _BRANCH.get()
+
+
+def enter_branch(path: str) -> None:
+    """Say, in a branch's own thread context, which branch runs there."""
+    _BRANCH.set(path)
+
+
+def current_scope() -> RunScope:
+    """Return the scope of the run in progress (an empty one outside a run)."""
+    return _SCOPE.get() or _NO_RUN
+
+
+def current_sleep() -> Sleep:
+    """Return the `sleep` the run in progress was given (`time.sleep` outside a run)."""
+    return current_scope().sleep
+
+
+def current_worktree() -> str | None:
+    """Return the folder of the `worktree` step in flight (its absolute path), or None.
+
+    Agent and shell steps that name no `cwd` of their own run there.
+    """
+    return _WORKTREE.get()
+
+
+@contextlib.contextmanager
+def in_worktree(path: str) -> Iterator[None]:
+    """Make `path` the worktree in flight while the block runs (branches started inside too)."""
+    token = _WORKTREE.set(path)
+    try:
+        yield
+    finally:
+        _WORKTREE.reset(token)

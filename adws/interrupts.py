@@ -1,0 +1,102 @@
+"""Ctrl-C, SIGTERM and SIGHUP during a run: stop the step, clean up, then leave.
+
+The first signal stops the step in flight (its process group is stopped by
+`io_ops`), the `always_run` steps still run, and the run is recorded
+`interrupted`; the exit code says which signal it was (130, 143, 129). An
+`always_run` step already running finishes: the signal is held and
+delivered when the next step that is not cleanup starts. A second signal
+kills every process group adws started, marks the run interrupted and
+exits at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from typing import TYPE_CHECKING, Final, final
+
+from adws import io_ops
+from adws.engine.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
+from adws.io_ops.terminal import err
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["EXIT_BY_SIGNAL", "SIGNALS", "SIGNAL_NAMES", "Interrupts"]
+
+SIGNALS: Final = io_ops.HANDLED_SIGNALS
+EXIT_BY_SIGNAL: Final[dict[int, int]] = {
+    signal.SIGINT: 130,
+    signal.SIGTERM: 143,
+    signal.SIGHUP: 129,
+}
+SIGNAL_NAMES: Final[dict[int, str]] = {
+    signal.SIGINT: "Ctrl-C",
+    signal.SIGTERM: "SIGTERM",
+    signal.SIGHUP: "SIGHUP",
+}
+
+
+@final
+class Interrupts:
+    """Handle the run's signals; also an observer, to know which step is running.
+
+    `on_exit_now` runs before a second signal's exit (the CLI marks the run
+    interrupted in the journal); it must not raise, and is guarded anyway.
+    """
+
+    def __init__(
+        self,
+        on_exit_now: Callable[[], None] = lambda: None,
+        exit_now: Callable[[int], object] = os._exit,
+    ) -> None:
+        """Start with no signal seen and no step running."""
+        self.on_exit_now = on_exit_now
+        self.exit_now = exit_now
+        self.first: int | None = None
+        self.pending = False
+        self.running: StepStarted | None = None
+
+    @property
+    def message(self) -> str:
+        """Say what interrupted the run: `interrupted by SIGTERM`."""
+        return f"interrupted by {SIGNAL_NAMES[self.first or signal.SIGINT]}"
+
+    @property
+    def exit_code(self) -> int:
+        """Return the exit code of the first signal (130 when none came)."""
+        return EXIT_BY_SIGNAL[self.first or signal.SIGINT]
+
+    def __call__(self, signum: int, _frame: object) -> None:
+        """React to one signal (installed as the handler of all three)."""
+        if self.first is not None:
+            err("adws: interrupted again; killing every child and exiting without cleanup")
+            io_ops.kill_all_groups()
+            with contextlib.suppress(Exception):
+                self.on_exit_now()
+            self.exit_now(self.exit_code)
+            return
+        self.first = signum
+        running = self.running
+        if running is not None and not running.always_run:
+            raise KeyboardInterrupt(self.message)
+        self.pending = True  # no step to stop now; the next one that is not cleanup is
+
+    def observe(self, event: RunEvent, /) -> None:
+        """Follow the run: deliver a held signal when a step that is not cleanup starts."""
+        match event:
+            case StepStarted():
+                self.running = event
+                if self.pending and not event.always_run:
+                    self.pending = False
+                    self.running = None
+                    raise KeyboardInterrupt(self.message)
+            case StepSucceeded() | AttemptFailed(will_retry=False):
+                self.running = None
+            case _:
+                pass
+
+    def installed(self) -> contextlib.AbstractContextManager[None]:
+        """Handle the three signals for the duration of a run, then restore the old handlers."""
+        return io_ops.handling_signals(self)

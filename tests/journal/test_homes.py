@@ -1,0 +1,46 @@
+"""A journal names adws's own objects by their first home, and reads either home back."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+from adws import WorkflowContext
+from adws.engine.usage import Usage
+from adws.journal._homes import FIRST_HOMES, first_home, home_now
+from adws.journal.codec import decode_context, encode_context
+
+
+def test_every_module_the_table_names_exists_now() -> None:
+    assert [name for name in FIRST_HOMES if importlib.util.find_spec(name) is None] == []
+
+
+def test_no_first_home_is_a_module_of_today_but_the_two_packages_that_kept_their_names() -> None:
+    """`adws.contract` and `adws.shell` are packages now; every other old home is gone."""
+    still = {home for home in FIRST_HOMES.values() if importlib.util.find_spec(home) is not None}
+    assert still == {"adws.contract", "adws.shell", "adws.testing.model_api"}
+
+
+def test_a_moved_module_is_written_under_its_first_home_and_read_back_under_either() -> None:
+    assert (first_home("adws.engine.usage"), home_now("adws.usage")) == (
+        "adws.usage",
+        "adws.engine.usage",
+    )
+    assert (first_home("workflows.mine"), home_now("workflows.mine")) == (
+        "workflows.mine",
+        "workflows.mine",
+    )
+
+
+def test_a_stored_adws_schema_keeps_the_name_older_journals_gave_it() -> None:
+    ctx = WorkflowContext(inputs={"spent": Usage(cost_usd=0.5)})
+    stored = json.loads(encode_context(ctx))
+    assert stored["inputs"]["spent"]["__adws_attrs__"] == "adws.usage:Usage"
+    assert decode_context(encode_context(ctx)).inputs["spent"] == Usage(cost_usd=0.5)
+
+
+def test_a_row_written_under_the_new_home_is_read_too() -> None:
+    row = json.dumps(
+        {"inputs": {"u": {"__adws_attrs__": "adws.engine.usage:Usage", "value": {"cost_usd": 1.0}}}}
+    )
+    assert decode_context(row).inputs["u"] == Usage(cost_usd=1.0)
