@@ -55,35 +55,65 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def imports(known: dict[str, Path]) -> dict[str, dict[str, bool]]:
-    """Map each module to the modules it imports, each with whether it is for types only."""
-    graph: dict[str, dict[str, bool]] = {}
-    for name, path in known.items():
-        tree = ast.parse(path.read_text(), str(path))
-        typing_only = {
-            id(inner)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.If) and _is_type_checking(node)
-            for statement in node.body
-            for inner in ast.walk(statement)
-        }
-        edges = graph.setdefault(name, {})
-        for node in ast.walk(tree):
-            targets: list[str] = []
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                targets = [
-                    f"{node.module}.{alias.name}"
-                    if f"{node.module}.{alias.name}" in known
-                    else node.module
-                    for alias in node.names
-                ]
-            elif isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            for target in targets:
-                if target in known and target != name:
-                    types = id(node) in typing_only
-                    edges[target] = edges.get(target, True) and types
-    return graph
+def _parents(module: str) -> list[str]:
+    """Name the packages whose `__init__.py` importing `module` runs (the root `adws` aside)."""
+    parts = module.split(".")
+    return [".".join(parts[:end]) for end in range(2, len(parts))]
+
+
+def imports(known: dict[str, Path], *, lazy: bool = False) -> dict[str, dict[str, bool]]:
+    """Map each module to the modules it imports, each with whether it is for types only.
+
+    Importing `adws.contract.keys` runs `adws/contract/__init__.py` first, so
+    it counts as an import of that package too (unless the importer lives in
+    it). A module that hands names on through `lazy_names` (a lazy face)
+    imports the modules its strings name on first use, never while it loads:
+    with `lazy` they count (for the layers), without it neither they nor the
+    face's typing imports of the same names do (they cannot close a circle).
+    """
+    return {name: _imports_of(name, path, known, lazy=lazy) for name, path in known.items()}
+
+
+def _imports_of(name: str, path: Path, known: dict[str, Path], *, lazy: bool) -> dict[str, bool]:
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _is_type_checking(node)
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+    face = any(
+        isinstance(node, ast.Call) and getattr(node.func, "id", "") == "lazy_names"
+        for node in ast.walk(tree)
+    )
+    edges: dict[str, bool] = {}
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            whole = [f"{node.module}.{alias.name}" for alias in node.names]
+            targets = [each if each in known else node.module for each in whole]
+        elif isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif face and lazy and isinstance(node, ast.Constant) and node.value in known:
+            targets = [str(node.value)]
+        if face and not lazy and id(node) in typing_only:
+            continue  # a lazy face's typing imports only show mypy the names it hands on
+        for target in targets:
+            for each in (*_parents(target), target):
+                if each in known and each != name and not name.startswith(each + "."):
+                    edges[each] = edges.get(each, True) and id(node) in typing_only
+    return edges
+
+
+def relative_imports(known: dict[str, Path]) -> list[str]:
+    """List the relative imports (`from . import x`): every import names its module whole."""
+    return [
+        f"{name}:{node.lineno}"
+        for name, path in known.items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.level
+    ]
 
 
 def circles(graph: dict[str, dict[str, bool]]) -> list[list[str]]:
@@ -116,11 +146,15 @@ def circles(graph: dict[str, dict[str, bool]]) -> list[list[str]]:
 
 
 def layer_of(module: str) -> int:
-    """Return the layer a module belongs to (the longest prefix that names it)."""
+    """Return the layer a module belongs to (the longest name that holds it), or -1.
+
+    `adws` itself is its `__init__.py` alone, not every module under it.
+    """
     best, length = -1, -1
     for number, names in enumerate(LAYERS):
         for name in names:
-            if (module == name or module.startswith(name + ".")) and len(name) > length:
+            holds = module == name or (name != "adws" and module.startswith(name + "."))
+            if holds and len(name) > length:
                 best, length = number, len(name)
     return best
 
@@ -140,11 +174,15 @@ def test_no_module_of_adws_imports_another_that_imports_it_back() -> None:
 
 
 def test_imports_run_only_downward_through_the_layers() -> None:
-    assert upward(imports(modules())) == []
+    assert upward(imports(modules(), lazy=True)) == []
 
 
 def test_every_module_belongs_to_a_layer() -> None:
     assert [name for name in modules() if layer_of(name) < 0] == []
+
+
+def test_every_import_names_its_module_whole() -> None:
+    assert relative_imports(modules()) == []
 
 
 def test_at_most_a_dozen_modules_stay_at_the_top_of_the_package() -> None:
@@ -177,6 +215,38 @@ def test_a_circle_is_found_however_it_is_imported(tmp_path: Path) -> None:
     assert graph["pkg.a"] == {"pkg.b": False}
 
 
+def test_importing_a_module_of_a_folder_runs_the_folders_init_and_lazy_names_may_count(
+    tmp_path: Path,
+) -> None:
+    """A circle through an `__init__.py` that imports back, or names a module for later."""
+    package = tmp_path / "pkg"
+    (package / "low").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "low" / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom pkg._lazy import lazy_names\n"
+        "if TYPE_CHECKING:\n    from pkg.high import X\n"
+        "__getattr__, __dir__ = lazy_names(__name__, {'X': 'pkg.high'})\n"
+    )
+    (package / "low" / "base.py").write_text("from pkg.low import other\n")
+    (package / "low" / "other.py").write_text("")
+    (package / "_lazy.py").write_text("")
+    (package / "high.py").write_text("from pkg.low.base import thing\n")
+    (package / "rel.py").write_text("from . import high\n")
+    known = modules(package)
+    graph = imports(known, lazy=True)
+    assert graph["pkg.high"] == {"pkg.low": False, "pkg.low.base": False}
+    assert graph["pkg.low.base"] == {"pkg.low.other": False}
+    assert graph["pkg.low"] == {"pkg._lazy": False, "pkg.high": False}  # the string is run-time
+    assert circles(graph) == [["pkg.high", "pkg.low"]]
+    assert imports(known)["pkg.low"] == {"pkg._lazy": False}
+    assert relative_imports(known) == ["pkg.rel:1"]
+
+
 def test_an_import_from_a_lower_layer_to_a_higher_one_is_named() -> None:
     graph = {"adws.engine.executor": {"adws.journal.store": True}, "adws.cli.run": {"adws": False}}
     assert upward(graph) == ["adws.engine.executor -> adws.journal.store"]
+    assert (layer_of("adws"), layer_of("adws.newfolder.thing"), layer_of("adws.cli.run")) == (
+        len(LAYERS) - 1,
+        -1,
+        len(LAYERS) - 1,
+    )

@@ -1,10 +1,13 @@
-"""The `adws` command line: the one place that prints and picks exit codes.
+"""The `adws` command line: what is printed, and the exit code a command ends with.
 
 One module per command or group (`workflows`, `run`, `runs`, `status`,
-`report`, `resume`, `batch`, `cost`, `new`); `_parser` builds the parser,
-`_args` turns arguments into values, `_execute` runs a workflow, `_output`
-prints and `_interrupts` handles signals during a run. `main` is the entry point and the single
-boundary where a mistake on the command line becomes exit code 2.
+`report`, `resume`, `batch`, `cost`, `new`, `approvals`); `_parser` builds
+the parser, `_args` turns arguments into values, `_execute` runs a
+workflow (with `adws.interrupts` handling signals), `_waits` ends an
+approval's wait past its timeout, `_output` prints (through
+`adws.io_ops.terminal`). `main` is the entry point and the single boundary
+where a mistake on the command line becomes exit code 2; only a second
+signal during a run exits from elsewhere (`adws.interrupts`, at once).
 
 Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, 3 blocked
 (or waiting for approval), 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. After a run, every input the run

@@ -217,6 +217,8 @@ def select_agent(
 
     A choice that makes no agent is a usage error (exit 2).
     """
+    if agent is None and model is None and output is None:
+        return workflow  # nothing to swap: `adws run` imports no agent backend for it
     from adws.agents.swap import AgentChoiceError  # noqa: PLC0415 - see the note on imports
     from adws.agents.swap import select_agent as select  # noqa: PLC0415 - as above
 

@@ -3,9 +3,10 @@
 `validator` parses the report block (`STATUS`, `*_JSON`) and checks it
 against an `OutputContract`; `_strict` reads JSON that refuses duplicate
 keys and non-finite numbers; `_structure` builds schema instances field by
-field; `_schemas` knows attrs, dataclass, TypedDict and pydantic schemas;
-`template` fills `{placeholders}` and `keys` names typed values. Pure: no
-clock, no files, no processes. `from adws.contract import OutputContract`
+field; `_schemas` knows attrs, dataclass, TypedDict and pydantic schemas,
+and `_describe` tells an agent what a schema asks for; `template` fills
+`{placeholders}` and `keys` names typed values. Pure: no clock, no files, no
+processes. `from adws.contract import OutputContract`
 and the other names below are loaded on first use.
 """
 

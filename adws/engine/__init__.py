@@ -6,6 +6,7 @@
 `events` for observers; `combinators` (`with_verification`, `sequence`) and
 `concurrency` (`parallel`, `fan_out`, on `_scheduler`) build steps from
 steps; `usage` and `metering` count what agent calls spend. Pure but for
-the clock: nothing here knows agents, shells, the journal or the CLI.
+the clock and stopping a cancelled branch's processes (both through
+`adws.io_ops`): nothing here knows agents, shells, the journal or the CLI.
 Users import the public names from `adws`.
 """

@@ -15,27 +15,35 @@ the package stays pure and tests can swap these functions for fakes:
   terminal).
 
 `from adws import io_ops` and `io_ops.run_process(...)` keep working as they
-did when this was one module.
+did when this was one module. The names load on first use, so printing a line
+(`adws --help`) does not import the process machinery.
 """
 
-from adws.io_ops.clock import monotonic, sleep, utc_now, wall_clock
-from adws.io_ops.groups import (
-    CANCEL,
-    GRACE_SECONDS,
-    GROUPS,
-    HANDLED_SIGNALS,
-    TAG,
-    group_alive,
-    handling_signals,
-    kill_all_groups,
-    kill_group,
-    kill_groups_of,
-    process_alive,
-    stop_group,
-)
-from adws.io_ops.marks import RUN_MARK, group_belongs_to
-from adws.io_ops.process import ProcessOutcome, run_process
-from adws.io_ops.streams import DRAIN_SECONDS, tail
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from adws._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from adws.io_ops.clock import monotonic, sleep, utc_now, wall_clock
+    from adws.io_ops.groups import (
+        CANCEL,
+        GRACE_SECONDS,
+        GROUPS,
+        HANDLED_SIGNALS,
+        TAG,
+        group_alive,
+        handling_signals,
+        kill_all_groups,
+        kill_group,
+        kill_groups_of,
+        process_alive,
+        stop_group,
+    )
+    from adws.io_ops.marks import RUN_MARK, group_belongs_to
+    from adws.io_ops.process import ProcessOutcome, run_process
+    from adws.io_ops.streams import DRAIN_SECONDS, tail
 
 __all__ = [
     "CANCEL",
@@ -61,3 +69,30 @@ __all__ = [
     "utc_now",
     "wall_clock",
 ]
+
+_HOMES = {
+    "CANCEL": "adws.io_ops.groups",
+    "DRAIN_SECONDS": "adws.io_ops.streams",
+    "GRACE_SECONDS": "adws.io_ops.groups",
+    "GROUPS": "adws.io_ops.groups",
+    "HANDLED_SIGNALS": "adws.io_ops.groups",
+    "ProcessOutcome": "adws.io_ops.process",
+    "RUN_MARK": "adws.io_ops.marks",
+    "TAG": "adws.io_ops.groups",
+    "group_alive": "adws.io_ops.groups",
+    "group_belongs_to": "adws.io_ops.marks",
+    "handling_signals": "adws.io_ops.groups",
+    "kill_all_groups": "adws.io_ops.groups",
+    "kill_group": "adws.io_ops.groups",
+    "kill_groups_of": "adws.io_ops.groups",
+    "monotonic": "adws.io_ops.clock",
+    "process_alive": "adws.io_ops.groups",
+    "run_process": "adws.io_ops.process",
+    "sleep": "adws.io_ops.clock",
+    "stop_group": "adws.io_ops.groups",
+    "tail": "adws.io_ops.streams",
+    "utc_now": "adws.io_ops.clock",
+    "wall_clock": "adws.io_ops.clock",
+}
+
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

@@ -56,7 +56,7 @@ from typing import Any, Final
 
 import attrs
 
-from adws.journal._homes import first_home
+from adws.journal._homes import first_home, first_homes_in
 
 __all__ = ["Describer", "digest", "is_library"]
 
@@ -324,7 +324,9 @@ class Describer:
         ]
         model_fields = vars(cls).get("model_fields")  # a pydantic model's, with defaults
         if isinstance(model_fields, Mapping):
-            described.extend(f"{name}: {info!r}" for name, info in model_fields.items())
+            described.extend(
+                first_homes_in(f"{name}: {info!r}") for name, info in model_fields.items()
+            )
         if typing.is_typeddict(cls):
             described.append(self.value(cls.__required_keys__))  # type: ignore[attr-defined] # a TypedDict has them
         return described
@@ -338,7 +340,7 @@ class Describer:
             nested = [self.cls(found) for found in named if isinstance(found, type)]
             return annotation + repr(nested)
         nested = [self.cls(found) for found in _classes_in(annotation)]
-        return repr(annotation) + repr(nested)
+        return first_homes_in(repr(annotation)) + repr(nested)
 
     # -- values ------------------------------------------------------------------
 

@@ -10,9 +10,10 @@ module's first home, and read back through either.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
-__all__ = ["FIRST_HOMES", "first_home", "home_now"]
+__all__ = ["FIRST_HOMES", "first_home", "first_homes_in", "home_now"]
 
 FIRST_HOMES: Final[dict[str, str]] = {
     "adws.engine.step": "adws.step",
@@ -56,6 +57,9 @@ FIRST_HOMES: Final[dict[str, str]] = {
 
 _NOW: Final = {first: now for now, first in FIRST_HOMES.items() if first != "adws.shell"}
 _NOW["adws.shell"] = "adws.shell.step"
+_MOVED: Final = re.compile(
+    "|".join(re.escape(now) for now in sorted(FIRST_HOMES, key=len, reverse=True)) + r"(?!\w)"
+)
 
 
 def first_home(module: str) -> str:
@@ -74,3 +78,12 @@ def home_now(module: str) -> str:
     ('adws.engine.errors', 'adws.engine.errors', 'adws.shell.step')
     """
     return _NOW.get(module, module)
+
+
+def first_homes_in(text: str) -> str:
+    """Write every moved module a text names (a type's repr) under its first home.
+
+    >>> first_homes_in("tuple[adws.engine.errors.PipelineError, ...]")
+    'tuple[adws.errors.PipelineError, ...]'
+    """
+    return _MOVED.sub(lambda match: FIRST_HOMES[match.group()], text)

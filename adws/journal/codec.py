@@ -101,13 +101,17 @@ def _plain(value: object) -> object:
 def _find_class(path: str) -> type | None:
     """Find a schema class in an already loaded module; never import one.
 
-    adws's own classes are stored under their first home (see `adws.journal._homes`).
+    adws's own classes are stored under their first home (see `adws.journal._homes`):
+    the class is looked for where that module lives now, then under the name itself.
     """
     module_name, _, qualname = path.partition(":")
-    found: object = sys.modules.get(home_now(module_name))
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-    return found if isinstance(found, type) and schema_kind(found) is not None else None
+    for name in dict.fromkeys((home_now(module_name), module_name)):
+        found: object = sys.modules.get(name)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if isinstance(found, type) and schema_kind(found) is not None:
+            return found
+    return None
 
 
 def _rebuild(cls: type, data: object) -> object:

@@ -36,7 +36,7 @@ def ran_values(plan: Plan | None, argv: tuple[str, ...]) -> dict[str, object]:
     if plan.script is None:
         return {"argv": list(argv)}
     placeholders = plan.script.placeholders
-    start = plan.script_at + 2  # the values follow the script's $0 (see `_argv`)
+    start = plan.script_at + 2  # the values follow the script's $0 (see `_plan.fill_argv`)
     values = argv[start : start + len(placeholders)]
     return {"values": {p.text: value for p, value in zip(placeholders, values, strict=True)}}
 

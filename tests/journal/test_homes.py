@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 
-from adws import WorkflowContext
+from adws import PipelineError, WorkflowContext
 from adws.engine.usage import Usage
+from adws.journal._canonical import Describer
 from adws.journal._homes import FIRST_HOMES, first_home, home_now
 from adws.journal.codec import decode_context, encode_context
+from adws.testing import Reply
 
 
 def test_every_module_the_table_names_exists_now() -> None:
     assert [name for name in FIRST_HOMES if importlib.util.find_spec(name) is None] == []
 
 
-def test_no_first_home_is_a_module_of_today_but_the_two_packages_that_kept_their_names() -> None:
-    """`adws.contract` and `adws.shell` are packages now; every other old home is gone."""
+def test_no_first_home_is_a_module_of_today_but_three_that_kept_their_names() -> None:
+    """`adws.contract` and `adws.shell` are packages now, `model_api` kept `FakeModelAPI`."""
     still = {home for home in FIRST_HOMES.values() if importlib.util.find_spec(home) is not None}
     assert still == {"adws.contract", "adws.shell", "adws.testing.model_api"}
 
@@ -44,3 +47,20 @@ def test_a_row_written_under_the_new_home_is_read_too() -> None:
         {"inputs": {"u": {"__adws_attrs__": "adws.engine.usage:Usage", "value": {"cost_usd": 1.0}}}}
     )
     assert decode_context(row).inputs["u"] == Usage(cost_usd=1.0)
+
+
+def test_a_field_typed_with_an_adws_class_is_described_under_its_first_home() -> None:
+    """A journal from before the move fingerprinted `<class 'adws.usage.Usage'>`."""
+    owner = dataclasses.make_dataclass("Spent", [("usage", Usage)])
+    described = Describer()
+    assert described.annotation(Usage, owner) == "<class 'adws.usage.Usage'>['adws.usage:Usage']"
+    assert described.annotation(tuple[PipelineError], owner).startswith(
+        "tuple[adws.errors.PipelineError]"
+    )
+
+
+def test_a_stored_class_is_looked_for_where_its_module_lives_now_then_under_the_name() -> None:
+    moved = '{"inputs": {"r": {"__adws_attrs__": "adws.testing.model_api:Reply", "value": {"kind": "drop"}}}}'
+    assert decode_context(moved).inputs["r"] == Reply.drop()
+    not_a_schema = '{"inputs": {"f": {"__adws_attrs__": "adws.testing.model_api:FakeModelAPI", "value": {"a": 1}}}}'
+    assert dict(decode_context(not_a_schema).inputs["f"]) == {"a": 1}
