@@ -170,11 +170,11 @@ class FrozenMap(Mapping[str, Any]):
         if not other._size:
             return self
         pairs = other._pairs()
-        store, size = self._store, self._size
-        for key, _ in pairs:  # `_clashes`, inline: every step's promotion comes here
-            entry = store.get(key)
-            if entry is not None and entry[0] < size:
-                return self._clashes(pairs)
+        # Promotion mostly adds new keys: one check in C, the exact one only on a shared key.
+        if not self._store.keys().isdisjoint(other._store):
+            clashes = self._clashes(pairs)
+            if clashes:
+                return clashes
         return self._append(pairs)
 
     def _clashes(self, pairs: list[tuple[str, Any]]) -> list[str]:

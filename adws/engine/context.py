@@ -84,13 +84,8 @@ class WorkflowContext:
         """
         if Key in map(type, mapping):  # every step merges: the check stays in C
             mapping = {key_name(key): value for key, value in mapping.items()}
-        # `_trusted`, inline: every step merges its outputs.
-        ctx = _new(WorkflowContext)
-        _set_inputs(ctx, self.inputs)
-        _set_outputs(ctx, self.outputs.extend(mapping))  # type: ignore[arg-type] # names only, converted above
-        _set_feedback(ctx, self.feedback)
-        _set_failure(ctx, self.failure)
-        return ctx
+        outputs = self.outputs.extend(mapping)  # type: ignore[arg-type] # names only, converted above
+        return WorkflowContext._trusted(self.inputs, outputs, self.feedback, self.failure)
 
     def add_feedback(self, message: str) -> WorkflowContext:
         """Return a context with one more feedback line for the current step."""
@@ -138,7 +133,7 @@ def promote(
         else:
             message = f"outputs {names} would overwrite existing inputs"
         return PipelineError("", ErrorType.CONTEXT_COLLISION, message, {"keys": clashes})
-    # `_trusted`, inline: this is the executor's per-step path.
+    # `_trusted`'s body, inline: this runs once for every step of every run.
     ctx = _new(WorkflowContext)
     _set_inputs(ctx, merged)
     _set_outputs(ctx, EMPTY)

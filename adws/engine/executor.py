@@ -168,16 +168,14 @@ def _stopped(  # noqa: PLR0913, PLR0917 - private; the step's place in the loop
     emit: Emitter,
     meters: list[Meter],
 ) -> PipelineError:
-    """Record a step a Ctrl-C stopped; the loop goes on with cleanup only (rule 6)."""
-    error = _interrupted(step, exc)
+    """Record a step a Ctrl-C stopped; the loop goes on with cleanup only (rule 6).
+
+    The CLI says which signal it was (`interrupted by SIGTERM`).
+    """
+    error = PipelineError(step.name, ErrorType.INTERRUPTED, str(exc) or _INTERRUPTED_MESSAGE)
     usage = meters[-1].report() if meters else None  # what the stopped attempt spent
     emit(AttemptFailed(emit.run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0, usage))
     return error
-
-
-def _interrupted(step: Step, exc: KeyboardInterrupt) -> PipelineError:
-    """Describe the interruption; the CLI says which signal it was (`interrupted by SIGTERM`)."""
-    return PipelineError(step.name, ErrorType.INTERRUPTED, str(exc) or _INTERRUPTED_MESSAGE)
 
 
 def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parallel's keywords

@@ -44,7 +44,6 @@ FIRST_HOMES: Final[dict[str, str]] = {
     "adws.shell._argv": "adws._argv",
     "adws.shell._script": "adws._shell_script",
     "adws.shell._outcome": "adws._shell_outcome",
-    "adws.shell._plan": "adws.shell",
     "adws.agents.step": "adws.agent_steps",
     "adws.agents.swap": "adws.agent_swap",
     "adws.agents._failures": "adws._agent_failures",
@@ -55,8 +54,7 @@ FIRST_HOMES: Final[dict[str, str]] = {
 }
 """Each moved module, by its home now, with the home it had first."""
 
-_NOW: Final = {first: now for now, first in FIRST_HOMES.items() if first != "adws.shell"}
-_NOW["adws.shell"] = "adws.shell.step"
+_NOW: Final = {first: now for now, first in FIRST_HOMES.items()}
 _MOVED: Final = re.compile(
     "|".join(re.escape(now) for now in sorted(FIRST_HOMES, key=len, reverse=True)) + r"(?!\w)"
 )
