@@ -110,6 +110,8 @@ def _resumed(
         batch_id,
         given,
         rerun_changed=args.rerun_changed,
+        keep_changed=args.keep_changed,
+        accept_drift=args.accept_drift,
         force=args.force,
     )
     if isinstance(runs, str):
@@ -132,8 +134,8 @@ def _started(
     if args.workflow is None or args.inputs_file is None:
         msg = "batch needs WORKFLOW and INPUTS.jsonl (or --resume BATCH)"
         raise UsageError(msg)
-    if args.rerun_changed or args.force:
-        msg = "--rerun-changed and --force go with --resume BATCH"
+    if args.rerun_changed or args.force or args.keep_changed or args.accept_drift:
+        msg = "--rerun-changed, --force, --keep-changed and --accept-drift go with --resume BATCH"
         raise UsageError(msg)
     workflow = load_workflow(args)
     options = given_options(args)
@@ -281,7 +283,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
         concurrency=concurrency,
         on_progress=progress,
         pool=connection.pool,
-        resuming=Resuming(rerun_changed=args.rerun_changed, force=args.force),
+        resuming=Resuming(
+            rerun_changed=args.rerun_changed,
+            keep_changed=args.keep_changed,
+            accept_drift=args.accept_drift,
+            force=args.force,
+        ),
     )
     if args.json:
         out_json(report.to_dict())

@@ -9,13 +9,14 @@ steps left, the `rerun_on_resume` steps that run again first, the branch
 outputs a parallel step keeps, what the run spent in earlier sessions, the
 base commit of each of its worktrees and the decisions people made at its
 approval steps. Claiming the run is the caller's next step
-(`Journal.claim`).
+(`Journal.claim`, with `RunRecord.seen` and, for `--keep-changed`, the
+`baseline` that makes today's fingerprints the recorded ones).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
@@ -33,9 +34,10 @@ if TYPE_CHECKING:
 
     from adws.engine.step import Workflow
     from adws.journal.records import AttemptRecord, RunRecord
+    from adws.journal.store import Guarded
     from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
 
-__all__ = ["ResumeStart", "prepare_resume", "resume_plan"]
+__all__ = ["ResumeStart", "baseline", "prepare_resume", "resume_plan"]
 
 
 @final
@@ -141,8 +143,9 @@ def _refuse_changed(plan: Sequence[StepPlan], run_id: str) -> str | None:
     noun = "step" if len(changed) == 1 else "steps"
     return (
         f"{noun} {names} of run {run_id} changed since it finished; pass "
-        "--rerun-changed to run again from the first of them, or --force to keep "
-        f"the outputs it made (see `adws resume {run_id} --plan`)"
+        "--keep-changed to keep the outputs it made (today's definition becomes the "
+        "recorded one), or --rerun-changed (adws resume, adws batch --resume) to run again "
+        f"from the first of them (see `adws resume {run_id} --plan`)"
     )
 
 
@@ -153,7 +156,8 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     *,
     from_step: str | None = None,
     rerun_changed: bool = False,
-    force: bool = False,
+    keep_changed: bool = False,
+    accept_drift: bool = False,
     extra: Mapping[str, object] | None = None,
     worktrees: Sequence[WorktreeRecord] = (),
     approvals: Sequence[ApprovalRecord] = (),
@@ -161,12 +165,13 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     """Check that `record` may be resumed as asked and say where it starts, or why it may not.
 
     Refused: a finished step whose definition changed (unless
-    `rerun_changed`, which runs again from it, or `force`, which keeps its
-    outputs); an `extra` input that a finished step wrote (a validated
+    `rerun_changed`, which runs again from it, or `keep_changed`, which
+    keeps its outputs: claim with `baseline` to make today's definition the
+    recorded one); an `extra` input that a finished step wrote (a validated
     output is never replaced from the command line) or that a step about
     to run writes; a `from_step` the run has not reached; a run rejected
     at an approval step (final); a worktree the run kept that is missing
-    or whose content changed since it was journaled (unless `force`,
+    or whose content changed since it was journaled (unless `accept_drift`,
     which goes on with the tree as it is: see `adws.workspaces.drift`).
     `worktrees` and `approvals` are the run's journaled ones
     (`adws.journal.workspaces`).
@@ -179,11 +184,11 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
         return plan
     if record.error is not None and record.error.error_type == ErrorType.REJECTED:
         return f"run {record.run_id} was rejected at {record.failed_step!r}: {record.error.message}"
-    refused = None if force or rerun_changed else _refuse_changed(plan, record.run_id)
+    refused = None if keep_changed or rerun_changed else _refuse_changed(plan, record.run_id)
     extra = dict(extra or {})
     if refused is None and extra:
         refused = _refuse_inputs(extra, _written_by(workflow, plan, attempts), record.run_id)
-    if refused is None and not force:
+    if refused is None and not accept_drift:
         refused = _refuse_drift(worktrees, record.run_id)
     if refused is not None:
         return refused
@@ -208,6 +213,27 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     )
 
 
+_BASELINE: Final = (
+    "UPDATE attempts SET fingerprint = ? WHERE run_id = ? AND step = ? AND status = 'succeeded'"
+)
+
+
+def baseline(run_id: str, start: ResumeStart) -> list[Guarded]:
+    """Make today's definitions of the changed finished steps the recorded ones (`--keep-changed`).
+
+    Recorded in the resume's claim, so a later approve, reject or resume is
+    not refused again for the change the person already accepted.
+    """
+    return [
+        (
+            (_BASELINE, (start.steps.get(item.step), run_id, item.step)),
+            None,
+        )
+        for item in start.plan
+        if item.action == "changed"
+    ]
+
+
 def _refuse_drift(worktrees: Sequence[WorktreeRecord], run_id: str) -> str | None:
     """Refuse a run whose kept worktree is gone or changed, naming what changed."""
     from adws.workspaces.drift import drifted  # noqa: PLC0415 - git only for runs with worktrees
@@ -217,6 +243,6 @@ def _refuse_drift(worktrees: Sequence[WorktreeRecord], run_id: str) -> str | Non
         return None
     listed = "; ".join(problems)
     return (
-        f"run {run_id} cannot be resumed as it was left: {listed}; pass --force to go on"
+        f"run {run_id} cannot be resumed as it was left: {listed}; pass --accept-drift to go on"
         " with the worktree as it is (a missing one starts again from its base)"
     )

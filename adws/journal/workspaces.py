@@ -35,6 +35,7 @@ __all__ = [
     "approvals_of",
     "asked_statement",
     "decide",
+    "decided_statement",
     "decisions_for",
     "stored",
     "worktrees_of",
@@ -188,22 +189,37 @@ def asked_statement(run_id: str, step: str, message: str, timeout: object) -> St
     return (_ASK, (*asked, run_id, step))
 
 
+_DECIDE: Final = (
+    "UPDATE approvals SET verdict = ?, decided_by = ?, decided = ?, note = ? WHERE id ="
+    " (SELECT MAX(id) FROM approvals WHERE run_id = ? AND step = ? AND verdict IS NULL)"
+)
+
+
+def decided_statement(run_id: str, step: str, decision: Decision) -> Statement:
+    """Record a person's decision on the open question of `step`; it changes no row if none is.
+
+    `adws approve` and `reject` record it in the run's claim (`Journal.claim`),
+    stamped with the time of the claim, so a question answered meanwhile is
+    never answered twice.
+    """
+    return (
+        _DECIDE,
+        (
+            decision.verdict,
+            stored(decision.by),
+            decision.at,
+            stored(decision.note),
+            run_id,
+            step,
+        ),
+    )
+
+
 def decide(journal: Journal, run_id: str, step: str, decision: Decision) -> None:
     """Record a person's decision on the open question of `step` (asking it, if none is open)."""
     with journal.transaction() as db:
         db.execute(*asked_statement(run_id, step, "", None))
-        db.execute(
-            "UPDATE approvals SET verdict = ?, decided_by = ?, decided = ?, note = ? WHERE id ="
-            " (SELECT MAX(id) FROM approvals WHERE run_id = ? AND step = ? AND verdict IS NULL)",
-            (
-                decision.verdict,
-                stored(decision.by),
-                decision.at,
-                stored(decision.note),
-                run_id,
-                step,
-            ),
-        )
+        db.execute(*decided_statement(run_id, step, decision))
 
 
 def decisions_for(

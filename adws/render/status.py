@@ -60,7 +60,7 @@ def plan_text(record: RunRecord, plan: Sequence[StepPlan]) -> str:
     if changed:
         lines.append(
             "changed finished steps are refused; --rerun-changed runs again from the first, "
-            "--force keeps their outputs"
+            "--keep-changed keeps their outputs"
         )
     elif first is None:
         lines.append("every step is done; nothing to resume")
