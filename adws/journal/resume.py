@@ -183,8 +183,8 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     extra = dict(extra or {})
     if refused is None and extra:
         refused = _refuse_inputs(extra, _written_by(workflow, plan, attempts), record.run_id)
-    if refused is None and not force:
-        refused = _refuse_drift(worktrees, record.run_id)
+    if refused is None:
+        refused = _refuse_drift(worktrees, record, attempts, accept=force)
     if refused is not None:
         return refused
     names = [step.name for step in workflow.steps]
@@ -208,15 +208,33 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     )
 
 
-def _refuse_drift(worktrees: Sequence[WorktreeRecord], run_id: str) -> str | None:
-    """Refuse a run whose kept worktree is gone or changed, naming what changed."""
-    from adws.workspaces.drift import drifted  # noqa: PLC0415 - git only for runs with worktrees
+def _refuse_drift(
+    worktrees: Sequence[WorktreeRecord],
+    record: RunRecord,
+    attempts: Sequence[AttemptRecord],
+    *,
+    accept: bool,
+) -> str | None:
+    """Reset what an attempt in flight left; refuse a kept worktree gone or changed after.
 
-    problems = drifted(worktrees, run_id) if worktrees else []
+    A run that stopped without recording its end (its process gone, or
+    interrupted) had an attempt in flight: its worktree goes back to the
+    tree the journal recorded last, and stderr says so (see
+    `adws.workspaces.drift.reset_in_flight`). `accept` goes on with drift.
+    """
+    if not worktrees:
+        return None
+    from adws.io_ops.terminal import err  # noqa: PLC0415 - only for runs with worktrees
+    from adws.workspaces.drift import drifted, reset_in_flight  # noqa: PLC0415 - as above
+
+    if record.status == "interrupted" or record.stale:
+        for line in reset_in_flight(worktrees, attempts, record.run_id):
+            err(line)
+    problems = [] if accept else drifted(worktrees, record.run_id)
     if not problems:
         return None
     listed = "; ".join(problems)
     return (
-        f"run {run_id} cannot be resumed as it was left: {listed}; pass --force to go on"
-        " with the worktree as it is (a missing one starts again from its base)"
+        f"run {record.run_id} cannot be resumed as it was left: {listed}; pass --accept-drift"
+        " to go on with the worktree as it is (a missing one starts again from its base)"
     )

@@ -288,10 +288,12 @@ def test_an_edited_kept_worktree_refuses_a_resume_naming_the_file_unless_forced(
     capsys.readouterr()
     assert adws("resume", run_id) == 2
     err = capsys.readouterr().err
-    assert (
-        f"worktree impl ({folder.resolve()}) changed since the run last left it: half.txt; pass"
-        " --force to go on"
-    ) in err
+    assert err == (
+        f"adws: error: run {run_id} cannot be resumed as it was left: worktree impl"
+        f" ({folder.resolve()}) changed since run {run_id} last recorded it: half.txt; pass"
+        " --accept-drift to go on with the worktree as it is (a missing one starts again from"
+        " its base)\n"
+    )
     assert adws("resume", run_id, "--force") == 3
     commit = git(project / "repo", "rev-parse", f"adws/{run_id}/impl")
     assert git(project / "repo", "show", f"{commit}:half.txt") == "half"  # rewritten by the step

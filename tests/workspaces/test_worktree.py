@@ -236,7 +236,7 @@ def test_a_step_that_raises_is_hashed_too_and_fails_as_step_exception(
     assert [state for _, state, _ in recorded(events)] == ["created", "present"]
 
 
-def test_a_worktree_the_step_broke_keeps_its_last_hash(
+def test_a_worktree_whose_git_file_the_step_removed_is_still_hashed_through_its_git_directory(
     repo: Path, tmp_path: Path, events: Events
 ) -> None:
     def unlink_git(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
@@ -244,7 +244,7 @@ def test_a_worktree_the_step_broke_keeps_its_last_hash(
         return IOFailure(PipelineError("", "ShellFailed", "gave up"))
 
     failure(run(worktree(Step("impl", unlink_git)), repo, tmp_path, events))
-    assert [state for _, state, _ in recorded(events)] == ["created"]
+    assert [state for _, state, _ in recorded(events)] == ["created", "present"]
 
 
 def test_a_step_that_removed_its_own_worktree_fails_on_commit_and_is_cleaned_up(
@@ -415,16 +415,12 @@ def test_missing_inputs_fail_before_git_runs(repo: Path, tmp_path: Path) -> None
 
 
 def test_a_commit_git_refuses_keeps_the_worktree(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, tmp_path: Path, fake_git: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    git(repo, "config", "--unset", "user.name")
-    git(repo, "config", "--unset", "user.email")
-    git(repo, "config", "user.useConfigOnly", "true")
+    monkeypatch.setenv("FAIL_ON", "commit")
     error = failure(run(worktree(writes("impl", {"a.txt": "a\n"})), repo, tmp_path))
     assert error.error_type == "WorkspaceFailed"
-    assert "Please tell me who you are" in error.message
+    assert "fake git: refused" in error.message
     assert error.context["worktree"] == str((tmp_path / "wt" / RUN / "impl").resolve())
 
 
