@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from adws.engine.errors import ErrorType
 from adws.workspaces._git import (
     GitError,
     admin_dir,
@@ -36,6 +37,8 @@ from adws.workspaces._git import (
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from adws.engine.errors import PipelineError
 
 __all__ = ["Attempted", "KeptWorktree", "drifted", "reset_in_flight"]
 
@@ -82,6 +85,10 @@ class Attempted(Protocol):
     @property
     def step(self) -> str:
         """The step or branch path the row is recorded under."""
+
+    @property
+    def error(self) -> PipelineError | None:
+        """How the attempt failed (an `Interrupted` one was stopped in flight)."""
 
 
 _NAMED = 20
@@ -156,10 +163,18 @@ def drifted(records: Sequence[KeptWorktree], run_id: str) -> list[str]:
 
 
 def _in_flight(record: KeptWorktree, attempts: Sequence[Attempted]) -> bool:
-    """Tell whether the worktree's step recorded no attempt since the worktree was recorded."""
+    """Tell whether the worktree's step recorded no end since the worktree was recorded.
+
+    A row that says the attempt was interrupted (Ctrl-C, SIGTERM) is no
+    end: the attempt was stopped in flight.
+    """
     if record.state != "present" or not record.tree or record.attempts is None:
         return False
-    return all(row.step != record.step for row in attempts[record.attempts :])
+    return all(
+        row.step != record.step
+        or (row.error is not None and row.error.error_type == ErrorType.INTERRUPTED)
+        for row in attempts[record.attempts :]
+    )
 
 
 def _remove_empty(folder: Path, top: Path) -> None:
@@ -207,8 +222,9 @@ def reset_in_flight(
 
     Call it only for a run that stopped without recording its end (its
     process gone, or interrupted). A worktree is in flight when its step
-    recorded no attempt row after the worktree's latest record (`attempts`
-    are the run's rows in the order recorded). Returns one line per
+    recorded no attempt row after the worktree's latest record, or only
+    one that says it was interrupted (`attempts` are the run's rows in the
+    order recorded). Returns one line per
     worktree reset, naming the run, the worktree and how many files were
     reset; a worktree that cannot be checked or reset is left as it is,
     for `drifted` to name.

@@ -87,8 +87,10 @@ def test_a_missing_or_broken_worktree_is_drift(repo: Path, tmp_path: Path) -> No
     dotgit = (folder / ".git").read_text()
     (folder / ".git").unlink()
     assert drifted([record], "r1") == [
-        f"worktree impl ({folder}): its .git points at nothing, not at {record.gitdir}, where"
-        " git made it"
+        (
+            f"worktree impl ({folder}): its .git points at nothing, not at {record.gitdir}, where"
+            " git made it"
+        )
     ]
     (folder / ".git").write_text(dotgit)
     shutil.rmtree(Path(record.gitdir))
@@ -107,13 +109,17 @@ def test_a_worktree_journaled_before_adws_kept_its_git_directory_is_checked_agai
     elsewhere = tmp_path / "elsewhere"
     (Path(record.path) / ".git").write_text(f"gitdir: {elsewhere}\n")
     assert drifted([older], "r1") == [
-        f"worktree impl ({record.path}): its .git points at {elsewhere}, not at"
-        f" {record.gitdir}, where git made it"
+        (
+            f"worktree impl ({record.path}): its .git points at {elsewhere}, not at"
+            f" {record.gitdir}, where git made it"
+        )
     ]
     shutil.rmtree(Path(record.gitdir))
     assert drifted([older], "r1") == [
-        f"worktree impl ({record.path}) is no longer a git worktree: its repository {repo}"
-        " keeps no record of it"
+        (
+            f"worktree impl ({record.path}) is no longer a git worktree: its repository {repo}"
+            " keeps no record of it"
+        )
     ]
 
 
