@@ -199,7 +199,7 @@ class Session:
         try:
             tree = tree_hash(place.path, gitdir=place.gitdir)
         except GitError:
-            return  # a resume sees the content differ from the last hash: refused (unless --force)
+            return  # a resume sees the content differ from the last hash: drift
         self._record(scope, place, tree)
 
     def _record(

@@ -17,7 +17,7 @@ from adws.journal.resume import prepare_resume
 from adws.journal.workspaces import worktrees_of
 from adws.workspaces.drift import reset_in_flight
 from tests.conftest import start_adws
-from tests.workspaces.conftest import git, make_repo
+from tests.workspaces.conftest import git, make_repo, writes
 
 FLOWS = """
 from adws import RetryPolicy, Workflow, shell_step, worktree
@@ -178,9 +178,10 @@ def test_a_worktree_whose_step_ended_is_never_reset_only_refused_as_drift(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     journal = Journal(tmp_path / "runs.db")
-    first = worktree(Step("impl", half_done, reads=("worktree", "target_dir")), keep="always")
-    steps = (attrs.evolve(first, run=lambda ctx: first.run(ctx).lash(lambda _: IOSuccess(ctx))),)
-    steps = (*steps, Step("later", later, reads=("target_dir",)))
+    steps = (
+        worktree(writes("impl", {"half.txt": "half\n"}), keep="always"),
+        Step("later", later, reads=("target_dir",)),
+    )
     (repo / "stop").touch()
     journaled(repo, tmp_path, journal, *steps)  # impl succeeded; interrupted in later
     impl = (tmp_path / "wt" / "r1" / "impl").resolve()
@@ -225,6 +226,10 @@ def test_only_a_present_hashed_worktree_recorded_with_its_attempt_count_can_be_i
     assert len(reset_in_flight([record], [stopped], "r1")) == 1
     assert (folder / "README").read_text() == "hello\n"
     assert reset_in_flight([record], [], "r1") == []  # nothing left to reset
+    (folder / "new.txt").write_text("added only\n")
+    (line,) = reset_in_flight([record], [], "r1")
+    assert line.startswith("run r1: reset 1 file in worktree impl")
+    assert not (folder / "new.txt").exists()
 
 
 def test_a_worktree_that_cannot_be_reset_is_left_for_drift_to_name(

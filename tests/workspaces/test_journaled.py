@@ -281,3 +281,24 @@ def test_prune_deletes_a_runs_worktrees_and_approvals(tmp_path: Path, table: str
     journal.mark("r1", "failed")
     prune(journal, keep=0)
     assert journal.query(f"SELECT COUNT(*) FROM {table}") == [(0,)]  # noqa: S608 - a fixed name
+
+
+def test_a_journal_from_before_adws_kept_git_directories_reads_them_as_absent(
+    repo: Path, tmp_path: Path
+) -> None:
+    journal = Journal(tmp_path / "runs.db")
+    kept_run(repo, tmp_path, journal)
+    journal.close()
+    db = sqlite3.connect(tmp_path / "runs.db")
+    db.execute("UPDATE worktrees SET attempts = -1")
+    db.commit()
+    (forged,) = worktrees_of(Journal(tmp_path / "runs.db"), "r1")
+    assert (bool(forged.gitdir), forged.attempts) == (True, None)
+    db.execute("ALTER TABLE worktrees DROP COLUMN gitdir")
+    db.execute("ALTER TABLE worktrees DROP COLUMN attempts")
+    db.execute("DELETE FROM schema_version WHERE version = 11")
+    db.commit()
+    db.close()
+    (older,) = worktrees_of(Journal(tmp_path / "runs.db", readonly=True), "r1")
+    assert (older.gitdir, older.attempts, older.state) == ("", None, "present")
+    assert "attempts" not in older.to_dict()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -501,3 +503,23 @@ def test_impossible_arguments_are_refused_at_definition(
 def test_a_worktree_of_something_not_a_step_is_refused() -> None:
     with pytest.raises(TypeError, match="worktree: step must be a Step, got 'impl'"):
         worktree("impl")  # type: ignore[arg-type] # wrong on purpose
+
+
+def test_a_worktree_git_keeps_no_record_of_is_a_failure_naming_it(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The git directory is read from git's own record, never from the worktree's `.git`."""
+    real = shutil.which("git")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(
+        f'#!/bin/sh\ncase " $* " in *" worktree add "*) exit 0;; esac\nexec {real} "$@"\n'
+    )
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    error = failure(run(worktree(writes("impl", {"a.txt": "a\n"})), repo, tmp_path))
+    folder = (tmp_path / "wt" / RUN / "impl").resolve()
+    assert (error.error_type, error.message) == (
+        "WorkspaceFailed",
+        f"git made the worktree {folder} but keeps no record of it in {repo / '.git'}",
+    )
