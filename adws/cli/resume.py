@@ -222,6 +222,7 @@ def continue_run(
         _stop_children(record, force=args.force)  # what a crashed run may have left behind
     # The claim is the check: compare-and-set, so of several resumes or decisions one acts.
     start = _claim(args, journal, record, start, decided)
+    _reset(journal, record, start)
     if extra:
         journal.add_inputs(record.run_id, extra)  # a later resume needs them too
     if not args.quiet:
@@ -240,6 +241,18 @@ def continue_run(
         bases=start.bases,
         decisions=start.decisions,
     )
+
+
+def _reset(journal: Journal, record: RunRecord, start: ResumeStart) -> None:
+    """Reset what the attempt in flight when the run stopped left in its worktrees, and say so.
+
+    Only once the run is claimed: a resume its claim refused touches nothing.
+    """
+    if start.resets:
+        from adws.workspaces.drift import reset_in_flight  # noqa: PLC0415 - see the note on imports
+
+        for line in reset_in_flight(start.resets, journal.attempts(record.run_id), record.run_id):
+            err(line)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:

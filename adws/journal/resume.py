@@ -27,7 +27,7 @@ from adws.engine.usage import Usage
 from adws.flows import flow_of
 from adws.journal.fingerprint import step_fingerprints
 from adws.journal.plan import StepPlan, plan_resume, resume_point, stored_branches
-from adws.journal.workspaces import decisions_for
+from adws.journal.workspaces import WorktreeRecord, decisions_for  # attrs reads the annotation
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from adws.engine.step import Workflow
     from adws.journal.records import AttemptRecord, RunRecord
     from adws.journal.store import Guarded
-    from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
+    from adws.journal.workspaces import ApprovalRecord
 
 __all__ = ["ResumeStart", "baseline", "prepare_resume", "resume_plan"]
 
@@ -60,6 +60,11 @@ class ResumeStart:
     """Each worktree's recorded base commit, by label: a removed one starts again there."""
     decisions: Mapping[str, Decision] = attrs.field(factory=dict)
     """What people decided at the approval steps the run waits at, by step name."""
+    resets: tuple[WorktreeRecord, ...] = ()
+    """Worktrees the attempt in flight when the run stopped had changed: not drift, since that
+    attempt runs again. The caller resets them once the run is claimed
+    (`adws.workspaces.drift.reset_in_flight`), never before: a resume refused by
+    its claim must not touch a worktree another resume is working in."""
 
 
 def _first_open(plan: Sequence[StepPlan]) -> str | None:
@@ -188,8 +193,10 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     extra = dict(extra or {})
     if refused is None and extra:
         refused = _refuse_inputs(extra, _written_by(workflow, plan, attempts), record.run_id)
+    resets = _in_flight(worktrees, record, attempts)
     if refused is None and not accept_drift:
-        refused = _refuse_drift(worktrees, record.run_id)
+        kept = [tree for tree in worktrees if tree not in resets]
+        refused = _refuse_drift(kept, record.run_id)
     if refused is not None:
         return refused
     names = [step.name for step in workflow.steps]
@@ -210,6 +217,7 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
         record.usage,
         {tree.label: tree.base for tree in worktrees if tree.base},
         decisions_for(approvals, attempts),
+        resets,
     )
 
 
@@ -232,6 +240,21 @@ def baseline(run_id: str, start: ResumeStart) -> list[Guarded]:
         for item in start.plan
         if item.action == "changed"
     ]
+
+
+def _in_flight(
+    worktrees: Sequence[WorktreeRecord], record: RunRecord, attempts: Sequence[AttemptRecord]
+) -> tuple[WorktreeRecord, ...]:
+    """Name the worktrees an attempt in flight may have changed when the run stopped.
+
+    Only a run that stopped without recording its end (its process gone, or
+    interrupted) had an attempt in flight (see `adws.workspaces.drift.in_flight`).
+    """
+    if not worktrees or not (record.status == "interrupted" or record.stale):
+        return ()
+    from adws.workspaces.drift import in_flight  # noqa: PLC0415 - git only for runs with worktrees
+
+    return tuple(tree for tree in worktrees if in_flight(tree, attempts))
 
 
 def _refuse_drift(worktrees: Sequence[WorktreeRecord], run_id: str) -> str | None:

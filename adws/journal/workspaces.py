@@ -2,7 +2,8 @@
 
 A `worktree` step reports each change of its worktree (`WorktreeRecorded`):
 the row per run and label holds the repository, folder, branch, the base
-commit and the hash of the content the last attempt left (or `removed`).
+commit, the git directory git made for it and the hash of the content the
+last attempt left (or `removed`).
 A run that reaches an `approval_step` records the question (its message,
 when it was asked and its timeout); `adws approve`/`reject` record the
 decision on that row: who, when, and the note or reason.
@@ -87,10 +88,14 @@ class WorktreeRecord:
     state: str
     """`present`, `removed` (by adws itself) or `discarded` (a `best_of` loser, branch and all)."""
     recorded: str
+    gitdir: str = ""
+    """The git directory git made for it ("" in a run journaled before adws recorded it)."""
+    attempts: int | None = None
+    """How many of the run's attempt rows came before this record (None: not recorded)."""
 
     def to_dict(self) -> dict[str, str]:
-        """Return the record as `adws status --json` shows it."""
-        return attrs.asdict(self)
+        """Return the record as `adws status --json` shows it (the attempt count stays inside)."""
+        return attrs.asdict(self, filter=lambda field, _: field.name != "attempts")
 
 
 @final
@@ -132,16 +137,34 @@ class ApprovalRecord:
         }
 
 
+_WORKTREES: Final = (
+    "SELECT label, step, repo, path, branch, base, tree, state, recorded, gitdir, attempts"
+    " FROM worktrees WHERE run_id = ? ORDER BY rowid"
+)
+_BEFORE_11: Final = _WORKTREES.replace("gitdir, attempts", "'', NULL")
+
+
 def worktrees_of(journal: Journal, run_id: str) -> list[WorktreeRecord]:
     """List a run's worktrees as last journaled, in the order they were made."""
     if not journal.has_table("worktrees"):
         return []
-    rows = journal.query(
-        "SELECT label, step, repo, path, branch, base, tree, state, recorded FROM worktrees"
-        " WHERE run_id = ? ORDER BY rowid",
-        (run_id,),
-    )
-    return [WorktreeRecord(*(_text(value) for value in row)) for row in rows]
+    # A journal read without being migrated (schema 10) has neither: read as absent.
+    columns = journal.query("SELECT name FROM pragma_table_info('worktrees')")
+    rows = journal.query(_WORKTREES if ("gitdir",) in columns else _BEFORE_11, (run_id,))
+    return [_worktree(row) for row in rows]
+
+
+def _worktree(row: Sequence[object]) -> WorktreeRecord:
+    label, step, repo, path, branch, base, tree, state, recorded, gitdir = map(_text, row[:10])
+    texts = (label, step, repo, path, branch, base, tree, state, recorded)
+    return WorktreeRecord(*texts, gitdir=gitdir, attempts=_count(row[10]))
+
+
+def _count(value: object) -> int | None:
+    """Read a count column; anything but a whole number that is not negative is absent."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
 
 
 def _timeout(value: object) -> float | None:

@@ -288,10 +288,12 @@ def test_an_edited_kept_worktree_refuses_a_resume_naming_the_file_unless_forced(
     capsys.readouterr()
     assert adws("resume", run_id) == 2
     err = capsys.readouterr().err
-    assert (
-        f"worktree impl ({folder.resolve()}) changed since the run last left it: half.txt; pass"
-        " --accept-drift to go on"
-    ) in err
+    assert err == (
+        f"adws: error: run {run_id} cannot be resumed as it was left: worktree impl"
+        f" ({folder.resolve()}) changed since run {run_id} last recorded it: half.txt; pass"
+        " --accept-drift to go on with the worktree as it is (a missing one starts again from"
+        " its base)\n"
+    )
     assert adws("resume", run_id, "--accept-drift") == 3
     commit = git(project / "repo", "rev-parse", f"adws/{run_id}/impl")
     assert git(project / "repo", "show", f"{commit}:half.txt") == "half"  # rewritten by the step
@@ -391,8 +393,8 @@ def test_resume_plan_shows_the_drift_the_resume_refuses(
     drift = [line for line in capsys.readouterr().out.splitlines() if line.startswith("drift:")]
     assert drift == [
         (
-            f"drift: worktree impl ({folder.resolve()}) changed since the run last left it: "
-            "half.txt; a resume refuses it (--accept-drift goes on with it)"
+            f"drift: worktree impl ({folder.resolve()}) changed since run {run_id} last recorded "
+            "it: half.txt; a resume refuses it (--accept-drift goes on with it)"
         )
     ]
     (project / "gate").touch()
