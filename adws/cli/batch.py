@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Iterator
 
-    from adws.batch import BatchReport, RunResult
+    from adws.batch import BatchReport
     from adws.batch.pool import Pool
     from adws.batch.report import Progress
     from adws.engine.step import Workflow
@@ -44,19 +44,9 @@ under the concurrent-session limits agent APIs commonly set.
 """
 
 
-def _said(run: RunResult) -> str:
-    """Say how a run ended: its status and error, or where and for what it waits."""
-    error = run.error
-    if error is None:
-        return run.status
-    if run.status == "waiting":
-        from adws.render.words import waiting_for  # noqa: PLC0415 - see the note on imports
-
-        return waiting_for(error, where=True)
-    return f"{run.status}: {error}"
-
-
 def _summary(report: BatchReport) -> str:
+    from adws.render.words import ended  # noqa: PLC0415 - see the note on imports
+
     counts = report.counts()
     lines = [f"batch {report.batch_id} · {report.workflow} · {report.status}"]
     lines += [f"  {status:<12} {count}" for status, count in sorted(counts.items())]
@@ -69,7 +59,7 @@ def _summary(report: BatchReport) -> str:
     if trouble:
         lines.append("runs that did not succeed:")
         for run in trouble:
-            lines.append(f"  line {run.line}  run {run.run_id}  {_said(run)}")
+            lines.append(f"  line {run.line}  run {run.run_id}  {ended(run.status, run.error)}")
         more = " --batch-max-cost USD" if report.over_budget is not None else ""
         lines.append(f"resume them with: adws batch --resume {report.batch_id}{more}")
     return "\n".join(lines)

@@ -23,6 +23,7 @@ __all__ = [
     "RUN_WORDS",
     "STEP_WORDS",
     "UNKNOWN",
+    "ended",
     "row_word",
     "run_word",
     "skip_reason",
@@ -96,3 +97,20 @@ def waiting_for(error: PipelineError, *, where: bool = False) -> str:
     lines = error.message.strip().splitlines()
     at = f" at {error.step_name}" if where and error.step_name else ""
     return f"waiting for approval{at}: {lines[0] if lines else ''}"
+
+
+def ended(status: str, error: PipelineError | None) -> str:
+    """Say how a run ended, in one line: its status and error, or where and for what it waits.
+
+    >>> from adws import PipelineError
+    >>> ended("interrupted", None), ended("waiting", PipelineError("ok", "AwaitingApproval", "Go?"))
+    ('interrupted', 'waiting for approval at ok: Go?')
+    >>> ended("failed", PipelineError("b", "ShellFailed", "boom"))
+    'failed: b: ShellFailed: boom'
+    """
+    word = run_word(status)
+    if error is None:
+        return word
+    if waits(error):
+        return waiting_for(error, where=True)
+    return f"{word}: {error}"

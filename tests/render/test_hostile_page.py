@@ -417,7 +417,7 @@ class Balance(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.open: list[str] = []
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+    def handle_starttag(self, tag: str, _attrs: list[tuple[str, str | None]]) -> None:
         if tag in self.NESTING:
             self.open.append(tag)
 
@@ -447,10 +447,14 @@ def small_run(run_id: str) -> RunView:
 def test_a_page_cut_anywhere_stays_under_its_cap_with_every_element_closed() -> None:
     whole = run_page(small_run("r1"))
     batch = batch_page("b1", "w", [small_run("r1"), small_run("r2")])
-    for drawn in (
-        lambda cap: run_page(small_run("r1"), cap=cap),
-        lambda cap: batch_page("b1", "w", [small_run("r1"), small_run("r2")], cap=cap),
-    ):
+
+    def one(cap: int) -> str:
+        return run_page(small_run("r1"), cap=cap)
+
+    def both(cap: int) -> str:
+        return batch_page("b1", "w", [small_run("r1"), small_run("r2")], cap=cap)
+
+    for drawn in (one, both):
         # From a cap that holds no more than the document around the page (and the
         # reserve kept for closing it) to one that holds it all.
         for cap in range(19_000, 19_000 + len(batch.encode()), 11):
