@@ -45,6 +45,8 @@ under the concurrent-session limits agent APIs commonly set.
 
 
 def _summary(report: BatchReport) -> str:
+    from adws.render.words import ended  # noqa: PLC0415 - see the note on imports
+
     counts = report.counts()
     lines = [f"batch {report.batch_id} · {report.workflow} · {report.status}"]
     lines += [f"  {status:<12} {count}" for status, count in sorted(counts.items())]
@@ -57,8 +59,7 @@ def _summary(report: BatchReport) -> str:
     if trouble:
         lines.append("runs that did not succeed:")
         for run in trouble:
-            why = f": {run.error}" if run.error is not None else ""
-            lines.append(f"  line {run.line}  run {run.run_id}  {run.status}{why}")
+            lines.append(f"  line {run.line}  run {run.run_id}  {ended(run.status, run.error)}")
         more = " --batch-max-cost USD" if report.over_budget is not None else ""
         lines.append(f"resume them with: adws batch --resume {report.batch_id}{more}")
     return "\n".join(lines)

@@ -219,8 +219,8 @@ def test_runs_lists_runs_and_status_shows_json(
         "STARTED",
         "DURATION",
         "COST",
-        "FAILED",
-        "STEP",
+        "STOPPED",
+        "AT",
     ]
     assert table[1].split()[:3] == [good["run_id"], "pipeline", "succeeded"]
     assert table[2].split()[:3] == [failed["run_id"], "pipeline", "failed"]
