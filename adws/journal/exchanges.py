@@ -11,8 +11,8 @@ recorded size (`inflate`), and every column of a row is checked; what no
 adws could have written is named in the record's `problems`, never raised.
 With transcripts off (`--no-transcripts`, `ADWS_TRANSCRIPTS=0`) only the
 hashes and sizes are kept: enough to tell two prompts apart, nothing to
-read. Pruning a run removes its exchanges, then every text no exchange
-still names.
+read (an error's message keeps no output it quotes either). Pruning a run
+removes its exchanges, then every text no exchange still names.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import attrs
 
 from adws import io_ops
 from adws.engine.usage import Usage
+from adws.journal.codec import without_transcripts
 from adws.journal.records import (
     LATEST_CLOCK,
     UnreadableError,
@@ -118,6 +119,11 @@ def _text(
     return digest, len(data)
 
 
+def _said(message: str, *, keep: bool) -> str:
+    """Keep an error's message, or, with transcripts off, only what it did not quote."""
+    return message if keep else without_transcripts(message)
+
+
 def exchange_statements(event: AgentExchanged, *, transcripts: bool = True) -> list[Statement]:
     """Return what recording one agent exchange writes: its texts (when kept) and its row."""
     statements: list[Statement] = []
@@ -144,7 +150,7 @@ def exchange_statements(event: AgentExchanged, *, transcripts: bool = True) -> l
                 event.exit_code,
                 event.session_id,
                 None if error is None else error.error_type,
-                None if error is None else error.message,
+                None if error is None else _said(error.message, keep=transcripts),
                 usage.cost_usd,
                 usage.input_tokens,
                 usage.output_tokens,

@@ -224,10 +224,8 @@ def _finite_number(text: str) -> float:
     return number
 
 
-def _json_object_problem(text: object) -> str | None:
+def _json_object_problem(text: str) -> str | None:
     """Say why `text` is not a JSON object adws could have written (None: it is one)."""
-    if not isinstance(text, str):
-        return f"are not text: {shown(text)}"
     try:
         loaded = json.loads(text, parse_constant=_finite_number, parse_float=_finite_number)
         decode_outputs(text)  # nothing it holds may fail to decode either

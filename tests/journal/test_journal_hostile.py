@@ -155,7 +155,9 @@ def test_a_stored_text_that_is_not_what_adws_wrote_is_a_named_row(
     assert "answer: not kept (47 bytes" in captured.out
     lines = captured.err.splitlines()
     assert lines[0] == HEADER.format(".adws/runs.db")
-    assert lines[1].startswith(f"  exchanges row of run {run_id}, step classify, attempt 2: {problem}")
+    assert lines[1].startswith(
+        f"  exchanges row of run {run_id}, step classify, attempt 2: {problem}"
+    )
 
 
 def test_a_whole_text_is_read_back(project: Path, run_id: str) -> None:
@@ -186,10 +188,9 @@ def test_inflating_streams_cut_or_padded_gives_at_most_the_bound_or_the_named_er
 def _inflates_within(data: bytes, size: int) -> None:
     try:
         text = inflate(data, size)
-    except UnreadableError as exc:
-        assert str(exc)
-    else:
-        assert len(text.encode("utf-8", "surrogatepass")) <= min(max(size, 0), MOST_INFLATED)
+    except UnreadableError:
+        return  # the one error it may raise: the row is named as unreadable
+    assert len(text.encode("utf-8", "surrogatepass")) <= min(max(size, 0), MOST_INFLATED)
 
 
 def test_a_text_within_its_size_inflates_whole() -> None:
@@ -252,7 +253,11 @@ SPOILED_EXCHANGES: Final = [
     ("answer_size", "big", f"answer_size {SIZE}: 'big'"),
     ("stderr", b"5", "stderr is not a text's hash: b'5'"),
     ("exit_code", "zero", "exit_code is not a whole number from -2147483648 to 2147483648: 'zero'"),
-    ("exit_code", 2**40, f"exit_code is not a whole number from -2147483648 to 2147483648: {2**40}"),
+    (
+        "exit_code",
+        2**40,
+        f"exit_code is not a whole number from -2147483648 to 2147483648: {2**40}",
+    ),
     ("session_id", b"s", f"session_id {TEXT_COLUMN}: b's'"),
     ("error_type", b"t", f"error_type {TEXT_COLUMN}: b't'"),
     ("error", b"\x00", f"error {TEXT_COLUMN}: b'\\x00'"),
@@ -273,18 +278,19 @@ def test_a_spoiled_exchange_column_is_a_named_row_for_status_and_report(
 
 
 @pytest.mark.parametrize(
-    ("table", "column", "value", "row"),
+    ("where", "value", "row"),
     [
-        ("attempts", "step", b"classify", "step , attempt 2: step is not text: b'classify'"),
-        ("attempts", "status", b"done", "step classify, attempt 2: status is not text: b'done'"),
-        ("exchanges", "step", b"c", "step , attempt 2: step is not text: b'c'"),
-        ("exchanges", "attempt", "two", f"step classify, attempt 0: attempt {WHOLE}: 'two'"),
+        ("attempts.step", b"classify", "step , attempt 2: step is not text: b'classify'"),
+        ("attempts.status", b"done", "step classify, attempt 2: status is not text: b'done'"),
+        ("exchanges.step", b"c", "step , attempt 2: step is not text: b'c'"),
+        ("exchanges.attempt", "two", f"step classify, attempt 0: attempt {WHOLE}: 'two'"),
     ],
 )
 def test_a_row_that_no_longer_names_its_step_is_named_by_the_report(
-    project: Path, run_id: str, table: str, column: str, value: object, row: str
+    project: Path, run_id: str, where: str, value: object, row: str
 ) -> None:
     """`status --step classify` looks rows up by these columns; the report reads them all."""
+    table, column = where.split(".")
     spoil(project, f"UPDATE {table} SET {column} = ? WHERE {ATTEMPT_ROW}", value)  # noqa: S608 - names from the list above
     code, _, err = adws(project, "report", run_id, "-o", "page.html")
     assert (code, "Traceback" in err) == (1, False), err
@@ -399,7 +405,8 @@ def test_any_value_in_any_exchange_column_is_read_or_named(project: Path, run_id
             if not written:
                 return
             call = calls[1]
-            assert all(problem.startswith(column) for problem in call.problems), call.problems
+            text = column.removesuffix("_size")  # a size that changed makes its text unreadable
+            assert all(problem.startswith(text) for problem in call.problems), call.problems
             if isinstance(value, bytes) and column not in USAGE_COLUMNS:
                 assert call.problems
             assert [type(part) for part in (call.step, call.asked_by, call.recorded)] == [str] * 3
