@@ -405,8 +405,8 @@ def test_any_value_in_any_exchange_column_is_read_or_named(project: Path, run_id
             if not written:
                 return
             call = calls[1]
-            text = column.removesuffix("_size")  # a size that changed makes its text unreadable
-            assert all(problem.startswith(text) for problem in call.problems), call.problems
+            owner = column.removesuffix("_size")  # a size that changed makes its text unreadable
+            assert all(problem.startswith(owner) for problem in call.problems), call.problems
             if isinstance(value, bytes) and column not in USAGE_COLUMNS:
                 assert call.problems
             assert [type(part) for part in (call.step, call.asked_by, call.recorded)] == [str] * 3
