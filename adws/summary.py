@@ -6,7 +6,7 @@ from typing import Literal, TypeAlias, final
 
 import attrs
 
-from adws.engine.errors import PipelineError, json_safe
+from adws.engine.errors import ErrorType, PipelineError, json_safe
 from adws.engine.events import (
     AgentActivity,
     AgentExchanged,
@@ -28,7 +28,7 @@ from adws.engine.usage import Usage
 __all__ = ["RunSummary", "StepRecord", "StepStatus"]
 
 StepStatus: TypeAlias = Literal[
-    "not_run", "running", "succeeded", "failed", "skipped", "carried_over"
+    "not_run", "running", "succeeded", "failed", "skipped", "carried_over", "waiting"
 ]
 
 
@@ -110,8 +110,9 @@ class RunSummary:
                 record.attempts = event.attempt
                 record.seconds += event.seconds
                 record.spend(event.usage)
-                if not event.will_retry:
-                    record.status, record.error = "failed", event.error
+                if not event.will_retry:  # a pause for approval has not failed: it waits
+                    waits = event.error.error_type == ErrorType.AWAITING_APPROVAL
+                    record.status, record.error = "waiting" if waits else "failed", event.error
             case StepSucceeded():
                 record = self.steps[event.index]
                 record.status, record.attempts = "succeeded", event.attempts

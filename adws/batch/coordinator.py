@@ -51,7 +51,10 @@ class Resuming:
     """How a run whose worker died is resumed: the flags `batch --resume` was given."""
 
     rerun_changed: bool = False
+    keep_changed: bool = False
+    accept_drift: bool = False
     force: bool = False
+    """Take a run another process seems to hold (the other flags are `resume_run`'s)."""
 
 
 @final
@@ -107,7 +110,10 @@ class _Coordinator:
     def feed(self) -> None:
         while self.idle and self.waiting and not self.stop.signals and not self.over_budget:
             waiting = self.waiting.popleft()
-            refused = self.ledger.claim(waiting.run_id, force=self.resuming.force)
+            read = (None, ()) if isinstance(waiting, Task) else (waiting.seen, waiting.then)
+            refused = self.ledger.claim(
+                waiting.run_id, force=self.resuming.force, seen=read[0], then=read[1]
+            )
             if refused is not None:
                 self.skipped.append(refused)
                 continue
@@ -165,7 +171,14 @@ class _Coordinator:
         start = (
             record  # pruned from under the batch: nothing to resume
             if isinstance(record, str)
-            else resume_run(self.journal, self.workflow, record, **attrs.asdict(self.resuming))
+            else resume_run(
+                self.journal,
+                self.workflow,
+                record,
+                rerun_changed=self.resuming.rerun_changed,
+                keep_changed=self.resuming.keep_changed,
+                accept_drift=self.resuming.accept_drift,
+            )
         )
         if isinstance(start, str):  # a finished step changed meanwhile, say
             error = PipelineError("", ErrorType.WORKER_LOST, f"its worker died ({how}); {start}")

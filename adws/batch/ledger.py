@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from adws.engine.errors import PipelineError
+    from adws.journal.holders import Seen
     from adws.journal.schema import Statement
     from adws.journal.store import Journal
 
@@ -64,12 +65,22 @@ class Ledger:
             return False
         return True
 
-    def claim(self, run_id: str, *, force: bool = False) -> str | None:
-        """Take a run as it is handed to a worker; say why not (gone, held, not recorded)."""
+    def claim(
+        self,
+        run_id: str,
+        *,
+        force: bool = False,
+        seen: Seen | None = None,
+        then: Sequence[Statement] = (),
+    ) -> str | None:
+        """Take a run as it is handed to a worker; say why not (gone, changed, held, not recorded).
+
+        `seen` and `then` are as `claim_batch_run` takes them.
+        """
         if self.broken:
             return f"run {run_id} was not started: the journal cannot record it"
         try:
-            return claim_batch_run(self.journal, run_id, force=force)
+            return claim_batch_run(self.journal, run_id, force=force, seen=seen, then=then)
         except Exception as exc:  # noqa: BLE001 - as above
             self.failures.append(f"the start of run {run_id}: {type(exc).__name__}: {exc}")
             self.on_failure()

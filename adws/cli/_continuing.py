@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["add_approvals", "add_resume"]
+__all__ = ["add_approvals", "add_going_on", "add_resume"]
 
 
 def add_resume(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
@@ -20,8 +20,11 @@ def add_resume(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
         "started with (--agent, --model, --agent-output, --max-cost, --max-tokens, --max-agents, "
         "--workflows, --record/--replay, --notify): an option given here overrides the recorded "
         "one, and the first line says what the resume uses. -i adds inputs the run has not "
-        "produced. A run waiting for approval waits again (see adws approve); a kept worktree that "
-        "changed since the run left it is refused (see --force).",
+        "produced. A run waiting for approval waits again (see adws approve); a finished step "
+        "whose definition changed is refused (see --rerun-changed, --keep-changed), and so is a "
+        "kept worktree that changed since the run left it (see --accept-drift). The run is claimed "
+        "compare-and-set: if it changed since this command read it (another resume, an approval), "
+        "nothing is done (exit 2).",
     )
     resume.add_argument("run", help="run id (or a unique prefix)")
     resume.add_argument(
@@ -42,12 +45,29 @@ def add_resume(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
         action="store_true",
         help="run again from the first finished step whose definition changed",
     )
-    resume.add_argument(
+    add_going_on(resume)
+
+
+def add_going_on(parser: argparse.ArgumentParser, *, batch: bool = False) -> None:
+    """Add --force, --keep-changed and --accept-drift: three ways past three refusals."""
+    runs = "each run" if batch else "the run"
+    parser.add_argument(
         "--force",
         action="store_true",
-        help="keep the outputs of changed finished steps; resume a run that looks alive; "
-        "stop a child process group a crashed run left running; go on with a kept worktree "
-        "that changed (or start a missing one again from its base)",
+        help=f"take {runs} although another process seems to hold it, and stop a child process "
+        "group a crashed run left running",
+    )
+    parser.add_argument(
+        "--keep-changed",
+        action="store_true",
+        help="keep the outputs of finished steps whose definition changed, and make today's "
+        "definition the recorded one (a later approve, reject or resume is not refused again)",
+    )
+    parser.add_argument(
+        "--accept-drift",
+        action="store_true",
+        help="go on with a kept worktree that changed since the run left it (a missing one "
+        "starts again from its base)",
     )
 
 
@@ -70,7 +90,9 @@ def add_approvals(commands: Any, parents: list[argparse.ArgumentParser]) -> None
         parents=[common, journaled, running],
         help="approve a run waiting for approval, and continue it",
         description="Record who approved the run (--by, else your login name), when, and "
-        f"--note{continuing}.",
+        f"--note{continuing}. The decision is recorded only while the question is open, in the "
+        "run's claim: of two people deciding at once, one decides and the other is told the "
+        "run changed (exit 2).",
     )
     reject = commands.add_parser(
         "reject",
@@ -82,10 +104,13 @@ def add_approvals(commands: Any, parents: list[argparse.ArgumentParser]) -> None
     for parser in (approve, reject):
         parser.add_argument("run", help="run id (or a unique prefix)")
         parser.add_argument("--by", metavar="NAME", help="who decides (default: your login name)")
-        parser.add_argument(
-            "--force",
-            action="store_true",
-            help="go on although a worktree the run kept changed (as adws resume --force)",
-        )
+    add_going_on(approve)
+    reject.add_argument(
+        "--force",
+        action="store_true",
+        help="take the run although another process seems to hold it, and stop a child process "
+        "group a crashed run left running (a rejection checks no definition and no worktree: "
+        "it only runs the cleanup steps)",
+    )
     approve.add_argument("--note", default="", metavar="TEXT", help="a note kept with the approval")
     reject.add_argument("--reason", required=True, metavar="TEXT", help="why, kept with the run")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from adws.cli._continuing import add_approvals, add_resume
+from adws.cli._continuing import add_approvals, add_going_on, add_resume
 from adws.cli._seeing import add_report, add_seeing, add_status, add_transcripts
 from adws.cli._values import days, money, positive, tokens, whole
 
@@ -136,14 +136,10 @@ def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
     batch.add_argument(
         "--rerun-changed",
         action="store_true",
-        help="with --resume: run each run again from its first finished step that changed",
+        help="with --resume: run each run again from its first finished step that changed "
+        "(--force, --keep-changed and --accept-drift go with --resume too)",
     )
-    batch.add_argument(
-        "--force",
-        action="store_true",
-        help="with --resume: keep the outputs of changed finished steps; take a batch or run "
-        "that looks held; stop child process groups a crashed run left running",
-    )
+    add_going_on(batch, batch=True)
     batch.add_argument(
         "--dask",
         metavar="ADDRESS",

@@ -45,6 +45,8 @@ under the concurrent-session limits agent APIs commonly set.
 
 
 def _summary(report: BatchReport) -> str:
+    from adws.render.words import ended  # noqa: PLC0415 - see the note on imports
+
     counts = report.counts()
     lines = [f"batch {report.batch_id} · {report.workflow} · {report.status}"]
     lines += [f"  {status:<12} {count}" for status, count in sorted(counts.items())]
@@ -57,8 +59,7 @@ def _summary(report: BatchReport) -> str:
     if trouble:
         lines.append("runs that did not succeed:")
         for run in trouble:
-            why = f": {run.error}" if run.error is not None else ""
-            lines.append(f"  line {run.line}  run {run.run_id}  {run.status}{why}")
+            lines.append(f"  line {run.line}  run {run.run_id}  {ended(run.status, run.error)}")
         more = " --batch-max-cost USD" if report.over_budget is not None else ""
         lines.append(f"resume them with: adws batch --resume {report.batch_id}{more}")
     return "\n".join(lines)
@@ -110,6 +111,8 @@ def _resumed(
         batch_id,
         given,
         rerun_changed=args.rerun_changed,
+        keep_changed=args.keep_changed,
+        accept_drift=args.accept_drift,
         force=args.force,
     )
     if isinstance(runs, str):
@@ -132,8 +135,8 @@ def _started(
     if args.workflow is None or args.inputs_file is None:
         msg = "batch needs WORKFLOW and INPUTS.jsonl (or --resume BATCH)"
         raise UsageError(msg)
-    if args.rerun_changed or args.force:
-        msg = "--rerun-changed and --force go with --resume BATCH"
+    if args.rerun_changed or args.force or args.keep_changed or args.accept_drift:
+        msg = "--rerun-changed, --force, --keep-changed and --accept-drift go with --resume BATCH"
         raise UsageError(msg)
     workflow = load_workflow(args)
     options = given_options(args)
@@ -281,7 +284,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
         concurrency=concurrency,
         on_progress=progress,
         pool=connection.pool,
-        resuming=Resuming(rerun_changed=args.rerun_changed, force=args.force),
+        resuming=Resuming(
+            rerun_changed=args.rerun_changed,
+            keep_changed=args.keep_changed,
+            accept_drift=args.accept_drift,
+            force=args.force,
+        ),
     )
     if args.json:
         out_json(report.to_dict())

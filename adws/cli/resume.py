@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from adws.journal import Journal, RunRecord
     from adws.journal.options import RunOptions
     from adws.journal.resume import ResumeStart
+    from adws.journal.store import Guarded
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
@@ -85,8 +86,22 @@ def _plan(
     if isinstance(plan, str):
         raise UsageError(plan)
     out(plan_text(record, plan))
+    for problem in _drift(journal, record):
+        out(f"drift: {problem}; a resume refuses it (--accept-drift goes on with it)")
     out(f"options: {described or 'none'}")
     return unreadable(journal, [record], attempts)
+
+
+def _drift(journal: Journal, record: RunRecord) -> list[str]:
+    """Say what changed in the worktrees the run kept, as a resume would refuse it."""
+    from adws.journal.workspaces import worktrees_of  # noqa: PLC0415 - see the note on imports
+
+    worktrees = worktrees_of(journal, record.run_id)
+    if not worktrees:
+        return []
+    from adws.workspaces.drift import drifted  # noqa: PLC0415 - git only for runs with worktrees
+
+    return drifted(worktrees, record.run_id)
 
 
 def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was asked for
@@ -99,8 +114,6 @@ def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was ask
     decided: tuple[str, Decision] | None,
 ) -> ResumeStart:
     """Check the run may be resumed as asked and say where it starts; a refusal is exit 2."""
-    import attrs  # noqa: PLC0415 - see the note on imports
-
     from adws.journal.resume import prepare_resume  # noqa: PLC0415 - see the note on imports
     from adws.journal.workspaces import approvals_of, worktrees_of  # noqa: PLC0415 - as above
 
@@ -108,6 +121,8 @@ def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was ask
     if unreadable(journal, [record], attempts) != EXIT_OK:
         msg = f"run {record.run_id} cannot be resumed from rows the journal cannot read"
         raise UsageError(msg)
+    # A rejection only runs cleanup: no fingerprint and no worktree is checked for it.
+    rejecting = decided is not None and decided[1].verdict == "rejected"
     try:
         start = prepare_resume(
             workflow,
@@ -115,7 +130,8 @@ def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was ask
             attempts,
             from_step=args.from_step,
             rerun_changed=args.rerun_changed,
-            force=args.force,
+            keep_changed=rejecting or getattr(args, "keep_changed", False),
+            accept_drift=rejecting or getattr(args, "accept_drift", False),
             extra=extra,
             worktrees=worktrees_of(journal, record.run_id),
             approvals=approvals_of(journal, record.run_id),
@@ -125,10 +141,56 @@ def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was ask
         raise UsageError(msg) from exc
     if isinstance(start, str):
         raise UsageError(start)
+    return start
+
+
+def _claim(
+    args: argparse.Namespace,
+    journal: Journal,
+    record: RunRecord,
+    start: ResumeStart,
+    decided: tuple[str, Decision] | None,
+) -> ResumeStart:
+    """Claim the run with what this command read of it, recording the decision in the claim.
+
+    Compare-and-set (`Journal.claim`): a run that changed since `record` was
+    read is refused, so of two people deciding at once, or two resumes, one
+    acts. The decision is recorded only while its question is still open,
+    stamped with the time of the claim, and the run continues with it as
+    the journal now holds it. `--keep-changed` makes today's fingerprints the
+    recorded ones in the same transaction.
+    """
+    import attrs  # noqa: PLC0415 - see the note on imports
+
+    from adws.journal.resume import baseline  # noqa: PLC0415 - see the note on imports
+    from adws.journal.workspaces import (  # noqa: PLC0415 - see the note on imports
+        approvals_of,
+        decided_statement,
+        decisions_for,
+    )
+
+    run_id = record.run_id
+    keep = getattr(args, "keep_changed", False)  # `adws reject` has no such flag
+
+    def then(now: str) -> list[Guarded]:
+        recorded = baseline(run_id, start) if keep else []
+        if decided is not None:
+            step, decision = decided
+            answered = (
+                f"the question at step {step!r} of run {run_id} was answered meanwhile; "
+                f"look again: adws status {run_id}"
+            )
+            stamped = attrs.evolve(decision, at=now)
+            recorded.append((decided_statement(run_id, step, stamped), answered))
+        return recorded
+
+    refused = journal.claim(run_id, force=args.force, seen=record.seen, then=then)
+    if refused is not None:
+        raise UsageError(refused)
     if decided is None:
         return start
-    step, decision = decided
-    return attrs.evolve(start, decisions={**start.decisions, step: decision})
+    decisions = decisions_for(approvals_of(journal, run_id), journal.attempts(run_id))
+    return attrs.evolve(start, decisions=decisions)
 
 
 def continue_run(
@@ -140,8 +202,8 @@ def continue_run(
     """Continue a recorded run as `adws resume` does; `decided` is a decision to record first.
 
     `adws approve` and `adws reject` come through here with theirs: it is
-    journaled once the run is claimed, so of two people deciding at once
-    one decides, and the other is told who holds the run.
+    journaled in the run's claim, so of two people deciding at once one
+    decides, and the other is told the run changed since they read it.
     """
     options, described = _options(args, record)
     args.workflow = record.workflow
@@ -149,18 +211,18 @@ def continue_run(
     extra = parse_inputs(args.input, args.inputs)
     start = _start(args, journal, record, workflow, extra, decided=decided)
     if start.resume_from is None:
+        if decided is not None:  # it ended since this command read it (or a forged row)
+            raise UsageError(
+                journal.changed(record.run_id, record.seen)
+                or f"run {record.run_id} has nothing left to decide: every step succeeded"
+            )
         err(f"every step of run {record.run_id} already succeeded; nothing to resume")
         return EXIT_OK
     if record.status != "running" or record.stale:
         _stop_children(record, force=args.force)  # what a crashed run may have left behind
-    # The claim is the check: atomic, so of several resumes started at once one runs.
-    refused = journal.claim(record.run_id, force=args.force)
-    if refused is not None:
-        raise UsageError(refused)
-    if decided is not None:
-        from adws.journal.workspaces import decide  # noqa: PLC0415 - see the note on imports
-
-        decide(journal, record.run_id, *decided)
+    # The claim is the check: compare-and-set, so of several resumes or decisions one acts.
+    start = _claim(args, journal, record, start, decided)
+    _reset(journal, record, start)
     if extra:
         journal.add_inputs(record.run_id, extra)  # a later resume needs them too
     if not args.quiet:
@@ -179,6 +241,18 @@ def continue_run(
         bases=start.bases,
         decisions=start.decisions,
     )
+
+
+def _reset(journal: Journal, record: RunRecord, start: ResumeStart) -> None:
+    """Reset what the attempt in flight when the run stopped left in its worktrees, and say so.
+
+    Only once the run is claimed: a resume its claim refused touches nothing.
+    """
+    if start.resets:
+        from adws.workspaces.drift import reset_in_flight  # noqa: PLC0415 - see the note on imports
+
+        for line in reset_in_flight(start.resets, journal.attempts(record.run_id), record.run_id):
+            err(line)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:

@@ -168,8 +168,10 @@ class WorktreeRecorded:
     "" once removed; `state` is `created` (just made, or found again by a
     resume), `present` (after an attempt) or `removed` (by adws itself, as
     its `keep` said, or on Ctrl-C) or `discarded` (a `best_of` loser:
-    removed with its branch). A resume compares a worktree that is still
-    there with `tree` and refuses one that changed.
+    removed with its branch). `gitdir` is the git directory git made for
+    it: adws's git names it, and a resume refuses a worktree whose `.git`
+    points elsewhere. A resume compares a worktree that is still there
+    with `tree` and refuses one that changed.
     """
 
     run_id: str
@@ -181,3 +183,5 @@ class WorktreeRecorded:
     base: str
     tree: str
     state: Literal["created", "present", "removed", "discarded"]
+    gitdir: str = ""
+    """The git directory git made for the worktree ("" once removed, or never known)."""

@@ -17,8 +17,10 @@ import attrs
 
 from adws import io_ops
 from adws.journal.batches import batch_runs, queue_batch
-from adws.journal.options import RunOptions  # attrs resolves the annotation at run time
-from adws.journal.resume import ResumeStart, prepare_resume
+from adws.journal.holders import Seen  # attrs resolves the annotations at run time
+from adws.journal.options import RunOptions  # as above
+from adws.journal.resume import ResumeStart, baseline, prepare_resume
+from adws.journal.schema import Statement  # as above
 from adws.journal.workspaces import approvals_of, worktrees_of
 
 if TYPE_CHECKING:
@@ -43,6 +45,10 @@ class BatchRun:
     options: RunOptions
     start: ResumeStart | None = None
     """Where a run that ran before continues (None: it never started)."""
+    seen: Seen | None = None
+    """What the batch's resume read of the run: its claim compares it (None: not read)."""
+    then: tuple[Statement, ...] = ()
+    """What the run's claim records with it (`--keep-changed`: the new fingerprint baseline)."""
 
 
 def new_batch_id() -> str:
@@ -89,13 +95,14 @@ def queue_runs(  # noqa: PLR0913 - the batch, its runs, and how they run
     return batch_id, [BatchRun(line, run_id, None, options) for line, run_id in written]
 
 
-def resume_run(
+def resume_run(  # noqa: PLR0913 - the run, and every way a resume can be asked for
     journal: Journal,
     workflow: Workflow,
     record: RunRecord,
     *,
     rerun_changed: bool = False,
-    force: bool = False,
+    keep_changed: bool = False,
+    accept_drift: bool = False,
 ) -> ResumeStart | str:
     """Say where a run of a batch continues, or why it may not (see `prepare_resume`)."""
     attempts = journal.attempts(record.run_id)
@@ -104,7 +111,8 @@ def resume_run(
         record,
         attempts,
         rerun_changed=rerun_changed,
-        force=force,
+        keep_changed=keep_changed,
+        accept_drift=accept_drift,
         worktrees=worktrees_of(journal, record.run_id),
         approvals=approvals_of(journal, record.run_id),
     )
@@ -139,16 +147,21 @@ def resume_batch(  # noqa: PLR0913 - the batch, and every way a resume can be as
     given: RunOptions,
     *,
     rerun_changed: bool = False,
+    keep_changed: bool = False,
+    accept_drift: bool = False,
     force: bool = False,
 ) -> list[BatchRun] | str:
     """List the runs of a batch that did not succeed, each with where it starts, or why not.
 
     A run is refused (and with it the resume) when a finished step of it
-    changed, when a child process it left still runs, or when a live
-    process other than a dead coordinator holds it; `force` goes on (a
-    changed step keeps its outputs, a left child is stopped, a holder is
-    taken over). A run whose every step succeeded, though its end was not
-    recorded, is marked `succeeded` and left out.
+    changed (unless `rerun_changed`, or `keep_changed`, which keeps its
+    outputs and makes today's definition the recorded one when the run is
+    claimed), when a kept worktree of it changed (unless `accept_drift`),
+    when a child process it left still runs, or when a live process other
+    than a dead coordinator holds it (`force` stops the child and takes the
+    run over). A run whose every step succeeded, though its end was not
+    recorded, is marked `succeeded` and left out. Each run carries what was
+    read of it (`BatchRun.seen`): its claim refuses a run that changed since.
     """
     runs: list[BatchRun] = []
     for line, run_id, status, _ in batch_runs(journal, batch_id):
@@ -158,17 +171,23 @@ def resume_batch(  # noqa: PLR0913 - the batch, and every way a resume can be as
         assert not isinstance(record, str)  # noqa: S101 - listed just now, under its full id
         options = record.options.merged(given)[0]
         if status == "queued":
-            runs.append(BatchRun(line, run_id, record.inputs_json, options))
+            runs.append(BatchRun(line, run_id, record.inputs_json, options, seen=record.seen))
             continue
         refused = None if force else _held(record)
         refused = refused or _children(record, force=force)
         start = refused or resume_run(
-            journal, workflow, record, rerun_changed=rerun_changed, force=force
+            journal,
+            workflow,
+            record,
+            rerun_changed=rerun_changed,
+            keep_changed=keep_changed,
+            accept_drift=accept_drift,
         )
         if isinstance(start, str):
             return f"line {line}: {start}"
         if start.resume_from is None:  # every step finished; only the run's end was not recorded
             journal.mark(run_id, "succeeded")
             continue
-        runs.append(BatchRun(line, run_id, record.inputs_json, options, start))
+        then = tuple(sql for sql, _ in baseline(run_id, start)) if keep_changed else ()
+        runs.append(BatchRun(line, run_id, record.inputs_json, options, start, record.seen, then))
     return runs

@@ -15,11 +15,13 @@ import json
 from typing import TYPE_CHECKING
 
 from adws import io_ops
-from adws.journal.holders import alive, here, holder_of
+from adws.journal.holders import alive, changed_since, here, holder_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from adws.journal.holders import Seen
+    from adws.journal.schema import Statement
     from adws.journal.store import Journal
 
 __all__ = [
@@ -104,18 +106,34 @@ def claim_batch(
     return None
 
 
-def claim_batch_run(journal: Journal, run_id: str, *, force: bool = False) -> str | None:
+def claim_batch_run(
+    journal: Journal,
+    run_id: str,
+    *,
+    force: bool = False,
+    seen: Seen | None = None,
+    then: Sequence[Statement] = (),
+) -> str | None:
     """Take one run of the batch this process holds, as it is handed to a worker.
 
     Returns None when taken, else why not: its row is gone (pruned), it
-    succeeded meanwhile, or another live process runs it (`adws resume RUN
-    --force`), unless `force` (`batch --resume --force`). A taken run is `running`, held by
-    this process, with no child process recorded.
+    succeeded meanwhile, it changed since the batch's resume read it as
+    `seen` (compare-and-set), or another live process runs it (`adws resume
+    RUN --force`), unless `force` (`batch --resume --force`). A taken run is
+    `running`, held by this process, with no child process recorded, and
+    `then` (a new fingerprint baseline) is recorded in the same transaction.
     """
     with journal.transaction() as db:
-        row = db.execute(
-            "SELECT status, pid, host FROM runs WHERE run_id = ?", (run_id,)
-        ).fetchone()
+        changed = None if seen is None else changed_since(db, run_id, seen)
+        row = (
+            None
+            if changed
+            else db.execute(
+                "SELECT status, pid, host FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        )
+        if changed:
+            return f"{changed}; it was not run"
         if row is None:
             return f"run {run_id} is no longer in the journal (pruned?); it was not run"
         status, pid, host = row
@@ -128,6 +146,8 @@ def claim_batch_run(journal: Journal, run_id: str, *, force: bool = False) -> st
             " WHERE run_id = ?",
             (*here(), run_id),
         )
+        for sql, params in then:
+            db.execute(sql, params)
     return None
 
 

@@ -14,6 +14,7 @@ from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
 from adws.engine.usage import Usage
 from adws.journal.codec import decode_context, decode_error, decode_outputs
+from adws.journal.holders import Seen
 from adws.journal.options import RunOptions
 
 if TYPE_CHECKING:
@@ -102,6 +103,13 @@ class RunRecord:
     """The options the run was started with (or last resumed with), for `adws resume`."""
     problems: tuple[str, ...] = ()
     """What of the run's row could not be read (a corrupt or forged journal); () when all."""
+    last_attempt: int | None = None
+    """The id of the run's newest attempt row when it was read (`Journal.find` reads it)."""
+
+    @property
+    def seen(self) -> Seen:
+        """What a command that read this record claims the run with (see `Journal.claim`)."""
+        return Seen(self.status, self.resumes, self.last_attempt)
 
     def inputs(self) -> WorkflowContext:
         """Decode the inputs the run started with (load its workflow module first).
@@ -370,6 +378,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         ),
         RunOptions.from_json(column_of(row, "options")),
         tuple(problems),
+        _row_id(column_of(row, "last_attempt")),
     )
 
 
@@ -403,6 +412,11 @@ def attempt_from_row(row: Sequence[Any]) -> AttemptRecord:
         tuple((sessions or "").split()),
         started,
     )
+
+
+def _row_id(value: object) -> int | None:
+    """Read a row id a query computed (None: no row, or nothing an id can be)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def usage_from(*columns: object) -> Usage | None:

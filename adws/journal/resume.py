@@ -9,13 +9,14 @@ steps left, the `rerun_on_resume` steps that run again first, the branch
 outputs a parallel step keeps, what the run spent in earlier sessions, the
 base commit of each of its worktrees and the decisions people made at its
 approval steps. Claiming the run is the caller's next step
-(`Journal.claim`).
+(`Journal.claim`, with `RunRecord.seen` and, for `--keep-changed`, the
+`baseline` that makes today's fingerprints the recorded ones).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
@@ -26,16 +27,17 @@ from adws.engine.usage import Usage
 from adws.flows import flow_of
 from adws.journal.fingerprint import step_fingerprints
 from adws.journal.plan import StepPlan, plan_resume, resume_point, stored_branches
-from adws.journal.workspaces import decisions_for
+from adws.journal.workspaces import WorktreeRecord, decisions_for  # attrs reads the annotation
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.engine.step import Workflow
     from adws.journal.records import AttemptRecord, RunRecord
-    from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
+    from adws.journal.store import Guarded
+    from adws.journal.workspaces import ApprovalRecord
 
-__all__ = ["ResumeStart", "prepare_resume", "resume_plan"]
+__all__ = ["ResumeStart", "baseline", "prepare_resume", "resume_plan"]
 
 
 @final
@@ -58,6 +60,11 @@ class ResumeStart:
     """Each worktree's recorded base commit, by label: a removed one starts again there."""
     decisions: Mapping[str, Decision] = attrs.field(factory=dict)
     """What people decided at the approval steps the run waits at, by step name."""
+    resets: tuple[WorktreeRecord, ...] = ()
+    """Worktrees the attempt in flight when the run stopped had changed: not drift, since that
+    attempt runs again. The caller resets them once the run is claimed
+    (`adws.workspaces.drift.reset_in_flight`), never before: a resume refused by
+    its claim must not touch a worktree another resume is working in."""
 
 
 def _first_open(plan: Sequence[StepPlan]) -> str | None:
@@ -141,8 +148,9 @@ def _refuse_changed(plan: Sequence[StepPlan], run_id: str) -> str | None:
     noun = "step" if len(changed) == 1 else "steps"
     return (
         f"{noun} {names} of run {run_id} changed since it finished; pass "
-        "--rerun-changed to run again from the first of them, or --force to keep "
-        f"the outputs it made (see `adws resume {run_id} --plan`)"
+        "--keep-changed to keep the outputs it made (today's definition becomes the "
+        "recorded one), or --rerun-changed (adws resume, adws batch --resume) to run again "
+        f"from the first of them (see `adws resume {run_id} --plan`)"
     )
 
 
@@ -153,7 +161,8 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     *,
     from_step: str | None = None,
     rerun_changed: bool = False,
-    force: bool = False,
+    keep_changed: bool = False,
+    accept_drift: bool = False,
     extra: Mapping[str, object] | None = None,
     worktrees: Sequence[WorktreeRecord] = (),
     approvals: Sequence[ApprovalRecord] = (),
@@ -161,12 +170,13 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     """Check that `record` may be resumed as asked and say where it starts, or why it may not.
 
     Refused: a finished step whose definition changed (unless
-    `rerun_changed`, which runs again from it, or `force`, which keeps its
-    outputs); an `extra` input that a finished step wrote (a validated
+    `rerun_changed`, which runs again from it, or `keep_changed`, which
+    keeps its outputs: claim with `baseline` to make today's definition the
+    recorded one); an `extra` input that a finished step wrote (a validated
     output is never replaced from the command line) or that a step about
     to run writes; a `from_step` the run has not reached; a run rejected
     at an approval step (final); a worktree the run kept that is missing
-    or whose content changed since it was journaled (unless `force`,
+    or whose content changed since it was journaled (unless `accept_drift`,
     which goes on with the tree as it is: see `adws.workspaces.drift`).
     `worktrees` and `approvals` are the run's journaled ones
     (`adws.journal.workspaces`).
@@ -179,12 +189,14 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
         return plan
     if record.error is not None and record.error.error_type == ErrorType.REJECTED:
         return f"run {record.run_id} was rejected at {record.failed_step!r}: {record.error.message}"
-    refused = None if force or rerun_changed else _refuse_changed(plan, record.run_id)
+    refused = None if keep_changed or rerun_changed else _refuse_changed(plan, record.run_id)
     extra = dict(extra or {})
     if refused is None and extra:
         refused = _refuse_inputs(extra, _written_by(workflow, plan, attempts), record.run_id)
-    if refused is None and not force:
-        refused = _refuse_drift(worktrees, record.run_id)
+    resets = _in_flight(worktrees, record, attempts)
+    if refused is None and not accept_drift:
+        kept = [tree for tree in worktrees if tree not in resets]
+        refused = _refuse_drift(kept, record.run_id)
     if refused is not None:
         return refused
     names = [step.name for step in workflow.steps]
@@ -205,7 +217,44 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
         record.usage,
         {tree.label: tree.base for tree in worktrees if tree.base},
         decisions_for(approvals, attempts),
+        resets,
     )
+
+
+_BASELINE: Final = (
+    "UPDATE attempts SET fingerprint = ? WHERE run_id = ? AND step = ? AND status = 'succeeded'"
+)
+
+
+def baseline(run_id: str, start: ResumeStart) -> list[Guarded]:
+    """Make today's definitions of the changed finished steps the recorded ones (`--keep-changed`).
+
+    Recorded in the resume's claim, so a later approve, reject or resume is
+    not refused again for the change the person already accepted.
+    """
+    return [
+        (
+            (_BASELINE, (start.steps.get(item.step), run_id, item.step)),
+            None,
+        )
+        for item in start.plan
+        if item.action == "changed"
+    ]
+
+
+def _in_flight(
+    worktrees: Sequence[WorktreeRecord], record: RunRecord, attempts: Sequence[AttemptRecord]
+) -> tuple[WorktreeRecord, ...]:
+    """Name the worktrees an attempt in flight may have changed when the run stopped.
+
+    Only a run that stopped without recording its end (its process gone, or
+    interrupted) had an attempt in flight (see `adws.workspaces.drift.in_flight`).
+    """
+    if not worktrees or not (record.status == "interrupted" or record.stale):
+        return ()
+    from adws.workspaces.drift import in_flight  # noqa: PLC0415 - git only for runs with worktrees
+
+    return tuple(tree for tree in worktrees if in_flight(tree, attempts))
 
 
 def _refuse_drift(worktrees: Sequence[WorktreeRecord], run_id: str) -> str | None:
@@ -217,6 +266,6 @@ def _refuse_drift(worktrees: Sequence[WorktreeRecord], run_id: str) -> str | Non
         return None
     listed = "; ".join(problems)
     return (
-        f"run {run_id} cannot be resumed as it was left: {listed}; pass --force to go on"
+        f"run {run_id} cannot be resumed as it was left: {listed}; pass --accept-drift to go on"
         " with the worktree as it is (a missing one starts again from its base)"
     )

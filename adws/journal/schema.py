@@ -12,7 +12,11 @@ exchange (`exchanges`), its texts compressed and stored once by hash
 (`texts`), and when each attempt started (`attempts.started`, Unix
 seconds), so status and reports time steps by the wall clock; 10 keeps a
 run's worktrees (base commit, content hash, state) and the questions its
-approval steps asked, with the decisions people made.
+approval steps asked, with the decisions people made; 11 keeps the git
+directory git made for each worktree (adws's git names it; a `.git` that
+points elsewhere is drift) and how many of the run's attempt rows were
+recorded before the worktree's latest (a resume tells an attempt still in
+flight from one that ended).
 """
 
 from __future__ import annotations
@@ -134,6 +138,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             " note TEXT)"
         ),
         "CREATE INDEX approvals_by_run ON approvals(run_id, id)",
+    ),
+    (
+        "ALTER TABLE worktrees ADD COLUMN gitdir TEXT",
+        "ALTER TABLE worktrees ADD COLUMN attempts INTEGER",
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

@@ -239,13 +239,19 @@ def _finished(event: RunFinished, *, transcripts: bool) -> list[Statement]:
 
 
 _WORKTREE: Final = (
-    "INSERT INTO worktrees (run_id, label, step, repo, path, branch, base, tree, state, recorded)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, label) DO UPDATE SET"
+    "INSERT INTO worktrees (run_id, label, step, repo, path, branch, base, tree, state, recorded,"
+    " gitdir, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+    " (SELECT COUNT(*) FROM attempts WHERE run_id = ?)) ON CONFLICT (run_id, label) DO UPDATE SET"
     " step = excluded.step, repo = excluded.repo, path = excluded.path,"
     " branch = excluded.branch, base = excluded.base, tree = excluded.tree,"
-    " state = excluded.state, recorded = excluded.recorded"
+    " state = excluded.state, recorded = excluded.recorded, gitdir = excluded.gitdir,"
+    " attempts = excluded.attempts"
 )
-"""Keep one row per worktree, where it was first made (`adws status` lists them in that order)."""
+"""Keep one row per worktree, where it was first made (`adws status` lists them in that order).
+
+`attempts` counts the run's attempt rows recorded before this one: an
+attempt of the worktree's step recorded after it ended after it.
+"""
 _REMOVED: Final = (
     "UPDATE worktrees SET state = ?, tree = '', recorded = ? WHERE run_id = ? AND label = ?"
 )
@@ -258,4 +264,5 @@ def _worktree(event: WorktreeRecorded) -> Statement:
         return (_REMOVED, (event.state, now, event.run_id, event.label))
     places = (stored(event.repo), stored(event.path))
     values = (event.run_id, event.label, event.step, *places, event.branch)
-    return (_WORKTREE, (*values, event.base, event.tree, "present", now))
+    known = (event.base, event.tree, "present", now, stored(event.gitdir), event.run_id)
+    return (_WORKTREE, (*values, *known))

@@ -15,13 +15,13 @@ import socket
 import sqlite3
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from adws import io_ops
 from adws.engine.context import WorkflowContext
 from adws.journal._open import JournalError, immediate, open_readonly, open_writable
 from adws.journal.codec import decode_context, encode_context
-from adws.journal.holders import holder_of
+from adws.journal.holders import Seen, changed_since, holder_of
 from adws.journal.records import (
     AttemptRecord,
     RunRecord,
@@ -35,6 +35,20 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
     from adws.journal.schema import Statement
+
+Guarded: TypeAlias = "tuple[Statement, str | None]"
+"""A statement a claim records, and the refusal to give when it changes no row (None: none)."""
+
+
+class _RefusedError(Exception):
+    """A claim refused after it had begun writing: its transaction rolls back."""
+
+
+def _record(db: sqlite3.Connection, statements: Sequence[Guarded]) -> None:
+    """Run a claim's statements; raise `_RefusedError` when a guarded one changes no row."""
+    for (sql, params), refusal in statements:
+        if db.execute(sql, params).rowcount == 0 and refusal is not None:
+            raise _RefusedError(refusal)
 
 
 __all__ = [
@@ -159,37 +173,81 @@ class Journal:
         with self.transaction() as db:
             db.execute(sql, params)
 
-    def claim(self, run_id: str, *, force: bool = False) -> str | None:
-        """Take a run for this process to resume, atomically; say who holds it otherwise.
+    def claim(
+        self,
+        run_id: str,
+        *,
+        force: bool = False,
+        seen: Seen | None = None,
+        then: Callable[[str], Sequence[Guarded]] | None = None,
+    ) -> str | None:
+        """Take a run for this process to resume, atomically; say why not otherwise.
 
-        The check and the update happen in one write transaction, so of
+        The checks and the update happen in one write transaction, so of
         several `adws resume RUN` started at once exactly one gets the run.
-        A run another live process on this host is running is refused
-        unless `force`, and so is a run (queued or not) of a batch that a
-        live `adws batch` holds: the batch runs it. The run's recorded child process groups are
-        cleared: the caller has dealt with them (see `RunRecord.children`).
+        `seen` is what the caller read of the run before deciding what to do
+        with it (`RunRecord.seen`): when the run's status, resume count or
+        last attempt changed since, the claim is refused (compare-and-set),
+        force or not. A run another live process on this host is running is
+        refused unless `force`, and so is a run (queued or not) of a batch
+        that a live `adws batch` holds: the batch runs it.
+
+        `then`, given the time of the claim, returns statements recorded in
+        the same transaction (a decision, a new fingerprint baseline), each
+        with the refusal to give when it changes no row (None: no need to):
+        a refused claim records nothing. The run's recorded child process
+        groups are cleared: the caller has dealt with them (see
+        `RunRecord.children`).
         """
-        with self.transaction() as db:
-            row = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            record = run_from_row(row)
-            holder = record.pid
-            mine = holder == os.getpid() and record.host == socket.gethostname()
-            batch = holder_of(db, column_of(row, "batch_id"))
-            if batch is not None and not force:
-                return (
-                    f"run {run_id} belongs to batch {row['batch_id']}, which process {batch[0]} "
-                    f"on {batch[1]} is running; wait for it to end (or stop it and run "
-                    f"`adws batch --resume {row['batch_id']}`)"
+        try:
+            with self.transaction() as db:
+                refused = self._claimable(db, run_id, force=force, seen=seen)
+                if refused is not None:
+                    return refused
+                db.execute(
+                    "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
+                    " WHERE run_id = ?",
+                    (os.getpid(), socket.gethostname(), run_id),
                 )
-            if record.status == "running" and not record.stale and not mine and not force:
-                return (
-                    f"run {run_id} is being run by process {holder} on {record.host}; "
-                    "pass --force if it is not"
-                )
-            db.execute(
-                "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
-                " WHERE run_id = ?",
-                (os.getpid(), socket.gethostname(), run_id),
+                if then is not None:
+                    _record(db, then(io_ops.utc_now()))
+        except _RefusedError as exc:  # the transaction rolled back: nothing was recorded
+            return str(exc)
+        return None
+
+    def changed(self, run_id: str, seen: Seen) -> str | None:
+        """Say how a run changed since a command read it as `seen` (None: it did not)."""
+        try:
+            with self._lock:
+                return changed_since(self._db, run_id, seen)
+        except sqlite3.Error as exc:
+            msg = f"cannot read the run journal {self.path}: {exc}"
+            raise JournalError(msg) from exc
+
+    @staticmethod
+    def _claimable(
+        db: sqlite3.Connection, run_id: str, *, force: bool, seen: Seen | None
+    ) -> str | None:
+        """Say why a run may not be claimed now, inside the claim's transaction (None: it may)."""
+        if seen is not None:
+            changed = changed_since(db, run_id, seen)
+            if changed is not None:
+                return changed
+        row = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        record = run_from_row(row)
+        holder = record.pid
+        mine = holder == os.getpid() and record.host == socket.gethostname()
+        batch = holder_of(db, column_of(row, "batch_id"))
+        if batch is not None and not force:
+            return (
+                f"run {run_id} belongs to batch {row['batch_id']}, which process {batch[0]} "
+                f"on {batch[1]} is running; wait for it to end (or stop it and run "
+                f"`adws batch --resume {row['batch_id']}`)"
+            )
+        if record.status == "running" and not record.stale and not mine and not force:
+            return (
+                f"run {run_id} is being run by process {holder} on {record.host}; "
+                "pass --force if it is not"
             )
         return None
 
@@ -228,9 +286,15 @@ class Journal:
         return [run_from_row(row) for row in rows]
 
     def find(self, run_id: str) -> RunRecord | str:
-        """Return the run with this id (or unique id prefix), or why there is none."""
+        """Return the run with this id (or unique id prefix), or why there is none.
+
+        The record carries the id of the run's last attempt row, read in the
+        same query as its status: what a claim compares (`RunRecord.seen`).
+        """
         escaped = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        sql = f"{self._runs_select} WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2"
+        last = ", (SELECT MAX(id) FROM attempts AS l WHERE l.run_id = runs.run_id) AS last_attempt"
+        select = self._runs_select.replace(" FROM runs", last + " FROM runs", 1)
+        sql = f"{select} WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2"
         rows = self._read(sql, (escaped + "%",))
         if not rows:
             return f"no run {run_id!r} in {self.path}"

@@ -2,7 +2,8 @@
 
 A `worktree` step reports each change of its worktree (`WorktreeRecorded`):
 the row per run and label holds the repository, folder, branch, the base
-commit and the hash of the content the last attempt left (or `removed`).
+commit, the git directory git made for it and the hash of the content the
+last attempt left (or `removed`).
 A run that reaches an `approval_step` records the question (its message,
 when it was asked and its timeout); `adws approve`/`reject` record the
 decision on that row: who, when, and the note or reason.
@@ -35,6 +36,7 @@ __all__ = [
     "approvals_of",
     "asked_statement",
     "decide",
+    "decided_statement",
     "decisions_for",
     "stored",
     "worktrees_of",
@@ -86,10 +88,14 @@ class WorktreeRecord:
     state: str
     """`present`, `removed` (by adws itself) or `discarded` (a `best_of` loser, branch and all)."""
     recorded: str
+    gitdir: str = ""
+    """The git directory git made for it ("" in a run journaled before adws recorded it)."""
+    attempts: int | None = None
+    """How many of the run's attempt rows came before this record (None: not recorded)."""
 
     def to_dict(self) -> dict[str, str]:
-        """Return the record as `adws status --json` shows it."""
-        return attrs.asdict(self)
+        """Return the record as `adws status --json` shows it (the attempt count stays inside)."""
+        return attrs.asdict(self, filter=lambda field, _: field.name != "attempts")
 
 
 @final
@@ -131,16 +137,34 @@ class ApprovalRecord:
         }
 
 
+_WORKTREES: Final = (
+    "SELECT label, step, repo, path, branch, base, tree, state, recorded, gitdir, attempts"
+    " FROM worktrees WHERE run_id = ? ORDER BY rowid"
+)
+_BEFORE_11: Final = _WORKTREES.replace("gitdir, attempts", "'', NULL")
+
+
 def worktrees_of(journal: Journal, run_id: str) -> list[WorktreeRecord]:
     """List a run's worktrees as last journaled, in the order they were made."""
     if not journal.has_table("worktrees"):
         return []
-    rows = journal.query(
-        "SELECT label, step, repo, path, branch, base, tree, state, recorded FROM worktrees"
-        " WHERE run_id = ? ORDER BY rowid",
-        (run_id,),
-    )
-    return [WorktreeRecord(*(_text(value) for value in row)) for row in rows]
+    # A journal read without being migrated (schema 10) has neither: read as absent.
+    columns = journal.query("SELECT name FROM pragma_table_info('worktrees')")
+    rows = journal.query(_WORKTREES if ("gitdir",) in columns else _BEFORE_11, (run_id,))
+    return [_worktree(row) for row in rows]
+
+
+def _worktree(row: Sequence[object]) -> WorktreeRecord:
+    label, step, repo, path, branch, base, tree, state, recorded, gitdir = map(_text, row[:10])
+    texts = (label, step, repo, path, branch, base, tree, state, recorded)
+    return WorktreeRecord(*texts, gitdir=gitdir, attempts=_count(row[10]))
+
+
+def _count(value: object) -> int | None:
+    """Read a count column; anything but a whole number that is not negative is absent."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
 
 
 def _timeout(value: object) -> float | None:
@@ -188,22 +212,37 @@ def asked_statement(run_id: str, step: str, message: str, timeout: object) -> St
     return (_ASK, (*asked, run_id, step))
 
 
+_DECIDE: Final = (
+    "UPDATE approvals SET verdict = ?, decided_by = ?, decided = ?, note = ? WHERE id ="
+    " (SELECT MAX(id) FROM approvals WHERE run_id = ? AND step = ? AND verdict IS NULL)"
+)
+
+
+def decided_statement(run_id: str, step: str, decision: Decision) -> Statement:
+    """Record a person's decision on the open question of `step`; it changes no row if none is.
+
+    `adws approve` and `reject` record it in the run's claim (`Journal.claim`),
+    stamped with the time of the claim, so a question answered meanwhile is
+    never answered twice.
+    """
+    return (
+        _DECIDE,
+        (
+            decision.verdict,
+            stored(decision.by),
+            decision.at,
+            stored(decision.note),
+            run_id,
+            step,
+        ),
+    )
+
+
 def decide(journal: Journal, run_id: str, step: str, decision: Decision) -> None:
     """Record a person's decision on the open question of `step` (asking it, if none is open)."""
     with journal.transaction() as db:
         db.execute(*asked_statement(run_id, step, "", None))
-        db.execute(
-            "UPDATE approvals SET verdict = ?, decided_by = ?, decided = ?, note = ? WHERE id ="
-            " (SELECT MAX(id) FROM approvals WHERE run_id = ? AND step = ? AND verdict IS NULL)",
-            (
-                decision.verdict,
-                stored(decision.by),
-                decision.at,
-                stored(decision.note),
-                run_id,
-                step,
-            ),
-        )
+        db.execute(*decided_statement(run_id, step, decision))
 
 
 def decisions_for(

@@ -1,18 +1,44 @@
-"""The shell of a report page: its inline style and script, and the document around them.
+"""The shell of a report page: its style and script, the document around them, and its caps.
 
-Nothing is loaded from anywhere: the page's Content-Security-Policy allows
-only its own inline style and script, so even text an agent wrote cannot
-make the browser fetch a thing.
+Nothing is loaded from anywhere, and nothing inline runs but the page's
+own: its Content-Security-Policy allows only the one stylesheet and the
+one script, each by its SHA-256 (no `'unsafe-inline'`), so even markup
+that slipped into a page could neither run a handler nor fetch a thing.
+
+Every text is escaped and capped: a field of one line (a name, an id, a
+status) at `LINE_CAP` characters, a text (a prompt, an answer, stderr,
+an error, outputs, a question) at `TEXT_CAP` bytes, keeping its head and
+its tail around a line saying how much was cut and which command shows
+all of it. The page as a whole holds at most `PAGE_CAP` bytes.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 from typing import Final
 
 from adws.io_ops.terminal import escape_controls
 
-__all__ = ["COLOURS", "escape", "page"]
+__all__ = [
+    "COLOURS",
+    "LINE_CAP",
+    "PAGE_CAP",
+    "SHELL",
+    "TEXT_CAP",
+    "capped",
+    "escape",
+    "page",
+    "size_of",
+]
+
+LINE_CAP: Final = 1_000
+"""Characters of one field of a line (a name, an id, a time) a page shows; more is cut with …"""
+TEXT_CAP: Final = 32_000
+"""Bytes (UTF-8) of one text a page shows: its first and its last 16,000."""
+PAGE_CAP: Final = 4_000_000
+"""Bytes a whole page holds at most, batch pages too."""
 
 COLOURS: Final = {
     "succeeded": "#2e7d32",
@@ -25,6 +51,8 @@ COLOURS: Final = {
     "not_run": "#bdbdbd",
     "partial": "#b26a00",
     "call": "#263238",
+    "waiting": "#6a1b9a",
+    "unknown": "#616161",
 }
 """The colour of each outcome, in the timeline, the diagram and the badges."""
 
@@ -35,10 +63,10 @@ h2{font-size:16px;margin:24px 0 8px;border-bottom:1px solid #e0e0e0}
 .badge{display:inline-block;padding:0 8px;border-radius:10px;color:#fff;font-size:12px}
 .succeeded>.badge,.badge.succeeded{background:#2e7d32}.badge.failed,.failed>.badge{background:#c62828}
 .badge.blocked,.badge.interrupted,.badge.waiting{background:#6a1b9a}.badge.running{background:#1565c0}
-.badge.skipped,.badge.not_run,.badge.cancelled,.badge.queued{background:#757575}
+.badge.skipped,.badge.not_run,.badge.cancelled,.badge.queued,.badge.unknown{background:#757575}
 .badge.retried{background:#ef6c00}.badge.round_failed{background:#ad1457}
 section.step{border:1px solid #e0e0e0;border-radius:6px;margin:8px 0;padding:4px 10px}
-section.step.failed{border-color:#c62828}section.branch{margin-left:18px}
+section.step.failed{border-color:#c62828}section.step.waiting{border-color:#6a1b9a}section.branch{margin-left:18px}
 summary{cursor:pointer}.attempt{border-left:3px solid #bdbdbd;margin:8px 0;padding:2px 10px}
 .attempt.failed,.attempt.retried{border-color:#c62828}.attempt.succeeded{border-color:#2e7d32}
 .error pre{background:#fdecea;border:1px solid #f5c6cb}.facts{color:#616161;font-size:12px}
@@ -46,7 +74,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f5f5f5;padding:6px 8p
 max-height:480px;overflow:auto;font:12px/1.4 ui-monospace,monospace}
 svg text{font:11px system-ui,sans-serif}svg a:hover rect{stroke:#000}
 button{margin-right:6px}table{border-collapse:collapse}td,th{padding:2px 10px;text-align:left}
-tr:nth-child(even){background:#fafafa}.note{color:#757575}
+tr:nth-child(even){background:#fafafa}.note{color:#757575}.cut{color:#757575;font-style:italic}
 """
 
 _SCRIPT: Final = """
@@ -59,16 +87,80 @@ document.getElementById('expand').addEventListener('click',function(){openAll(tr
 document.getElementById('collapse').addEventListener('click',function(){openAll(false);});
 """
 
-_POLICY: Final = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+
+def _digest(text: str) -> str:
+    return base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
 
 
-def escape(text: object) -> str:
+_POLICY: Final = (
+    f"default-src 'none'; style-src 'sha256-{_digest(_STYLE)}'; "
+    f"script-src 'sha256-{_digest(_SCRIPT)}'"
+)
+"""Only the page's own stylesheet and script, by hash: no inline handler, no fetch."""
+
+
+def escape(text: object, limit: int | None = LINE_CAP) -> str:
     r"""Escape text for the page; control characters become visible escapes, as on a terminal.
+
+    A text longer than `limit` characters is cut, ending in …
 
     >>> escape('<b title="x">\x1b[2J')
     '&lt;b title=&quot;x&quot;&gt;\\x1b[2J'
+    >>> escape("abcdef", limit=4)
+    'abc…'
     """
-    return html.escape(escape_controls(str(text)), quote=True)
+    shown = str(text)
+    if limit is not None and len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return html.escape(escape_controls(shown), quote=True)
+
+
+def size_of(text: str) -> int:
+    """Count the bytes a piece of the page takes (escaped: surrogates are visible escapes)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _continues(data: bytes, index: int) -> bool:
+    """Tell whether the byte at `index` is inside a character (a UTF-8 continuation byte)."""
+    return data[index] & 0xC0 == 0x80  # noqa: PLR2004 - 10xxxxxx
+
+
+def _cut(data: bytes, size: int) -> tuple[str, str]:
+    """Keep the first and the last `size` bytes or fewer, never half a character.
+
+    `data` is longer than both together (and is UTF-8: it encodes a str).
+    """
+    end, start = size, len(data) - size
+    while _continues(data, end):
+        end -= 1
+    while _continues(data, start):
+        start += 1
+    return data[:end].decode("utf-8", "surrogatepass"), data[start:].decode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def capped(text: str, shows: str) -> str:
+    """Draw a text in a `<pre>`, its head and tail when it is longer than `TEXT_CAP` bytes.
+
+    Between them a line says how many bytes were cut and that the command
+    `shows` shows all.
+
+    >>> capped("a <b>", "adws status r1")
+    '<pre>a &lt;b&gt;</pre>'
+    >>> cut = capped("x" * 16_000 + "yz" + "w" * 16_000, "adws status r1")
+    >>> cut[cut.index("<p class") : cut.index("</p>") + 4]
+    '<p class="cut">2 bytes cut: <code>adws status r1</code> shows all</p>'
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= TEXT_CAP:
+        return f"<pre>{escape(text, None)}</pre>"
+    head, tail = _cut(data, TEXT_CAP // 2)
+    cut = len(data) - size_of(head) - size_of(tail)
+    return (
+        f'<pre>{escape(head, None)}</pre><p class="cut">{cut:,} bytes cut: '
+        f"<code>{escape(shows)}</code> shows all</p><pre>{escape(tail, None)}</pre>"
+    )
 
 
 def page(title: str, body: str) -> str:
@@ -83,3 +175,7 @@ def page(title: str, body: str) -> str:
         '<button id="collapse" type="button">collapse all</button></p>\n'
         f"{body}\n<script>{_SCRIPT}</script>\n</body></html>\n"
     )
+
+
+SHELL: Final = size_of(page("", ""))
+"""The bytes of a page around its title and body."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from adws.render.words import waiting_for, waits
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
@@ -18,17 +20,23 @@ ONE_LINE: Final = 240
 def short(error: PipelineError) -> str:
     r"""Say what went wrong in one line: the kind and the message's first line, cut to fit.
 
-    A colon that introduced the lines below is dropped: they are shown under it.
+    A colon that introduced the lines below is dropped: they are shown under it. A pause
+    for approval is no failure: it says what the run waits for.
 
     >>> from adws import PipelineError
     >>> short(PipelineError("s", "ShellFailed", "`x` exited with 4:\nboom"))
     'ShellFailed: `x` exited with 4'
+    >>> short(PipelineError("s", "AwaitingApproval", "Merge?"))
+    'waiting for approval: Merge?'
     """
-    lines = error.message.strip().splitlines()
-    first = lines[0] if lines else ""
-    if len(lines) > 1 and first.endswith(":"):
-        first = first[:-1]
-    text = f"{error.error_type}: {first}"
+    if waits(error):
+        text = waiting_for(error)
+    else:
+        lines = error.message.strip().splitlines()
+        first = lines[0] if lines else ""
+        if len(lines) > 1 and first.endswith(":"):
+            first = first[:-1]
+        text = f"{error.error_type}: {first}"
     return text if len(text) <= ONE_LINE else text[: ONE_LINE - 1] + "…"
 
 

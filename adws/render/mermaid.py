@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Final
 from adws.engine.combinators import SequenceSpec, VerificationSpec
 from adws.engine.concurrency import FanOutSpec, ParallelSpec
 from adws.render.describe import callable_name
+from adws.render.words import row_word
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -35,6 +36,8 @@ OUTCOME_STYLES: Final = {
     "not_run": "fill:#ffffff,stroke:#9e9e9e,stroke-dasharray: 2 2",
     "cancelled": "fill:#eeeeee,stroke:#616161,stroke-dasharray: 5 3",
     "partial": "fill:#fff3cd,stroke:#b26a00",
+    "waiting": "fill:#ead7f2,stroke:#6a1b9a",
+    "unknown": "fill:#eeeeee,stroke:#616161",
 }
 """How each outcome is drawn; `partial` is a fan-out whose branches did not all succeed."""
 
@@ -42,15 +45,11 @@ OUTCOME_STYLES: Final = {
 def step_outcomes(attempts: Sequence[AttemptRecord]) -> dict[str, str]:
     """Name what last happened to each step and branch of a run, by path.
 
-    Succeeded, failed, skipped, cancelled or reused (a branch a resume kept);
-    steps with no record are absent (not run).
+    Succeeded, failed, skipped, cancelled, waiting (for approval) or
+    unknown (a status adws never writes: see `adws.render.words`); steps
+    with no record are absent (not run).
     """
-    outcomes: dict[str, str] = {}
-    for record in attempts:
-        if record.final:
-            status = record.status
-            outcomes[record.step] = "skipped" if status.startswith("skipped") else status
-    return outcomes
+    return {record.step: row_word(record) for record in attempts if record.final}
 
 
 def branch_outcome(step: str, outcomes: Mapping[str, str]) -> str | None:

@@ -2,11 +2,22 @@
 
 The page holds the run's header (workflow, status, duration, spend), its
 worktrees and approvals (branch, base, what became of each; who decided
-what, when and why), a timeline of its steps, branches and attempts, the step diagram coloured
-by outcome, and per step and branch each attempt: its error (open where
-it failed), and its agent calls' prompts and answers, collapsed. Every
-text is escaped (an agent's answer is data, never markup), and the page
-loads nothing: its style and script are inline (see `adws.render._page`).
+what, when and why), a timeline of its steps, branches and attempts, the
+step diagram coloured by outcome, and per step and branch each attempt: its error (open where
+it failed, or waits for approval), and its agent calls' prompts and
+answers, collapsed. Every text is escaped (an agent's answer is data,
+never markup), every status is shown as one of a few fixed words (see
+`adws.render.words`), and the page loads nothing and runs nothing but its
+own style and script, allowed by hash (see `adws.render._page`).
+
+A page has a size bound: each text shows its first and last 16,000 bytes
+when it is longer than 32,000 (`TEXT_CAP`), with a line between them,
+"N bytes cut: `adws status RUN --step S --attempt A` shows all"; a field of
+one line shows 1,000 characters; and a page holds at most 4,000,000
+bytes (`PAGE_CAP`): past it, nothing more is drawn and the page ends
+saying so. A run with more than 3,000 rows, attempts and calls has no
+timeline or diagram (they would be most of the page).
+
 A batch's page has a row per run and, for each run that did not
 succeed, the same sections, collapsed; runs that succeeded show their
 steps without their prompts and answers, to keep the page small.
@@ -15,6 +26,7 @@ steps without their prompts and answers, to keep the page small.
 from __future__ import annotations
 
 import json
+import shlex
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
@@ -23,23 +35,22 @@ from adws.engine.errors import json_safe
 from adws.journal import AttemptRecord, RunRecord
 from adws.journal.exchanges import ExchangeRecord
 from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
+from adws.render._page import PAGE_CAP, SHELL, capped, escape, page, size_of
 from adws.render._page import escape as _e
-from adws.render._page import page
 from adws.render._text import cost_cell, seconds, short, sum_usage
 from adws.render.errors import whole_error
 from adws.render.mermaid import step_outcomes
 from adws.render.status import branch_order, call_facts, outcome, own_seconds
 from adws.render.svg import Row, diagram, timeline
+from adws.render.words import row_word, run_word, waits
 from adws.render.workspaces import workspaces_html
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from adws.journal.exchanges import Text
 
 __all__ = ["RunView", "batch_page", "run_page"]
-
-_ATTEMPTS: Final = ("retried", "failed", "succeeded", "cancelled")
 
 
 @final
@@ -54,105 +65,172 @@ class RunView:
     approvals: tuple[ApprovalRecord, ...] = ()
 
 
+_RESERVE: Final = 16_384
+"""Bytes kept back under the cap for what closes a page: its open tags and its last note."""
+_DRAWN: Final = 3_000
+"""Rows, attempts and calls a timeline draws at most (beyond, the pictures are left out)."""
+
+
+@final
+class _Page:
+    """A page as it is written, part after part, with what is left under its cap.
+
+    A part that does not fit fills the page: nothing more is added but the
+    tags that close what is open (from the reserve), then a note saying
+    where the page stopped.
+    """
+
+    def __init__(self, room: int) -> None:
+        self.parts: list[str] = []
+        self.left = room - _RESERVE
+        self.full = False
+
+    def add(self, part: str) -> bool:
+        """Add a part if it fits; say whether it did (once one does not, none does)."""
+        size = size_of(part)
+        if self.full or size > self.left:
+            self.full = True
+            return False
+        self.left -= size
+        self.parts.append(part)
+        return True
+
+    def close(self, part: str) -> None:
+        """Add what closes an open element, whether or not the page is full."""
+        self.left -= size_of(part)
+        self.parts.append(part)
+
+    def body(self, shows: str, cap: int) -> str:
+        """Join the parts; a full page ends saying where it stopped and what shows all."""
+        if self.full:
+            self.parts.append(
+                f'<p class="cut">the page stops here: it holds at most {cap:,} bytes; '
+                f"<code>{_e(shows)}</code> shows all</p>"
+            )
+        return "".join(self.parts)
+
+
 def _badge(status: str) -> str:
-    kind = status.split(":", maxsplit=1)[0]
-    return f'<span class="badge {_e(kind)}">{_e(status)}</span>'
+    """Draw a status (one of the fixed words) as a badge."""
+    return f'<span class="badge {_e(status)}">{_e(status)}</span>'
 
 
-def _pre(lines: Sequence[str] | str) -> str:
-    text = lines if isinstance(lines, str) else "\n".join(lines)
-    return f"<pre>{_e(text)}</pre>"
+def _shows(run_id: str, path: str, attempt: object) -> str:
+    """Name the command that shows one attempt's texts whole."""
+    return f"adws status {run_id} --step {shlex.quote(path)} --attempt {attempt}"
 
 
-def _text(title: str, text: Text | None, css: str) -> str:
+def _text(page: _Page, title: str, text: Text | None, css: str, shows: str) -> None:
     if text is None:
-        return ""
+        return
     size = f"{text.size:,} bytes"
     if text.text is None:
-        return f'<p class="note">{_e(title)}: not kept ({size}; transcripts were off)</p>'
+        page.add(f'<p class="note">{_e(title)}: not kept ({size}; transcripts were off)</p>')
+        return
     cut = (
         '<p class="note">cut: the journal keeps the first bytes (the step\'s output cap)</p>'
         if text.cut
         else ""
     )
-    return (
+    page.add(
         f'<details class="{css}"><summary>{_e(title)} ({size})</summary>'
-        f"{_pre(text.text)}{cut}</details>"
+        f"{capped(text.text, shows)}{cut}</details>"
     )
 
 
-def _call(number: int, call: ExchangeRecord) -> str:
+def _call(page: _Page, number: int, call: ExchangeRecord, shows: str) -> None:
     facts = [f"agent call {number}", *call_facts(call)]
-    ended = ""
+    if not page.add(f'<div class="call"><div class="facts">{_e(" · ".join(facts))}</div>'):
+        return
+    _text(page, "prompt", call.prompt, "prompt", shows)
+    if call.answer is None:
+        page.add('<p class="note">answer: none (the agent gave no answer)</p>')
+    else:
+        _text(page, "answer", call.answer, "answer", shows)
+    _text(page, "stderr", call.stderr, "stderr", shows)
     if call.error_type is not None:
-        ended = f'<p class="note">this call ended: {_e(call.error_type)}: {_e(call.error)}</p>'
-    answer = (
-        '<p class="note">answer: none (the agent gave no answer)</p>'
-        if call.answer is None
-        else _text("answer", call.answer, "answer")
-    )
-    return (
-        f'<div class="call"><div class="facts">{_e(" · ".join(facts))}</div>'
-        f"{_text('prompt', call.prompt, 'prompt')}{answer}"
-        f"{_text('stderr', call.stderr, 'stderr')}{ended}</div>"
-    )
+        page.add(f'<p class="note">this call ended: {_e(call.error_type)}: {_e(call.error)}</p>')
+    page.close("</div>")
 
 
-def _attempt(
+def _attempt(  # noqa: PLR0913 - an attempt, where it is, and what the page knows of it
+    page: _Page,
     anchor: str,
-    number: int,
+    *,
     rows: Sequence[AttemptRecord],
     calls: Sequence[ExchangeRecord],
     others: Sequence[AttemptRecord],
-) -> str:
+    shows: str,
+) -> None:
     last = rows[-1]
-    head = f"attempt {number} — {last.status} in {seconds(own_seconds(last, others))}"
+    word = row_word(last)
+    head = f"attempt {last.attempt} — {word} in {seconds(own_seconds(last, others))}"
     if last.usage is not None:
         head += f" · {last.usage.describe()}"
-    parts = [f'<div class="attempt {_e(last.status)}" id="{anchor}-{number}"><h4>{_e(head)}</h4>']
+    opened = (
+        f'<div class="attempt {word}" id="{_e(f"{anchor}-{last.attempt}")}"><h4>{_e(head)}</h4>'
+    )
+    if not page.add(opened):
+        return
     for row in rows:
         if row.error is not None:
             round_number = row.error.context.get("round")
             label = f"round {round_number}: " if row.status == "round_failed" else ""
-            parts.append(f'<div class="error">{_pre(whole_error(row.error, prefix=label))}</div>')
-    parts.extend(_call(index, call) for index, call in enumerate(calls, 1))
+            lines = "\n".join(whole_error(row.error, prefix=label))
+            page.add(f'<div class="error">{capped(lines, shows)}</div>')
+    for index, call in enumerate(calls, 1):
+        _call(page, index, call, shows)
     outputs = last.outputs()
     if outputs:
         shown = json.dumps(json_safe(outputs), indent=2, ensure_ascii=False, sort_keys=True)
-        parts.append(
-            f'<details class="outputs"><summary>outputs added</summary>{_pre(shown)}</details>'
+        page.add(
+            '<details class="outputs"><summary>outputs added</summary>'
+            f"{capped(shown, shows)}</details>"
         )
-    parts.append("</div>")
-    return "".join(parts)
+    page.close("</div>")
 
 
-def _section(  # noqa: PLR0913 - a step and what the page knows of it, by name
-    path: str,
-    *,
-    title: str,
-    anchor: str,
+@final
+@attrs.frozen
+class _Place:
+    """Where a step or branch is drawn: its path, its title and anchor, the run it is in."""
+
+    path: str
+    title: str
+    anchor: str
+    run_id: str
+    branch: bool = False
+
+
+def _section(
+    page: _Page,
+    place: _Place,
     rows: Sequence[AttemptRecord],
     calls: Sequence[ExchangeRecord],
-    inner: str,
-    branch: bool = False,
-) -> str:
+    inner: Callable[[], None] = lambda: None,
+) -> None:
     status, facts = outcome(rows)
-    status = "skipped" if status.startswith("skipped") else status
-    attempts: dict[int, list[AttemptRecord]] = {}
+    attempts: dict[object, list[AttemptRecord]] = {}
     for row in rows:
-        if row.status in _ATTEMPTS or row.status == "round_failed":
+        if row_word(row) != "skipped":
             attempts.setdefault(row.attempt, []).append(row)
-    body = "".join(
-        _attempt(anchor, number, mine, [c for c in calls if c.attempt == number], rows)
-        for number, mine in attempts.items()
+    opened = " open" if status in {"failed", "waiting"} else ""
+    kind = "step branch" if place.branch else "step"
+    head = (
+        f'<section class="{kind} {status}" id="{place.anchor}" data-path="{_e(place.path)}">'
+        f"<details{opened}><summary>{_badge(status)} <b>{_e(place.title)}</b> — "
+        f"{_e(' · '.join(facts))}</summary>"
     )
-    opened = " open" if status == "failed" else ""
-    kind = "step branch" if branch else "step"
-    return (
-        f'<section class="{kind} {_e(status)}" id="{anchor}" data-path="{_e(path)}">'
-        f"<details{opened}><summary>{_badge(status)} <b>{_e(title)}</b> — "
-        f"{_e(' · '.join(facts))}</summary>{body}{inner}</details></section>"
-    )
+    if not page.add(head):
+        return
+    for number, mine in attempts.items():
+        if page.full:
+            break
+        shows = _shows(place.run_id, place.path, number)
+        mine_calls = [call for call in calls if call.attempt == number]
+        _attempt(page, place.anchor, rows=mine, calls=mine_calls, others=rows, shows=shows)
+    inner()
+    page.close("</details></section>")
 
 
 def _anchors(view: RunView, prefix: str) -> dict[str, str]:
@@ -170,47 +248,49 @@ def _branches(view: RunView) -> dict[str, list[str]]:
     return found
 
 
-def _steps(view: RunView, anchors: dict[str, str], *, calls: bool) -> tuple[str, list[Row]]:
-    """Build each step's section, and the timeline's rows, in order."""
-    sections, rows = [], []
+def _rows(view: RunView, anchors: dict[str, str], *, calls: bool) -> list[Row]:
+    """Build the timeline's rows: each step that ran, then its branches, in order."""
+    rows = []
     branches = _branches(view)
     exchanges = view.exchanges if calls else ()
     for index, step in enumerate(view.record.steps, 1):
-        mine = [row for row in view.attempts if row.step == step]
+        mine = tuple(row for row in view.attempts if row.step == step)
         if not mine:
-            sections.append(
-                f'<p class="note" id="{anchors[step]}">{index}. {_e(step)}: not run</p>'
-            )
             continue
         step_calls = tuple(call for call in exchanges if call.step == step)
-        rows.append(Row(step, f"{index}. {step}", tuple(mine), step_calls, anchors[step]))
-        inner = []
+        rows.append(Row(step, f"{index}. {step}", mine, step_calls, anchors[step]))
         for path in branches[step]:
-            path_rows = [row for row in view.attempts if row.step == path]
+            path_rows = tuple(row for row in view.attempts if row.step == path)
             path_calls = tuple(call for call in exchanges if call.step == path)
-            rows.append(Row(path, path, tuple(path_rows), path_calls, anchors[path], depth=1))
-            inner.append(
-                _section(
-                    path,
-                    title=path,
-                    anchor=anchors[path],
-                    rows=path_rows,
-                    calls=path_calls,
-                    inner="",
-                    branch=True,
-                )
-            )
-        sections.append(
-            _section(
-                step,
-                title=f"{index}. {step}",
-                anchor=anchors[step],
-                rows=mine,
-                calls=step_calls,
-                inner="".join(inner),
-            )
-        )
-    return "".join(sections), rows
+            rows.append(Row(path, path, path_rows, path_calls, anchors[path], depth=1))
+    return rows
+
+
+def _steps(page: _Page, view: RunView, anchors: dict[str, str], *, calls: bool) -> None:
+    """Draw each step's section, its branches' inside it, in order, while the page has room."""
+    branches = _branches(view)
+    exchanges = view.exchanges if calls else ()
+    run_id = view.record.run_id
+    for index, step in enumerate(view.record.steps, 1):
+        if page.full:
+            return
+        mine = [row for row in view.attempts if row.step == step]
+        if not mine:
+            page.add(f'<p class="note" id="{anchors[step]}">{index}. {_e(step)}: not run</p>')
+            continue
+
+        def inner(step: str = step) -> None:
+            for path in branches[step]:
+                if page.full:
+                    return
+                path_rows = [row for row in view.attempts if row.step == path]
+                path_calls = [call for call in exchanges if call.step == path]
+                place = _Place(path, path, anchors[path], run_id, branch=True)
+                _section(page, place, path_rows, path_calls)
+
+        step_calls = [call for call in exchanges if call.step == step]
+        place = _Place(step, f"{index}. {step}", anchors[step], run_id)
+        _section(page, place, mine, step_calls, inner)
 
 
 def _header(record: RunRecord) -> str:
@@ -218,73 +298,120 @@ def _header(record: RunRecord) -> str:
     spent = "nothing reported" if record.usage is None else record.usage.describe()
     resumed = f" · resumed {record.resumes}x" if record.resumes else ""
     return (
-        f"<header><h1>{_e(record.workflow)} {_badge(record.status)}</h1>"
+        f"<header><h1>{_e(record.workflow)} {_badge(run_word(record.status))}</h1>"
         f"<p>run <code>{_e(record.run_id)}</code> · started {_e(record.started)}"
         f"{'' if not record.finished else ' · finished ' + _e(record.finished)}{_e(resumed)}</p>"
         f"<p>duration {_e(duration)} · spent {_e(spent)}</p></header>"
     )
 
 
-def _run_body(view: RunView, prefix: str = "", *, calls: bool = True) -> str:
+def _run_error(record: RunRecord) -> str:
+    """Draw how the run stopped: its error whole, or the question it waits on."""
+    error = record.error
+    if error is None:
+        return ""
+    shows = f"adws status {record.run_id}"
+    if waits(error):
+        question = f"{error.step_name}: {error.message}"
+        return (
+            '<div class="waiting run-waiting"><h2>waiting for approval</h2>'
+            f"{capped(question, shows)}</div>"
+        )
+    lines = "\n".join(whole_error(error, prefix=f"{error.step_name}: "))
+    return f'<div class="error run-error"><h2>error</h2>{capped(lines, shows)}</div>'
+
+
+def _pictures(view: RunView, rows: Sequence[Row], anchors: dict[str, str]) -> str:
+    """Draw the timeline and the diagram, unless the run has more than a page draws."""
+    if not rows:
+        return ""
+    drawn = sum(1 + len(row.rows) + len(row.calls) for row in rows)
+    if drawn > _DRAWN:
+        return (
+            f'<p class="cut">the timeline and the step diagram are left out: they would draw '
+            f"{drawn:,} rows, attempts and calls (a page draws {_DRAWN:,}); "
+            f"<code>{_e(f'adws status {view.record.run_id}')}</code> lists them</p>"
+        )
+    outcomes = step_outcomes(view.attempts)
+    return (
+        f"<h2>timeline</h2>{timeline(rows)}<h2>steps</h2>"
+        f"{diagram(view.record.steps, outcomes, _branches(view), anchors)}"
+    )
+
+
+def _run_body(page: _Page, view: RunView, prefix: str = "", *, calls: bool = True) -> None:
     record = view.record
     anchors = _anchors(view, prefix)
-    sections, rows = _steps(view, anchors, calls=calls)
-    error = ""
-    if record.error is not None:
-        error = (
-            f'<div class="error run-error"><h2>error</h2>'
-            f"{_pre(whole_error(record.error, prefix=f'{record.error.step_name}: '))}</div>"
-        )
-    pictures = ""
-    if rows:
-        pictures = (
-            f"<h2>timeline</h2>{timeline(rows)}<h2>steps</h2>"
-            f"{diagram(record.steps, step_outcomes(view.attempts), _branches(view), anchors)}"
-        )
-    workspaces = workspaces_html(view.worktrees, view.approvals)
-    return f"{error}{workspaces}{pictures}<h2>attempts</h2>{sections}"
+    page.add(_run_error(record))
+    shows = f"adws status {record.run_id} --json"
+    page.add(workspaces_html(view.worktrees, view.approvals, shows))
+    page.add(_pictures(view, _rows(view, anchors, calls=calls), anchors))
+    page.add("<h2>attempts</h2>")
+    _steps(page, view, anchors, calls=calls)
 
 
-def run_page(view: RunView) -> str:
-    """Draw one run as a page."""
+def run_page(view: RunView, *, cap: int = PAGE_CAP) -> str:
+    """Draw one run as a page of at most `cap` bytes."""
     record = view.record
-    body = _header(record) + _run_body(view)
-    return page(f"{record.workflow} {record.status} · run {record.run_id}", body)
+    title = f"{record.workflow} {run_word(record.status)} · run {record.run_id}"
+    drawn = _Page(cap - SHELL - size_of(escape(title)))
+    drawn.add(_header(record))
+    _run_body(drawn, view)
+    return page(title, drawn.body(f"adws status {record.run_id}", cap))
 
 
-def batch_page(batch_id: str, workflow: str, views: Sequence[RunView]) -> str:
-    """Draw a batch as a page: a row per run, then each run's sections (collapsed)."""
+def _batch_row(number: int, record: RunRecord) -> str:
+    error = "" if record.error is None else short(record.error)
+    return (
+        f'<tr><td><a href="#r{number}">{_e(record.run_id)}</a></td>'
+        f"<td>{_badge(run_word(record.status))}</td>"
+        f"<td>{_e('-' if record.seconds is None else seconds(record.seconds))}</td>"
+        f"<td>{_e(cost_cell(record.usage))}</td><td>{_e(error)}</td></tr>"
+    )
+
+
+def batch_page(
+    batch_id: str, workflow: str, views: Sequence[RunView], *, cap: int = PAGE_CAP
+) -> str:
+    """Draw a batch as a page: a row per run, then each run's sections (collapsed).
+
+    At most `cap` bytes: rows and runs past it are left out, and the page
+    says so.
+    """
     counts: dict[str, int] = {}
     for view in views:
-        counts[view.record.status] = counts.get(view.record.status, 0) + 1
+        word = run_word(view.record.status)
+        counts[word] = counts.get(word, 0) + 1
     spent = sum_usage(view.record.usage for view in views)
     seconds_all = sum(view.record.seconds or 0.0 for view in views)
     summary = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
-    rows = []
-    for number, view in enumerate(views):
-        record = view.record
-        error = "" if record.error is None else short(record.error)
-        rows.append(
-            f'<tr><td><a href="#r{number}">{_e(record.run_id)}</a></td>'
-            f"<td>{_badge(record.status)}</td>"
-            f"<td>{_e('-' if record.seconds is None else seconds(record.seconds))}</td>"
-            f"<td>{_e(cost_cell(record.usage))}</td><td>{_e(error)}</td></tr>"
-        )
-    runs = "".join(
-        f'<section class="run" id="r{number}"><details><summary>{_badge(view.record.status)} '
-        f"run {_e(view.record.run_id)}</summary>"
-        f"{_run_body(view, f'r{number}', calls=view.record.status != 'succeeded')}"
-        "</details></section>"
-        for number, view in enumerate(views)
-    )
-    body = (
+    title = f"batch {batch_id} · {workflow}"
+    drawn = _Page(cap - SHELL - size_of(escape(title)))
+    header = (
         f"<header><h1>batch {_e(batch_id)} · {_e(workflow)}</h1>"
         f"<p>{len(views)} runs: {_e(summary or 'none')}</p>"
         f"<p>run time {_e(seconds(seconds_all))} in all · spent "
         f"{_e('nothing reported' if spent is None else spent.describe())}</p></header>"
         "<h2>runs</h2><table><tr><th>run</th><th>status</th><th>duration</th><th>cost</th>"
-        f"<th>error</th></tr>{''.join(rows)}</table><h2>each run</h2>"
-        '<p class="note">prompts and answers are shown for the runs that did not succeed</p>'
-        f"{runs}"
+        "<th>error</th></tr>"
     )
-    return page(f"batch {batch_id} · {workflow}", body)
+    if drawn.add(header):
+        for number, view in enumerate(views):
+            if not drawn.add(_batch_row(number, view.record)):
+                break
+        drawn.close("</table>")
+    drawn.add(
+        "<h2>each run</h2>"
+        '<p class="note">prompts and answers are shown for the runs that did not succeed</p>'
+    )
+    for number, view in enumerate(views):
+        word = run_word(view.record.status)
+        head = (
+            f'<section class="run" id="r{number}"><details><summary>{_badge(word)} '
+            f"run {_e(view.record.run_id)}</summary>"
+        )
+        if not drawn.add(head):
+            break
+        _run_body(drawn, view, f"r{number}", calls=word != "succeeded")
+        drawn.close("</details></section>")
+    return page(title, drawn.body(f"adws runs --batch {batch_id}", cap))

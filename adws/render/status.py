@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Final
 from adws.engine.errors import json_safe
 from adws.render._text import cost_cell, indent, seconds, short, sum_usage, table
 from adws.render.errors import whole_error
+from adws.render.words import row_word, run_word, skip_reason, waiting_for, waits
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -60,7 +61,7 @@ def plan_text(record: RunRecord, plan: Sequence[StepPlan]) -> str:
     if changed:
         lines.append(
             "changed finished steps are refused; --rerun-changed runs again from the first, "
-            "--force keeps their outputs"
+            "--keep-changed keeps their outputs"
         )
     elif first is None:
         lines.append("every step is done; nothing to resume")
@@ -70,12 +71,16 @@ def plan_text(record: RunRecord, plan: Sequence[StepPlan]) -> str:
 
 
 def runs_table(records: Sequence[RunRecord]) -> str:
-    """Render `adws runs`: one row per run, newest first."""
+    """Render `adws runs`: one row per run, newest first.
+
+    `STOPPED AT` is the step a run did not get past: where it failed, was
+    blocked, or waits for approval.
+    """
     rows = [
         (
             record.run_id,
             record.workflow,
-            record.status + (" (stale)" if record.stale else ""),
+            run_word(record.status) + (" (stale)" if record.stale else ""),
             record.started,
             "-" if record.seconds is None else seconds(record.seconds),
             cost_cell(record.usage),
@@ -83,7 +88,7 @@ def runs_table(records: Sequence[RunRecord]) -> str:
         )
         for record in records
     ]
-    header = ("RUN", "WORKFLOW", "STATUS", "STARTED", "DURATION", "COST", "FAILED STEP")
+    header = ("RUN", "WORKFLOW", "STATUS", "STARTED", "DURATION", "COST", "STOPPED AT")
     return table(header, rows)
 
 
@@ -157,10 +162,10 @@ def outcome(rows: Sequence[AttemptRecord]) -> tuple[str, list[str]]:
     """Say how a step or branch ended, and the facts of it: attempts, rounds, wall time, cost.
 
     The status is the last row that says how it ended (`running` when none
-    does yet).
+    does yet), as one of the fixed words (see `adws.render.words`).
     """
     final = [row for row in rows if row.final]
-    status = final[-1].status if final else "running"
+    status = row_word(final[-1]) if final else "running"
     count = tries(rows)
     facts = [f"{count} attempt{'' if count == 1 else 's'}"]
     rounds = sum(1 for row in rows if row.status == "round_failed")
@@ -180,7 +185,7 @@ def _summary(rows: Sequence[AttemptRecord]) -> str:
 
 def _attempt_line(row: AttemptRecord, prefix: str) -> str:
     """Say how one attempt ended and which agent sessions it used (to find its transcript)."""
-    what = row.status if row.error is None else short(row.error)
+    what = row_word(row) if row.error is None else short(row.error)
     sessions = f" · session {', '.join(row.sessions)}" if row.sessions else ""
     return f"{prefix}{_label(row)}: {what}{sessions}"
 
@@ -222,7 +227,7 @@ def status_text(
     (a fan-out's by index); the run's error is printed whole (`verbose`:
     with the traceback of a step that raised).
     """
-    status = record.status + (
+    status = run_word(record.status) + (
         " (stale: its process is gone; `adws resume` continues it)" if record.stale else ""
     )
     lines = [
@@ -236,15 +241,21 @@ def status_text(
         if not mine:
             lines.append(f"  {index}. {name}: not run")
             continue
-        if mine[-1].status.startswith("skipped"):
-            lines.append(f"  {index}. {name}: {mine[-1].status.replace(':', ' (')})")
+        if row_word(mine[-1]) == "skipped":
+            reason = skip_reason(mine[-1])
+            lines.append(f"  {index}. {name}: skipped" + (f" ({reason})" if reason else ""))
             continue
         lines.append(f"  {index}. {name}: {_summary(mine)}")
         lines.extend(_problems(mine, "       "))
         lines.extend(_branch_lines(name, attempts))
-    if record.error is not None:
-        where = f"error at {record.error.step_name}: " if record.error.step_name else "error: "
-        lines.extend(whole_error(record.error, verbose=verbose, prefix=where))
+    error = record.error
+    if error is not None:
+        if waits(error):  # a question, not a failure
+            rest = error.message.strip().splitlines()[1:]
+            lines += [waiting_for(error, where=True), *indent(rest, "  ")]
+        else:
+            where = f"error at {error.step_name}: " if error.step_name else "error: "
+            lines.extend(whole_error(error, verbose=verbose, prefix=where))
     if record.usage is not None:
         lines.append(f"spent: {record.usage.describe()}")
     return "\n".join(lines)

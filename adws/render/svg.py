@@ -22,6 +22,7 @@ from adws.render._page import COLOURS
 from adws.render._page import escape as _escape
 from adws.render._text import seconds, short
 from adws.render.mermaid import branch_outcome
+from adws.render.words import row_word
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -62,13 +63,13 @@ def _bounds(rows: Sequence[Row]) -> tuple[float, float]:
 def _bar(place: tuple[float, float, float, float], colour: str, title: str, href: str) -> str:
     x, y, width, height = place
     return (
-        f'<a href="#{href}"><rect x="{x:.1f}" y="{y:.1f}" width="{max(width, 2):.1f}" '
+        f'<a href="#{_escape(href)}"><rect x="{x:.1f}" y="{y:.1f}" width="{max(width, 2):.1f}" '
         f'height="{height}" fill="{colour}" rx="2"><title>{_escape(title)}</title></rect></a>'
     )
 
 
 def _what(row: AttemptRecord) -> str:
-    what = f"attempt {row.attempt}: {row.status} in {seconds(row.seconds)}"
+    what = f"attempt {row.attempt}: {row_word(row)} in {seconds(row.seconds)}"
     return what if row.error is None else f"{what} — {short(row.error)}"
 
 
@@ -106,14 +107,12 @@ def timeline(rows: Sequence[Row]) -> str:
     for number, row in enumerate(rows):
         y = number * _ROW + 3
         parts.append(f'<text x="{4 + 12 * row.depth}" y="{y + 13}">{_escape(row.label)}</text>')
-        timed = [
-            r for r in row.rows if r.started is not None and not r.status.startswith("skipped")
-        ]
+        timed = [r for r in row.rows if r.started is not None and row_word(r) != "skipped"]
         # A success spans the step's earlier attempts: draw it first, under them.
         for record in sorted(timed, key=lambda r: r.status != "succeeded"):
             assert record.started is not None  # noqa: S101 - filtered above
             x = _LABEL + (record.started - start) * scale
-            colour = COLOURS.get(record.status, COLOURS["failed"])
+            colour = COLOURS[row_word(record)]
             if record.status == "round_failed":
                 parts.append(_bar((x - 2, y, 4, 16), colour, _what(record), row.anchor))
                 continue
@@ -137,9 +136,10 @@ def _box(place: tuple[float, float, int, int], outcome: str, label: str, href: s
     fill = "#ffffff" if outcome == "not_run" else colour
     text = "#212121" if outcome == "not_run" else "#ffffff"
     return (
-        f'<a href="#{href}"><rect x="{x:.1f}" y="{y:.1f}" width="{width}" height="{height}" '
-        f'rx="4" fill="{fill}" stroke="{colour}"{dashed}><title>{_escape(label)}: {outcome}'
-        f'</title></rect><text x="{x + width / 2:.1f}" y="{y + height / 2 + 4:.1f}" '
+        f'<a href="#{_escape(href)}"><rect x="{x:.1f}" y="{y:.1f}" width="{width}" '
+        f'height="{height}" rx="4" fill="{fill}" stroke="{colour}"{dashed}>'
+        f"<title>{_escape(label)}: {_escape(outcome)}</title></rect>"
+        f'<text x="{x + width / 2:.1f}" y="{y + height / 2 + 4:.1f}" '
         f'text-anchor="middle" fill="{text}">{_escape(label[:34])}</text></a>'
     )
 

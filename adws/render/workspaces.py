@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from adws.render._page import capped
 from adws.render._page import escape as _e
 
 if TYPE_CHECKING:
@@ -62,12 +63,13 @@ def workspaces_text(
 
 
 def workspaces_html(
-    worktrees: Sequence[WorktreeRecord], approvals: Sequence[ApprovalRecord]
+    worktrees: Sequence[WorktreeRecord], approvals: Sequence[ApprovalRecord], shows: str
 ) -> str:
     """Draw a run's worktrees and approvals for its report page ("" when it has none).
 
     Every value is escaped: a message is rendered from a run's inputs, and a
-    note is whatever a person typed.
+    note is whatever a person typed. A long message is capped (`shows`
+    names the command that shows it whole).
     """
     parts: list[str] = []
     if worktrees:
@@ -83,7 +85,7 @@ def workspaces_html(
     if approvals:
         items = "".join(
             f'<div class="approval"><p><b>{_e(asked.step)}</b> · asked {_e(asked.asked)} · '
-            f"{_e(approval_said(asked))}</p><pre>{_e(asked.message)}</pre></div>"
+            f"{_e(approval_said(asked))}</p>{capped(asked.message, shows)}</div>"
             for asked in approvals
         )
         parts.append(f"<h2>approvals</h2>{items}")

@@ -2,9 +2,15 @@
 
 Every command runs through `adws.io_ops.run_process` (its own process
 group, a timeout, no shell), with `LC_ALL=C` so its messages can be read
-and no prompt for credentials. A command that meets another git process's
-lock (`index.lock`, `config.lock`, a ref's lock) waits and tries again, a
-few times, before its failure counts. Git commands are never cancelled
+and no prompt for credentials. adws's own git never runs the repository's
+code: every command passes `-c core.hooksPath=/dev/null -c core.fsmonitor=`
+(no hook, not even the ones `--no-verify` leaves on, such as `post-commit`
+or `reference-transaction`; no file-system monitor command), and a command
+in a worktree adws made names its git directory and work tree explicitly
+(`gitdir`), so a `.git` file a step repointed elsewhere is never read.
+A command that meets another git process's lock (`index.lock`,
+`config.lock`, a ref's lock) waits and tries again, a few times, before
+its failure counts. Git commands are never cancelled
 with a parallel branch: git killed halfway leaves exactly the lock files
 this module works around, and each command is short and has a timeout.
 A failure raises `GitError`, which the steps turn into a `PipelineError`.
@@ -17,6 +23,7 @@ import fcntl
 import os
 import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -27,12 +34,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
 __all__ = [
+    "FALLBACK_IDENTITY",
+    "FALLBACK_TRAILER",
     "GIT_TIMEOUT",
     "GitError",
+    "admin_dir",
     "changed_files",
     "commit_all",
     "diffstat",
     "git",
+    "points_at",
     "repository_lock",
     "tree_hash",
     "uncommitted",
@@ -46,6 +57,13 @@ _CONTENTION: Final = re.compile(
     r"Unable to create '[^']*\.lock': File exists|could not lock config file|cannot lock ref"
 )
 _ENV: Final = {"LC_ALL": "C", "LANGUAGE": "", "GIT_TERMINAL_PROMPT": "0"}
+_NO_CODE: Final = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=")
+"""What every git command adws runs is given: no hook and no file-system monitor runs."""
+FALLBACK_IDENTITY: Final = ("adws", "adws@localhost")
+"""The name and email a commit gets when git knows no identity (a fresh container, CI)."""
+FALLBACK_TRAILER: Final = "Committed-by: adws (no git identity configured)"
+"""The trailer that says a commit was made with `FALLBACK_IDENTITY`."""
+_ROLES: Final = (("AUTHOR", "GIT_AUTHOR_IDENT"), ("COMMITTER", "GIT_COMMITTER_IDENT"))
 LOCK_FILE: Final = "adws-worktrees.lock"
 """The file in a repository's git directory that serialises creating worktrees."""
 _LOCK_SECONDS: Final = 600.0
@@ -66,26 +84,37 @@ def _message(argv: tuple[str, ...], outcome: io_ops.ProcessOutcome, timeout: flo
     return f"`{shown}` exited with {outcome.returncode}" + (f": {said}" if said else "")
 
 
-def git(
+def git(  # noqa: PLR0913 - the command, and keyword-only ways to run it
     cwd: Path,
     *args: str,
+    gitdir: Path | None = None,
     env: Mapping[str, str] | None = None,
+    stdin_text: str | None = None,
     ok: tuple[int, ...] = (0,),
     timeout: float = GIT_TIMEOUT,
     sleep: Callable[[float], None] = io_ops.sleep,
 ) -> io_ops.ProcessOutcome:
     """Run `git -C cwd ARGS`, retrying lock contention; raise `GitError` unless it exits in `ok`.
 
-    `sleep` waits between tries (`_RETRY_DELAYS`, about six seconds in
-    all); `timeout` bounds each try.
+    `gitdir` (a worktree's git directory, as git made it) makes `cwd` the
+    work tree of that git directory, whatever `cwd/.git` says. `sleep`
+    waits between tries (`_RETRY_DELAYS`, about six seconds in all);
+    `timeout` bounds each try.
     """
-    argv = ("git", "-C", str(cwd), *args)
+    where: tuple[str, ...] = ("-C", str(cwd))
+    if gitdir is not None:
+        where = (*where, f"--git-dir={gitdir}", f"--work-tree={cwd}")
+    argv = ("git", *where, *args)  # as messages show it
     token = io_ops.CANCEL.set(None)  # see the module docstring: git is never cancelled
     try:
         tries = 0
         while True:
             outcome = io_ops.run_process(
-                argv, timeout=timeout, env={**_ENV, **(env or {})}, max_output_bytes=64 << 20
+                ("git", *_NO_CODE, *where, *args),
+                stdin_text=stdin_text,
+                timeout=timeout,
+                env={**_ENV, **(env or {})},
+                max_output_bytes=64 << 20,
             )
             if outcome.returncode in ok and outcome.finished:
                 return outcome
@@ -97,9 +126,9 @@ def git(
         io_ops.CANCEL.reset(token)
 
 
-def output(cwd: Path, *args: str) -> str:
+def output(cwd: Path, *args: str, gitdir: Path | None = None) -> str:
     """Run a git command and return its stdout without the final newline."""
-    return git(cwd, *args).stdout.rstrip("\n")
+    return git(cwd, *args, gitdir=gitdir).stdout.rstrip("\n")
 
 
 @contextlib.contextmanager
@@ -130,7 +159,7 @@ def repository_lock(common_dir: Path, seconds: float = _LOCK_SECONDS) -> Iterato
         os.close(fd)  # releases the lock
 
 
-def tree_hash(worktree: Path) -> str:
+def tree_hash(worktree: Path, *, gitdir: Path | None = None) -> str:
     """Hash the worktree's content: tracked and untracked files git does not ignore.
 
     The files are added to a copy of the worktree's index in a temporary
@@ -138,33 +167,65 @@ def tree_hash(worktree: Path) -> str:
     written as a tree: its id is the hash, and `changed_files` can compare
     two of them file by file.
     """
-    index = Path(output(worktree, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+    if gitdir is None:
+        index = Path(output(worktree, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+    else:
+        index = gitdir / "index"
     with tempfile.TemporaryDirectory(prefix="adws-tree-") as folder:
         scratch = Path(folder) / "index"
         if index.is_file():
             shutil.copyfile(index, scratch)  # its stat cache spares hashing unchanged files
         env = {"GIT_INDEX_FILE": str(scratch)}
-        git(worktree, "add", "--all", env=env)
-        return git(worktree, "write-tree", env=env).stdout.strip()
+        git(worktree, "add", "--all", gitdir=gitdir, env=env)
+        return git(worktree, "write-tree", gitdir=gitdir, env=env).stdout.strip()
 
 
-def changed_files(worktree: Path, before: str, after: str) -> tuple[str, ...]:
+def changed_files(
+    worktree: Path, before: str, after: str, *, gitdir: Path | None = None
+) -> tuple[str, ...]:
     """Name the files that differ between two trees `tree_hash` made, in git's order."""
-    found = git(worktree, "diff-tree", "-r", "-z", "--no-renames", "--name-only", before, after)
+    found = git(
+        worktree,
+        "diff-tree",
+        "-r",
+        "-z",
+        "--no-renames",
+        "--name-only",
+        before,
+        after,
+        gitdir=gitdir,
+    )
     return tuple(name for name in found.stdout.split("\0") if name)
 
 
-def commit_all(worktree: Path, message: str) -> bool:
+def _fallback_identity(worktree: Path, gitdir: Path | None) -> dict[str, str]:
+    """Return the environment that gives each role git knows no identity for adws's own."""
+    env: dict[str, str] = {}
+    name, email = FALLBACK_IDENTITY
+    for role, variable in _ROLES:
+        if git(worktree, "var", variable, gitdir=gitdir, ok=(0, 128)).returncode != 0:
+            env.update({f"GIT_{role}_NAME": name, f"GIT_{role}_EMAIL": email})
+    return env
+
+
+def commit_all(worktree: Path, message: str, *, gitdir: Path | None = None) -> bool:
     """Commit every change in the worktree (untracked files too); False when nothing changed.
 
-    Hooks are not run (`--no-verify`: the workflow runs its own checks) and
-    commits are not signed, so no prompt can stop a run; git's own identity
-    (`user.name`, `user.email`) is used, as for any commit.
+    No hook runs (see the module docstring: the workflow runs its own
+    checks) and commits are not signed, so no prompt can stop a run. git's
+    own identity (`user.name`, `user.email`, `GIT_AUTHOR_*` and the rest)
+    is used unchanged; a role git knows no identity for (a fresh container,
+    a CI runner) is `adws <adws@localhost>`, and the message then ends with
+    the trailer `Committed-by: adws (no git identity configured)`, so the
+    agent's finished work is never lost at the commit.
     """
-    git(worktree, "add", "--all")
-    staged = git(worktree, "diff", "--cached", "--quiet", ok=(0, 1))
+    git(worktree, "add", "--all", gitdir=gitdir)
+    staged = git(worktree, "diff", "--cached", "--quiet", gitdir=gitdir, ok=(0, 1))
     if staged.returncode == 0:
         return False
+    identity = _fallback_identity(worktree, gitdir)
+    if identity:
+        message = f"{message.rstrip()}\n\n{FALLBACK_TRAILER}\n"
     git(
         worktree,
         "-c",
@@ -176,17 +237,23 @@ def commit_all(worktree: Path, message: str) -> bool:
         "--no-verify",
         "--message",
         message,
+        gitdir=gitdir,
+        env=identity,
     )
     return True
 
 
-def diffstat(worktree: Path, base: str, commit: str) -> dict[str, object]:
+def diffstat(
+    worktree: Path, base: str, commit: str, *, gitdir: Path | None = None
+) -> dict[str, object]:
     """Describe what changed from `base` to `commit`: files, lines added and deleted.
 
     `files` lists `{"path", "added", "deleted"}` per file (a binary file
     counts 0 lines); `text` is the one line `git diff --shortstat` prints.
     """
-    numstat = git(worktree, "diff", "--numstat", "-z", "--no-renames", base, commit).stdout
+    numstat = git(
+        worktree, "diff", "--numstat", "-z", "--no-renames", base, commit, gitdir=gitdir
+    ).stdout
     files: list[dict[str, object]] = []
     added = deleted = 0
     for entry in numstat.split("\0"):
@@ -233,3 +300,45 @@ def uncommitted(checkout: Path) -> tuple[str, ...]:
             names.append(entry[3:])
             skip = entry[0] in "RC"
     return tuple(names)
+
+
+def points_at(worktree: Path) -> Path | None:
+    """Return the git directory a worktree's `.git` file names; None when it names none.
+
+    Only a plain file reading `gitdir: PATH` names one (a relative PATH is
+    from the worktree), as git writes it; a folder, a link or anything else
+    does not.
+    """
+    dotgit = worktree / ".git"
+    try:
+        if not stat.S_ISREG(dotgit.lstat().st_mode):
+            return None
+        text = dotgit.read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    return Path(os.path.normpath(worktree / text.removeprefix("gitdir: ").rstrip("\n")))
+
+
+def admin_dir(common: Path, worktree: Path) -> Path | None:
+    """Find the git directory git made for `worktree` in the repository's `common` git directory.
+
+    git keeps one folder per worktree under `<common>/worktrees`, whose
+    `gitdir` file points back at the worktree's `.git`: that record, never
+    the worktree's own `.git` file (which a step may rewrite), says which
+    it is. None when git keeps no such folder.
+    """
+    try:
+        folders = sorted((common / "worktrees").iterdir())
+    except OSError:
+        return None
+    for folder in folders:
+        try:
+            back = (folder / "gitdir").read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError:
+            continue
+        pointed = Path(os.path.normpath(folder / back.rstrip("\n")))
+        if pointed.parent == worktree:
+            return folder
+    return None

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
-from adws.workspaces._git import GitError, git, output, repository_lock
+from adws.workspaces._git import GitError, admin_dir, git, output, repository_lock
 
 if TYPE_CHECKING:
     from adws.engine.scope import RunScope
@@ -53,6 +53,8 @@ class Place:
     step: str
     """The step (or branch path) that made it, for the journal."""
     run_id: str
+    gitdir: Path | None = None
+    """The git directory git made for it (None until it is made): every git command names it."""
 
 
 def branch_label(name: str, branch: str) -> str:
@@ -95,12 +97,11 @@ def _root(scope: RunScope) -> Path:
     return Path(scope.worktrees or Path(".adws") / "worktrees").resolve()
 
 
-def _registered(repo: Path, path: Path) -> bool:
-    """Tell whether `path` is a worktree of `repo` that is still there."""
-    if not path.is_dir():  # a fresh run's worktree: no need to ask git
-        return False
-    listed = git(repo, "worktree", "list", "--porcelain", "-z").stdout.split("\0")
-    return f"worktree {path}" in listed
+def _registered(place: Place) -> Path | None:
+    """Return the git directory of the worktree at `place`, if git keeps one that is still there."""
+    if not place.path.is_dir():  # a fresh run's worktree: no need to look
+        return None
+    return admin_dir(place.common, place.path)
 
 
 def locate(repo_text: str, label: str, step: str, scope: RunScope) -> Place:
@@ -126,9 +127,10 @@ def open_worktree(place: Place, base_text: str, scope: RunScope) -> Place:
     to that base (its earlier commits stay in git's reflog).
     """
     recorded = scope.bases.get(place.label)
-    if _registered(place.repo, place.path):
-        base = recorded or output(place.path, "rev-parse", "HEAD")
-        return attrs.evolve(place, base=base)
+    gitdir = _registered(place)
+    if gitdir is not None:
+        base = recorded or output(place.path, "rev-parse", "HEAD", gitdir=gitdir)
+        return attrs.evolve(place, base=base, gitdir=gitdir)
     base = recorded or _commit_of(place.repo, base_text)
     with repository_lock(place.common):
         git(place.repo, "worktree", "prune")
@@ -148,16 +150,21 @@ def open_worktree(place: Place, base_text: str, scope: RunScope) -> Place:
             str(place.path),
             base,
         )
+        # Read back before any step runs; from git's own record, never the worktree's `.git`.
+        gitdir = admin_dir(place.common, place.path)
+    if gitdir is None:
+        msg = f"git made the worktree {place.path} but keeps no record of it in {place.common}"
+        raise GitError(msg)
     # The checkout writes only the worktree's own index and files: outside the lock, so the
     # worktrees of a best_of (or of several runs) are checked out side by side. A checkout
     # that did not finish (a full disk, Ctrl-C) leaves no half-filled worktree to go on in.
     try:
-        git(place.path, "reset", "--quiet", "--hard")
+        git(place.path, "reset", "--quiet", "--hard", gitdir=gitdir)
     except BaseException:
         with contextlib.suppress(GitError, OSError):
             remove_worktree(place)
         raise
-    return attrs.evolve(place, base=base)
+    return attrs.evolve(place, base=base, gitdir=gitdir)
 
 
 def _commit_of(repo: Path, revision: str) -> str:

@@ -137,7 +137,7 @@ class Session:
         except GitError as exc:
             return IOFailure(_error(self.name, exc, None))
         try:
-            self._record(scope, place, tree_hash(place.path), "created")
+            self._record(scope, place, tree_hash(place.path, gitdir=place.gitdir), "created")
             return self._run_in(scope, place, ctx)
         except GitError as exc:
             kept = self._settle(scope, place, failed=True)
@@ -161,9 +161,11 @@ class Session:
             where = {"worktree": folder} if kept else {}
             return IOFailure(made.with_context(branch=place.branch, **where))
         summary = str(made.outputs.get("summary", ctx.inputs.get("summary", ""))).strip()
-        commit_all(place.path, summary or f"adws: run {place.run_id}, step {self.name}")
-        commit = output(place.path, "rev-parse", "HEAD")  # the base, when nothing changed
-        stat = diffstat(place.path, place.base, commit)
+        message = summary or f"adws: run {place.run_id}, step {self.name}"
+        commit_all(place.path, message, gitdir=place.gitdir)
+        # The base, when nothing changed.
+        commit = output(place.path, "rev-parse", "HEAD", gitdir=place.gitdir)
+        stat = diffstat(place.path, place.base, commit, gitdir=place.gitdir)
         self._settle(scope, place, failed=False)
         return IOSuccess(
             ctx.merge_outputs(
@@ -195,9 +197,9 @@ class Session:
     def _rehash(self, scope: RunScope, place: Place) -> None:
         """Journal the worktree's content as the attempt left it (kept as it was if git fails)."""
         try:
-            tree = tree_hash(place.path)
+            tree = tree_hash(place.path, gitdir=place.gitdir)
         except GitError:
-            return  # a resume sees the content differ from the last hash: refused (unless --force)
+            return  # a resume sees the content differ from the last hash: drift
         self._record(scope, place, tree)
 
     def _record(
@@ -218,6 +220,7 @@ class Session:
                 place.base,
                 tree,
                 state,
+                str(place.gitdir or ""),
             )
         )
 

@@ -80,10 +80,13 @@ def worktree(
     keeps it; `never` removes it. Ctrl-C or SIGTERM (or a parallel step
     cancelling the branch) removes it unless `keep="always"`. Branches
     stay: they hold the work. A resumed run refuses a kept worktree whose
-    content changed since it was journaled (see `adws resume --force`) and
+    content changed since it was journaled (see `adws resume --accept-drift`),
+    resets one the attempt in flight when the run stopped changed, and
     starts a worktree adws removed itself again from the base it recorded.
-    A failure of git (not a repository, an unknown base, no commit
-    identity) is a `WorkspaceFailed` error with git's message.
+    No hook runs, and a commit with no git identity configured is made as
+    `adws <adws@localhost>` (see `adws.workspaces._git.commit_all`). A
+    failure of git (not a repository, an unknown base) is a
+    `WorkspaceFailed` error with git's message.
     """
     owner = "worktree"
     require_type(owner, "step", step, Step, "a Step")

@@ -398,10 +398,53 @@ def test_batch_resume_refuses_a_changed_finished_step_unless_told(
     assert main(["batch", "--resume", batch_id, "-q"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"adws: error: cannot resume batch {batch_id}: line 1: step 's1' of run ")
-    assert "changed since it finished; pass --rerun-changed" in err
+    assert "changed since it finished; pass --keep-changed to keep the outputs" in err
     code, _ = batch_json(["--resume", batch_id, "--rerun-changed"], capsys)
     assert code == 1  # s1 ran again, so s3 finds the budget spent
     assert calls(project) == ["agent s1", "agent s1", "gate a", "gate a"]
+
+
+def test_batch_resume_keep_changed_keeps_the_step_and_makes_it_the_baseline(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`batch --resume --keep-changed` runs no changed step again, and records today's definition."""
+    lines(project, "a")
+    code, report = batch_json(["budgeted", "inputs.jsonl"], capsys)
+    batch_id = str(report["batch_id"])
+    source = project / "workflows" / "safety.py"
+    source.write_text(source.read_text().replace('"prompt": "{n}"', '"prompt": "n={n}"'))
+    (project / "fixed").touch()
+    code, resumed = batch_json(["--resume", batch_id, "--keep-changed"], capsys)
+    (run,) = runs_of(resumed)
+    assert (code, run["error"]["step_name"]) == (1, "s4")  # s1 kept: s3 ran within the budget
+    assert calls(project) == ["agent s1", "agent s3", "gate a", "gate a"]
+    assert main(["resume", str(run["run_id"]), "--plan"]) == 0
+    assert "  1. s1: kept" in capsys.readouterr().out
+
+
+def test_a_batch_run_that_changed_since_the_batch_read_it_is_not_run(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The batch's claim of each run is compare-and-set on what `batch --resume` read of it."""
+    from adws.journal import Journal  # noqa: PLC0415 - only this test
+    from adws.journal.batches import claim_batch_run  # noqa: PLC0415 - as above
+
+    lines(project, "a")
+    _, report = batch_json(["budgeted", "inputs.jsonl"], capsys)
+    (run,) = runs_of(report)
+    run_id = str(run["run_id"])
+    journal = Journal(project / ".adws" / "runs.db")
+    record = journal.find(run_id)
+    assert not isinstance(record, str)
+    journal.write("UPDATE runs SET resumes = resumes + 1 WHERE run_id = ?", (run_id,))
+    assert claim_batch_run(journal, run_id, seen=record.seen) == (
+        f"run {run_id} changed since this command read it (now failed); "
+        f"look again: adws status {run_id}; it was not run"
+    )
+    fresh = journal.find(run_id)
+    assert not isinstance(fresh, str)
+    assert claim_batch_run(journal, run_id, seen=fresh.seen) is None
+    journal.close()
 
 
 # -- 7. a run that kills its worker twice ------------------------------------------------------
@@ -590,7 +633,8 @@ def test_batch_options_that_need_resume_and_a_bad_busy_timeout_are_exit_2(
     lines(project, "a")
     assert main(["batch", "holding", "inputs.jsonl", "--force"]) == 2
     assert capsys.readouterr().err == (
-        "adws: error: --rerun-changed and --force go with --resume BATCH\n"
+        "adws: error: --rerun-changed, --force, --keep-changed and --accept-drift go with "
+        "--resume BATCH\n"
     )
     monkeypatch.setenv("ADWS_JOURNAL_BUSY_TIMEOUT", "soon")
     assert main(["batch", "holding", "inputs.jsonl"]) == 2

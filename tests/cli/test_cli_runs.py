@@ -138,8 +138,9 @@ def test_a_changed_finished_step_is_refused_then_rerun_or_kept(
     assert main(["resume", run_id]) == 2
     assert capsys.readouterr().err == (
         f"adws: error: step 'fetch' of run {run_id} changed since it finished; pass "
-        "--rerun-changed to run again from the first of them, or --force to keep the outputs "
-        f"it made (see `adws resume {run_id} --plan`)\n"
+        "--keep-changed to keep the outputs it made (today's definition becomes the recorded "
+        "one), or --rerun-changed (adws resume, adws batch --resume) to run again from the "
+        f"first of them (see `adws resume {run_id} --plan`)\n"
     )
     assert main(["resume", run_id, "--plan"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -150,11 +151,11 @@ def test_a_changed_finished_step_is_refused_then_rerun_or_kept(
         "  3. ship: to run",
         (
             "changed finished steps are refused; --rerun-changed runs again from the first, "
-            "--force keeps their outputs"
+            "--keep-changed keeps their outputs"
         ),
         "options: none",
     ]
-    code, kept = run_json(["resume", run_id, "--force"], capsys)
+    code, kept = run_json(["resume", run_id, "--keep-changed"], capsys)
     assert (code, kept["inputs"]["shipped"]) == (0, "s-fetched-built-shipped")  # type: ignore[index]
     (project / "fixed").unlink()
     _, second = run_json(["run", "pipeline", "-i", "seed=t"], capsys)
@@ -218,8 +219,8 @@ def test_runs_lists_runs_and_status_shows_json(
         "STARTED",
         "DURATION",
         "COST",
-        "FAILED",
-        "STEP",
+        "STOPPED",
+        "AT",
     ]
     assert table[1].split()[:3] == [good["run_id"], "pipeline", "succeeded"]
     assert table[2].split()[:3] == [failed["run_id"], "pipeline", "failed"]

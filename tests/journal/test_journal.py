@@ -226,7 +226,7 @@ def test_a_journal_from_a_newer_adws_is_refused(tmp_path: Path) -> None:
     db.commit()
     db.close()
     with pytest.raises(
-        JournalError, match=r"written by a newer adws \(schema 99, this one knows 10\)"
+        JournalError, match=r"written by a newer adws \(schema 99, this one knows 11\)"
     ):
         Journal(path)
 
@@ -246,6 +246,7 @@ def test_reopening_does_not_migrate_twice(tmp_path: Path) -> None:
         (8,),
         (9,),
         (10,),
+        (11,),
     ]
 
 

@@ -196,7 +196,7 @@ def test_a_changed_finished_step_is_refused_unless_rerun_or_forced(
     assert isinstance(refused, str)
     assert refused.startswith("step 'fetch' of run ")
     rerun = prepare_resume(edited, record, attempts, rerun_changed=True)
-    forced = prepare_resume(edited, record, attempts, force=True)
+    forced = prepare_resume(edited, record, attempts, keep_changed=True)
     assert not isinstance(rerun, str)
     assert not isinstance(forced, str)
     assert (rerun.resume_from, rerun.rerun, forced.resume_from) == ("fetch", ("setup",), "build")

@@ -288,11 +288,13 @@ def test_an_edited_kept_worktree_refuses_a_resume_naming_the_file_unless_forced(
     capsys.readouterr()
     assert adws("resume", run_id) == 2
     err = capsys.readouterr().err
-    assert (
-        f"worktree impl ({folder.resolve()}) changed since the run last left it: half.txt; pass"
-        " --force to go on"
-    ) in err
-    assert adws("resume", run_id, "--force") == 3
+    assert err == (
+        f"adws: error: run {run_id} cannot be resumed as it was left: worktree impl"
+        f" ({folder.resolve()}) changed since run {run_id} last recorded it: half.txt; pass"
+        " --accept-drift to go on with the worktree as it is (a missing one starts again from"
+        " its base)\n"
+    )
+    assert adws("resume", run_id, "--accept-drift") == 3
     commit = git(project / "repo", "rev-parse", f"adws/{run_id}/impl")
     assert git(project / "repo", "show", f"{commit}:half.txt") == "half"  # rewritten by the step
 
@@ -324,4 +326,98 @@ def test_a_missing_kept_worktree_refuses_a_resume_and_force_starts_it_again(
     capsys.readouterr()
     assert adws("resume", run_id) == 2
     assert f"worktree impl ({folder.resolve()}) is missing" in capsys.readouterr().err
-    assert adws("resume", run_id, "--force") == 3
+    assert adws("resume", run_id, "--accept-drift") == 3
+
+
+# -- one flag for each refusal (trust, fourth pass) ---------------------------------------------
+
+
+def edit_cleanup(project: Path) -> None:
+    """Change the definition of the finished step `impl` (its function's code)."""
+    module = project / "workflows" / "gated.py"
+    module.write_text(module.read_text().replace('"add change.txt"', '"add change.txt!"'))
+
+
+def test_keep_changed_takes_a_new_baseline_so_a_later_approve_is_not_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert start() == 3
+    run_id = only_run(project)
+    edit_cleanup(project)
+    capsys.readouterr()
+    assert adws("approve", run_id) == 2
+    assert "pass --keep-changed to keep the outputs it made" in capsys.readouterr().err
+    assert adws("resume", run_id, "--force") == 2  # --force no longer keeps a changed step
+    assert adws("resume", run_id, "--keep-changed") == 3  # it waits again, at approve
+    assert adws("resume", run_id, "--plan") == 0
+    assert "1. impl: kept" in capsys.readouterr().out
+    assert adws("approve", run_id, "--by", "ann") == 0
+
+
+def test_keep_changed_on_approve_keeps_the_step_and_approves(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert start() == 3
+    run_id = only_run(project)
+    edit_cleanup(project)
+    assert adws("approve", run_id, "--keep-changed", "--by", "ann") == 0
+    capsys.readouterr()
+    assert adws("status", run_id) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"run {run_id} · gated · succeeded"
+
+
+def test_reject_checks_no_definition_and_no_worktree_it_only_runs_the_cleanup(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert start() == 3
+    run_id = only_run(project)
+    edit_cleanup(project)
+    (project / "cleanup.log").unlink(missing_ok=True)
+    assert adws("reject", run_id, "--reason", "not now", "--by", "bob") == 1
+    assert (project / "cleanup.log").read_text() == "Rejected\n"
+    capsys.readouterr()
+    assert adws("resume", run_id) == 2
+    assert "was rejected at 'approve': " in capsys.readouterr().err
+
+
+def test_resume_plan_shows_the_drift_the_resume_refuses(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "gate").unlink()
+    assert start() == 1
+    run_id = only_run(project)
+    folder = project / ".adws" / "worktrees" / run_id / "impl"
+    (folder / "half.txt").write_text("edited by hand\n")
+    capsys.readouterr()
+    assert adws("resume", run_id, "--plan") == 0
+    drift = [line for line in capsys.readouterr().out.splitlines() if line.startswith("drift:")]
+    assert drift == [
+        (
+            f"drift: worktree impl ({folder.resolve()}) changed since run {run_id} last recorded "
+            "it: half.txt; a resume refuses it (--accept-drift goes on with it)"
+        )
+    ]
+    (project / "gate").touch()
+    assert adws("resume", run_id, "--force") == 2  # --force no longer goes on with drift
+    assert adws("resume", run_id, "--accept-drift") == 3
+
+
+def test_approve_on_a_forged_waiting_run_with_nothing_left_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert start() == 3
+    run_id = only_run(project)
+    db = sqlite3.connect(project / ".adws" / "runs.db")
+    db.execute("UPDATE attempts SET status = 'succeeded', error = NULL")
+    db.execute(
+        "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds)"
+        " VALUES (?, 'cleanup', 2, 1, 'succeeded', '', 0)",
+        (run_id,),
+    )
+    db.commit()
+    db.close()
+    capsys.readouterr()
+    assert adws("approve", run_id) == 2
+    assert capsys.readouterr().err == (
+        f"adws: error: run {run_id} has nothing left to decide: every step succeeded\n"
+    )

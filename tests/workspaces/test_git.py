@@ -12,8 +12,10 @@ import pytest
 from adws.workspaces._git import (
     LOCK_FILE,
     GitError,
+    admin_dir,
     changed_files,
     git,
+    points_at,
     repository_lock,
     tree_hash,
     uncommitted,
@@ -114,3 +116,56 @@ def test_uncommitted_names_changed_and_renamed_tracked_files_only(repo: Path) ->
     (repo / "README").write_text("changed\n")
     (repo / "untracked.txt").write_text("x\n")
     assert uncommitted(repo) == ("README", "moved")
+
+
+def test_adws_finds_a_worktrees_git_directory_from_gits_record_never_from_its_git_file(
+    repo: Path, tmp_path: Path
+) -> None:
+    assert admin_dir(repo / ".git", tmp_path / "none") is None  # no worktree yet
+    folder = tmp_path / "wt"
+    real_git(repo, "worktree", "add", "-q", str(folder))
+    (repo / ".git" / "worktrees" / "stray").mkdir()  # no record in it: passed over
+    made = repo / ".git" / "worktrees" / "wt"
+    assert admin_dir(repo / ".git", folder) == made
+    assert points_at(folder) == made
+    (folder / ".git").write_text("gitdir: ../elsewhere\n")
+    assert points_at(folder) == tmp_path / "elsewhere"
+    assert admin_dir(repo / ".git", folder) == made
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "link", "other text"])
+def test_only_a_plain_git_file_naming_a_directory_points_anywhere(
+    tmp_path: Path, kind: str
+) -> None:
+    dotgit = tmp_path / ".git"
+    if kind == "folder":
+        dotgit.mkdir()
+    elif kind == "link":
+        (tmp_path / "target").write_text(f"gitdir: {tmp_path}\n")
+        dotgit.symlink_to(tmp_path / "target")
+    elif kind == "other text":
+        dotgit.write_text("ref: HEAD\n")
+    assert points_at(tmp_path) is None
+
+
+def test_every_git_command_is_told_to_run_no_hook_and_no_monitor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "argv"
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {log}\n')
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    git(tmp_path, "status", gitdir=tmp_path / "g")
+    assert log.read_text().splitlines() == [
+        "-c",
+        "core.hooksPath=/dev/null",
+        "-c",
+        "core.fsmonitor=",
+        "-C",
+        str(tmp_path),
+        f"--git-dir={tmp_path / 'g'}",
+        f"--work-tree={tmp_path}",
+        "status",
+    ]

@@ -6,6 +6,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import attrs
 import pytest
 from returns.io import IOFailure, IOResult
 
@@ -76,25 +77,57 @@ def test_an_edited_worktree_is_drift_naming_the_files(repo: Path, tmp_path: Path
     (folder / "half.txt").write_text("edited by hand\n")
     (folder / "extra.txt").write_text("new\n")
     assert drifted([record], "r1") == [
-        f"worktree impl ({folder}) changed since the run last left it: extra.txt, half.txt"
+        f"worktree impl ({folder}) changed since run r1 last recorded it: extra.txt, half.txt"
     ]
 
 
 def test_a_missing_or_broken_worktree_is_drift(repo: Path, tmp_path: Path) -> None:
     record = kept_run(repo, tmp_path, Journal(tmp_path / "runs.db"))
     folder = Path(record.path)
+    dotgit = (folder / ".git").read_text()
     (folder / ".git").unlink()
+    assert drifted([record], "r1") == [
+        (
+            f"worktree impl ({folder}): its .git points at nothing, not at {record.gitdir}, where"
+            " git made it"
+        )
+    ]
+    (folder / ".git").write_text(dotgit)
+    shutil.rmtree(Path(record.gitdir))
     (problem,) = drifted([record], "r1")
     assert problem.startswith(f"worktree impl ({folder}) is no longer a git worktree: `git -C")
     shutil.rmtree(folder)
     assert drifted([record], "r1") == [f"worktree impl ({folder}) is missing"]
 
 
+def test_a_worktree_journaled_before_adws_kept_its_git_directory_is_checked_against_gits_record(
+    repo: Path, tmp_path: Path
+) -> None:
+    record = kept_run(repo, tmp_path, Journal(tmp_path / "runs.db"))
+    older = attrs.evolve(record, gitdir="", attempts=None)
+    assert drifted([older], "r1") == []
+    elsewhere = tmp_path / "elsewhere"
+    (Path(record.path) / ".git").write_text(f"gitdir: {elsewhere}\n")
+    assert drifted([older], "r1") == [
+        (
+            f"worktree impl ({record.path}): its .git points at {elsewhere}, not at"
+            f" {record.gitdir}, where git made it"
+        )
+    ]
+    shutil.rmtree(Path(record.gitdir))
+    assert drifted([older], "r1") == [
+        (
+            f"worktree impl ({record.path}) is no longer a git worktree: its repository {repo}"
+            " keeps no record of it"
+        )
+    ]
+
+
 def test_a_hash_git_cannot_compare_still_counts_as_drift(repo: Path, tmp_path: Path) -> None:
     record = kept_run(repo, tmp_path, Journal(tmp_path / "runs.db"))
-    forged = WorktreeRecord(**{**record.to_dict(), "tree": "0" * 40})
+    forged = attrs.evolve(record, tree="0" * 40)
     assert drifted([forged], "r1") == [
-        f"worktree impl ({record.path}) changed since the run last left it: its content"
+        f"worktree impl ({record.path}) changed since run r1 last recorded it: its content"
     ]
 
 
@@ -102,12 +135,12 @@ def test_only_worktrees_adws_made_for_the_run_that_are_there_are_checked(
     repo: Path, tmp_path: Path
 ) -> None:
     record = kept_run(repo, tmp_path, Journal(tmp_path / "runs.db"))
-    elsewhere = WorktreeRecord(**{**record.to_dict(), "path": str(repo)})
+    elsewhere = attrs.evolve(record, path=str(repo))
     assert drifted([elsewhere], "r1") == [
         f"worktree impl ({repo}) is not a worktree adws made for run r1"
     ]
-    removed = WorktreeRecord(**{**record.to_dict(), "state": "removed", "path": "/nowhere"})
-    unknown = WorktreeRecord(**{**record.to_dict(), "tree": ""})
+    removed = attrs.evolve(record, state="removed", path="/nowhere")
+    unknown = attrs.evolve(record, tree="")
     (Path(record.path) / "half.txt").write_text("changed\n")
     assert drifted([removed, unknown], "r1") == []
 
@@ -248,3 +281,24 @@ def test_prune_deletes_a_runs_worktrees_and_approvals(tmp_path: Path, table: str
     journal.mark("r1", "failed")
     prune(journal, keep=0)
     assert journal.query(f"SELECT COUNT(*) FROM {table}") == [(0,)]  # noqa: S608 - a fixed name
+
+
+def test_a_journal_from_before_adws_kept_git_directories_reads_them_as_absent(
+    repo: Path, tmp_path: Path
+) -> None:
+    journal = Journal(tmp_path / "runs.db")
+    kept_run(repo, tmp_path, journal)
+    journal.close()
+    db = sqlite3.connect(tmp_path / "runs.db")
+    db.execute("UPDATE worktrees SET attempts = -1")
+    db.commit()
+    (forged,) = worktrees_of(Journal(tmp_path / "runs.db"), "r1")
+    assert (bool(forged.gitdir), forged.attempts) == (True, None)
+    db.execute("ALTER TABLE worktrees DROP COLUMN gitdir")
+    db.execute("ALTER TABLE worktrees DROP COLUMN attempts")
+    db.execute("DELETE FROM schema_version WHERE version = 11")
+    db.commit()
+    db.close()
+    (older,) = worktrees_of(Journal(tmp_path / "runs.db", readonly=True), "r1")
+    assert (older.gitdir, older.attempts, older.state) == ("", None, "present")
+    assert "attempts" not in older.to_dict()

@@ -152,8 +152,8 @@ def test_an_edited_worktree_refuses_a_resume_in_another_process_and_force_goes_o
     (project / "gate").touch()
     code, _, err = adws(project, "resume", run_id, seed=2)
     assert code == 2
-    assert "changed since the run last left it: half.txt" in err
-    code, _, err = adws(project, "resume", run_id, "--force", seed=3)
+    assert f"changed since run {run_id} last recorded it: half.txt; pass --accept-drift" in err
+    code, _, err = adws(project, "resume", run_id, "--accept-drift", seed=3)
     assert code == 3, err
 
 

@@ -102,7 +102,7 @@ def test_who_decided_and_why_come_back_from_the_journal_exactly_and_show_escaped
         message,
         Decision("rejected", by, "2026-01-01T00:00:00+00:00", note),
     )
-    page = workspaces_html([], [asked])
+    page = workspaces_html([], [asked], "adws status r1 --json")
     assert f"<pre>{escape(message)}</pre>" in page
     assert page.endswith(
         f"{escape(f'rejected by {by} at 2026-01-01T00:00:00+00:00')}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -236,7 +238,7 @@ def test_a_step_that_raises_is_hashed_too_and_fails_as_step_exception(
     assert [state for _, state, _ in recorded(events)] == ["created", "present"]
 
 
-def test_a_worktree_the_step_broke_keeps_its_last_hash(
+def test_a_worktree_whose_git_file_the_step_removed_is_still_hashed_through_its_git_directory(
     repo: Path, tmp_path: Path, events: Events
 ) -> None:
     def unlink_git(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
@@ -244,7 +246,7 @@ def test_a_worktree_the_step_broke_keeps_its_last_hash(
         return IOFailure(PipelineError("", "ShellFailed", "gave up"))
 
     failure(run(worktree(Step("impl", unlink_git)), repo, tmp_path, events))
-    assert [state for _, state, _ in recorded(events)] == ["created"]
+    assert [state for _, state, _ in recorded(events)] == ["created", "present"]
 
 
 def test_a_step_that_removed_its_own_worktree_fails_on_commit_and_is_cleaned_up(
@@ -415,16 +417,12 @@ def test_missing_inputs_fail_before_git_runs(repo: Path, tmp_path: Path) -> None
 
 
 def test_a_commit_git_refuses_keeps_the_worktree(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    repo: Path, tmp_path: Path, fake_git: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    git(repo, "config", "--unset", "user.name")
-    git(repo, "config", "--unset", "user.email")
-    git(repo, "config", "user.useConfigOnly", "true")
+    monkeypatch.setenv("FAIL_ON", "commit")
     error = failure(run(worktree(writes("impl", {"a.txt": "a\n"})), repo, tmp_path))
     assert error.error_type == "WorkspaceFailed"
-    assert "Please tell me who you are" in error.message
+    assert "fake git: refused" in error.message
     assert error.context["worktree"] == str((tmp_path / "wt" / RUN / "impl").resolve())
 
 
@@ -505,3 +503,23 @@ def test_impossible_arguments_are_refused_at_definition(
 def test_a_worktree_of_something_not_a_step_is_refused() -> None:
     with pytest.raises(TypeError, match="worktree: step must be a Step, got 'impl'"):
         worktree("impl")  # type: ignore[arg-type] # wrong on purpose
+
+
+def test_a_worktree_git_keeps_no_record_of_is_a_failure_naming_it(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The git directory is read from git's own record, never from the worktree's `.git`."""
+    real = shutil.which("git")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(
+        f'#!/bin/sh\ncase " $* " in *" worktree add "*) exit 0;; esac\nexec {real} "$@"\n'
+    )
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    error = failure(run(worktree(writes("impl", {"a.txt": "a\n"})), repo, tmp_path))
+    folder = (tmp_path / "wt" / RUN / "impl").resolve()
+    assert (error.error_type, error.message) == (
+        "WorkspaceFailed",
+        f"git made the worktree {folder} but keeps no record of it in {repo / '.git'}",
+    )
