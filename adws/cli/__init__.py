@@ -6,7 +6,8 @@ the parser, `_args` turns arguments into values, `_execute` runs a
 workflow (with `adws.interrupts` handling signals), `_waits` ends an
 approval's wait past its timeout, `_output` prints (through
 `adws.io_ops.terminal`). `main` is the entry point and the single boundary
-where a mistake on the command line becomes exit code 2; only a second
+where a mistake on the command line becomes exit code 2 (and journal rows
+a command needs but cannot read, exit code 1); only a second
 signal during a run exits from elsewhere (`adws.interrupts`, at once).
 
 Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, 3 blocked
@@ -20,8 +21,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Final
 
-from adws.cli._args import UsageError
-from adws.cli._output import err
+from adws.cli._args import UnreadableRowsError, UsageError
+from adws.cli._output import err, err_unreadable
 from adws.cli._parser import build_parser
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_CODES", "main"]
 
 EXIT_USAGE: Final = 2
+EXIT_UNREADABLE: Final = 1
 EXIT_CODES: Final = {"succeeded": 0, "failed": 1, "blocked": 3, "waiting": 3, "interrupted": 130}
 
 # Each command's module is imported when it runs, so `adws --help` imports only argparse.
@@ -65,4 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         err(f"adws: error: {exc}")
         return EXIT_USAGE
+    except UnreadableRowsError as exc:
+        err_unreadable(exc.path, exc.problems)
+        return EXIT_UNREADABLE
     return code

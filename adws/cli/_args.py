@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUSY_VAR",
+    "UnreadableRowsError",
     "UsageError",
     "apply_options",
     "given_options",
@@ -43,6 +44,16 @@ _INPUT: Final = re.compile(r"([a-z][a-z0-9_]*)=(.*)", re.DOTALL)
 
 class UsageError(Exception):
     """A mistake on the command line; reported on stderr with exit code 2."""
+
+
+class UnreadableRowsError(Exception):
+    """Rows of the journal at `path` a command needs but cannot read; named, exit code 1."""
+
+    def __init__(self, path: str, problems: Sequence[str]) -> None:
+        """Keep where the journal is and what of it could not be read."""
+        super().__init__(f"the journal {path} holds rows it cannot read")
+        self.path = path
+        self.problems = tuple(problems)
 
 
 def journal_path(args: argparse.Namespace) -> Path:
@@ -231,6 +242,7 @@ def select_agent(
 def _run_cassette(args: argparse.Namespace) -> Cassette:
     """Open the run `--replay RUN_ID` names; set `args.replay` to its whole id."""
     from adws.journal.cassette import JournalCassette  # noqa: PLC0415 - see the note on imports
+    from adws.journal.records import UnreadableError  # noqa: PLC0415 - as above
 
     path = journal_path(args)
     if not path.exists():
@@ -244,6 +256,8 @@ def _run_cassette(args: argparse.Namespace) -> Cassette:
     args.replay = found.run_id
     try:
         return JournalCassette(journal, found.run_id)
+    except UnreadableError as exc:
+        raise UnreadableRowsError(str(journal.path), exc.problems) from exc
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
 

@@ -9,15 +9,26 @@ from __future__ import annotations
 import json
 import math
 import sys
+from typing import TYPE_CHECKING
 
 from adws.io_ops.terminal import err, escape_controls, escape_json, write_line
 
-__all__ = ["err", "out", "out_json", "write_text"]
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["err", "err_unreadable", "out", "out_json", "write_text"]
 
 
 def out(message: str) -> None:
     """Print a line on stdout, control characters escaped."""
     write_line(sys.stdout, escape_controls(message))
+
+
+def err_unreadable(path: str, problems: Sequence[str]) -> None:
+    """Name, on stderr, the rows of the journal at `path` that could not be read whole."""
+    err(f"adws: the journal {path} holds rows it cannot read:")
+    for problem in problems:
+        err(f"  {problem}")
 
 
 def _finite(value: object) -> object:

@@ -20,8 +20,9 @@ def add_transcripts(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-transcripts",
         action="store_true",
-        help="keep only hashes of what agents were asked and answered, not the texts "
-        "(as ADWS_TRANSCRIPTS=0 does); a run started so keeps none in its resumes either",
+        help="keep only hashes and sizes of what agents were asked and answered and of what "
+        "agents and commands said in errors, not the texts (as ADWS_TRANSCRIPTS=0 does); "
+        "a run started so keeps none in its resumes either",
     )
 
 

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Final
 from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError, require_journal
 from adws.cli._output import out, write_text
-from adws.cli.runs import find_run
+from adws.cli.runs import find_run, unreadable_runs
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
 
     from adws.journal import Journal
     from adws.render.report import RunView
@@ -33,14 +34,14 @@ def _view(journal: Journal, run_id: str, *, calls: bool = True) -> RunView:
     calls_made = tuple(exchanges(journal, found)) if calls else ()
     return RunView(
         record,
-        tuple(journal.attempts(found)),
+        tuple(attempt.checked() for attempt in journal.attempts(found)),  # outputs are shown
         calls_made,
         tuple(worktrees_of(journal, found)),
         tuple(approvals_of(journal, found)),
     )
 
 
-def _batch(journal: Journal, batch: str) -> tuple[str, str]:
+def _batch(journal: Journal, batch: str) -> tuple[str, str, list[RunView]]:
     from adws.journal.batches import find_batch  # noqa: PLC0415 - see the note on imports
     from adws.render.report import batch_page  # noqa: PLC0415 - see the note on imports
 
@@ -52,25 +53,29 @@ def _batch(journal: Journal, batch: str) -> tuple[str, str]:
         _view(journal, record.run_id, calls=record.status != "succeeded")
         for record in journal.runs(batch=batch_id)
     ]
-    return batch_id, batch_page(batch_id, workflow, views)
+    return batch_id, batch_page(batch_id, workflow, views), views
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Write the page of a run (or of a batch) and print where it went."""
+    """Write the page of a run (or of a batch) and print where it went.
+
+    Rows the journal cannot read are named on stderr after the page is
+    written (it shows what could be read), and the exit code is 1.
+    """
     if (args.run is None) == (args.batch is None):
         msg = "give a run id, or --batch BATCH, not both"
         raise UsageError(msg)
     journal = require_journal(args, readonly=True)
     if args.batch is not None:
-        name, text = _batch(journal, args.batch)
+        name, text, views = _batch(journal, args.batch)
     else:
         from adws.render.report import run_page  # noqa: PLC0415 - see the note on imports
 
         view = _view(journal, args.run)
-        name, text = view.record.run_id, run_page(view)
+        name, text, views = view.record.run_id, run_page(view), [view]
     if args.output == "-":
         write_text(text)
-        return EXIT_OK
+        return _unreadable(journal, views)
     path = Path(args.output) if args.output else journal.path.parent / "reports" / f"{name}.html"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,4 +84,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         msg = f"cannot write the report {path}: {exc.strerror}; choose another with -o FILE.html"
         raise UsageError(msg) from exc
     out(str(path))
-    return EXIT_OK
+    return _unreadable(journal, views)
+
+
+def _unreadable(journal: Journal, views: Sequence[RunView]) -> int:
+    """Name the rows the page could not read whole (it shows the rest); return the exit code."""
+    return unreadable_runs(
+        journal, [(view.record, view.attempts, view.exchanges) for view in views]
+    )

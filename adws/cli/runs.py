@@ -6,42 +6,58 @@ from typing import TYPE_CHECKING, Final
 
 from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError, require_journal
-from adws.cli._output import err, out, out_json
+from adws.cli._output import err, err_unreadable, out, out_json
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
 
     from adws.journal import AttemptRecord, Journal, RunRecord
+    from adws.journal.exchanges import ExchangeRecord
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["cmd_runs", "find_run", "unreadable"]
+__all__ = ["cmd_runs", "find_run", "unreadable", "unreadable_runs"]
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
 EXIT_FAILED: Final = EXIT_CODES["failed"]
 
 
 def unreadable(
-    journal: Journal, records: Sequence[RunRecord], attempts: Sequence[AttemptRecord] = ()
+    journal: Journal,
+    records: Sequence[RunRecord],
+    attempts: Sequence[AttemptRecord] = (),
+    calls: Sequence[ExchangeRecord] = (),
 ) -> int:
     """Name the rows of the journal that could not be read whole; return the exit code.
 
-    What could be read was shown already: one bad row never hides the rest.
+    `attempts` and `calls` (its agent exchanges) are those of the first run
+    of `records`. What could be read was shown already: one bad row never
+    hides the rest.
     """
+    runs: list[tuple[RunRecord, Sequence[AttemptRecord], Sequence[ExchangeRecord]]]
+    runs = [(record, (), ()) for record in records]
+    if runs:
+        runs[0] = (records[0], attempts, calls)
+    return unreadable_runs(journal, runs)
+
+
+def unreadable_runs(
+    journal: Journal,
+    runs: Sequence[tuple[RunRecord, Sequence[AttemptRecord], Sequence[ExchangeRecord]]],
+) -> int:
+    """Name the unreadable rows of runs, their attempts and exchanges; return the exit code."""
+    from adws.journal.records import named_problems  # noqa: PLC0415 - see the note on imports
+
     problems = [
-        f"run {record.run_id}: {problem}" for record in records for problem in record.problems
+        f"run {record.run_id}: {problem}" for record, _, _ in runs for problem in record.problems
     ]
-    problems += [
-        f"attempt of {attempt.step}: {problem}"
-        for attempt in attempts
-        for problem in attempt.problems
-    ]
+    for record, attempts, calls in runs:
+        problems += named_problems("attempts", record.run_id, attempts)
+        problems += named_problems("exchanges", record.run_id, calls)
     if not problems:
         return EXIT_OK
-    err(f"adws: the journal {journal.path} holds rows it cannot read:")
-    for problem in problems:
-        err(f"  {problem}")
+    err_unreadable(str(journal.path), problems)
     return EXIT_FAILED
 
 

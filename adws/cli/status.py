@@ -96,6 +96,7 @@ def _one_attempt(
     from adws.render import attempt_text  # noqa: PLC0415 - see the note on imports
 
     rows, branches = _chosen(record, attempts, args.step, args.attempt)
+    rows = [row.checked() for row in rows]  # its outputs are shown: decode them safely
     others = [attempt for attempt in attempts if attempt.step == args.step]
     calls = exchanges(journal, record.run_id, step=args.step, attempt=rows[-1].attempt)
     if args.json:
@@ -110,12 +111,12 @@ def _one_attempt(
                 "branches": branches,
             }
         )
-        return unreadable(journal, [record], rows)
+        return unreadable(journal, [record], rows, calls)
     text = attempt_text(record, args.step, rows, calls, verbose=args.verbose, others=others)
     if branches:
         text += f"\n\nbranches (see --step 'PATH'): {', '.join(branches)}"
     out(text)
-    return unreadable(journal, [record], rows)
+    return unreadable(journal, [record], rows, calls)
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from collections import deque
 from typing import TYPE_CHECKING, final
 
 from adws.journal.exchanges import exchanges, text_digest
+from adws.journal.records import UnreadableError, named_problems
 
 if TYPE_CHECKING:
     from adws.agents.base import AgentResponse
@@ -31,12 +32,20 @@ class JournalCassette:
     """The answers one recorded run's agents gave, by step and prompt."""
 
     def __init__(self, journal: Journal, run_id: str) -> None:
-        """Load the run's answered exchanges; a run that kept no texts is a `ValueError`."""
+        """Load the run's answered exchanges; a run that kept no texts is a `ValueError`.
+
+        A row that cannot be read whole is an `UnreadableError` naming each
+        one: a replay answers from every recorded call or from none.
+        """
         self.run_id = run_id
         self._lock = threading.Lock()
         self._answers: dict[tuple[str, str], deque[str]] = {}
         self._prompts: dict[str, dict[str, str]] = {}
         recorded = exchanges(journal, run_id)
+        problems = named_problems("exchanges", run_id, recorded)
+        if problems:
+            msg = f"run {run_id} cannot be replayed from rows the journal cannot read"
+            raise UnreadableError(msg, problems, str(journal.path))
         for exchange in recorded:
             prompt, answer = exchange.prompt, exchange.answer
             if prompt.text is None or answer is None or answer.text is None:

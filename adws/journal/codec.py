@@ -16,12 +16,22 @@ workflow module first), and comes back as plain data otherwise. Decoding
 never raises on a value it cannot rebuild; it keeps the plain data. Text is
 kept exactly, lone surrogates included (SQLite stores UTF-8, so text that
 holds one is written with JSON's ASCII escapes).
+
+With transcripts off (`--no-transcripts`), an error keeps no text an agent
+or a command produced: its rejected answer (`raw_output`), its output
+tails (`stdout_tail`, `stderr_tail`) and what a message quotes of a
+command's output (after `exited with N:`) are each written as their size
+and hash, `<not kept (--no-transcripts): 1234 bytes, sha256 abcd…>`, at any
+depth (a branch's error inside its step's, the feedback history). Only the
+journal's copy is cut: the retry's feedback was made from the whole error.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping
 from enum import Enum
@@ -43,6 +53,8 @@ __all__ = [
     "encode_error",
     "encode_outputs",
     "to_json",
+    "withheld",
+    "without_transcripts",
 ]
 
 _PREFIX: Final = "__adws_"
@@ -181,9 +193,70 @@ def _error_dict(error: PipelineError) -> dict[str, object]:
     }
 
 
-def encode_error(error: PipelineError | None) -> str | None:
-    """Encode an error for the journal (None stays None)."""
-    return None if error is None else _dumps(_error_dict(error))
+def encode_error(error: PipelineError | None, *, transcripts: bool = True) -> str | None:
+    """Encode an error for the journal (None stays None).
+
+    `transcripts=False` keeps only the size and hash of each text an agent
+    or a command produced (see the module docstring).
+    """
+    if error is None:
+        return None
+    return _dumps(_error_dict(error if transcripts else _withhold_error(error)))
+
+
+_PRODUCED: Final = frozenset({"raw_output", "stdout_tail", "stderr_tail"})
+"""Context keys whose text an agent or a command produced."""
+_OUTPUT_FOLLOWS: Final = re.compile(r" exited with -?\d+:[ \n]")
+"""What precedes a command's output quoted in a message (a shell step's, an agent CLI's)."""
+_HASH_CHARS: Final = 32
+
+
+def withheld(text: str) -> str:
+    """Say what a text was without keeping it: its size in bytes and its hash.
+
+    >>> withheld("hello")
+    '<not kept (--no-transcripts): 5 bytes, sha256 2cf24dba5fb0a30e26e83b2ac5b9e29e…>'
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    digest = hashlib.sha256(data).hexdigest()[:_HASH_CHARS]
+    return f"<not kept (--no-transcripts): {len(data)} bytes, sha256 {digest}…>"
+
+
+def without_transcripts(message: str) -> str:
+    """Cut what a message quotes of a command's output, keeping its size and hash.
+
+    >>> without_transcripts("`make` exited with 2: no rule for secret")
+    '`make` exited with 2: <not kept (--no-transcripts): 18 bytes, sha256 a37efee6776002e6a29dd45adc3d15ab…>'
+    """  # noqa: E501
+    found = _OUTPUT_FOLLOWS.search(message)
+    if found is None:
+        return message
+    return message[: found.end()] + withheld(message[found.end() :])
+
+
+def _withhold_error(error: PipelineError) -> PipelineError:
+    message = without_transcripts(error.message)
+    return PipelineError(error.step_name, error.error_type, message, _withhold_map(error.context))
+
+
+def _withhold_map(value: Mapping[Any, object]) -> dict[Any, object]:
+    return {
+        key: withheld(item) if key in _PRODUCED and isinstance(item, str) else _withhold(item)
+        for key, item in value.items()
+    }
+
+
+def _withhold(value: object) -> object:
+    """Replace every produced text in an error's context (nested errors too) by `withheld`."""
+    if isinstance(value, PipelineError):
+        return _withhold_error(value)
+    if isinstance(value, str):
+        return without_transcripts(value)  # a feedback line quotes an error's message
+    if isinstance(value, Mapping):
+        return _withhold_map(value)
+    if isinstance(value, list | tuple):
+        return [_withhold(item) for item in value]
+    return value
 
 
 def decode_error(data: str | Mapping[str, Any]) -> PipelineError:

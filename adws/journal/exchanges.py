@@ -6,10 +6,13 @@ stored once in `texts`, zlib-compressed and keyed by the SHA-256 of the
 whole text, however many attempts, runs or branches sent or received it;
 what is stored is capped at the step's output cap (`limit`, in bytes),
 and the row keeps the whole text's size, so a reader can say it was cut.
+Reading is as wary as writing is sure: a text inflates to at most its
+recorded size (`inflate`), and every column of a row is checked; what no
+adws could have written is named in the record's `problems`, never raised.
 With transcripts off (`--no-transcripts`, `ADWS_TRANSCRIPTS=0`) only the
 hashes and sizes are kept: enough to tell two prompts apart, nothing to
-read. Pruning a run removes its exchanges, then every text no exchange
-still names.
+read (an error's message keeps no output it quotes either). Pruning a run
+removes its exchanges, then every text no exchange still names.
 """
 
 from __future__ import annotations
@@ -23,7 +26,16 @@ import attrs
 
 from adws import io_ops
 from adws.engine.usage import Usage
-from adws.journal.records import usage_from
+from adws.journal.codec import without_transcripts
+from adws.journal.records import (
+    LATEST_CLOCK,
+    UnreadableError,
+    checked_seconds,
+    checked_text,
+    checked_whole,
+    shown,
+    usage_from,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -38,6 +50,7 @@ __all__ = [
     "Text",
     "exchange_statements",
     "exchanges",
+    "inflate",
     "keeps_transcripts",
     "text_digest",
 ]
@@ -45,6 +58,11 @@ __all__ = [
 TRANSCRIPTS_ENV: Final = "ADWS_TRANSCRIPTS"
 _OFF: Final = frozenset({"0", "false", "no", "off"})
 _HASH_CHARS: Final = 32
+MOST_INFLATED: Final = 1_000_000_000
+"""SQLite's own limit on one value: no text adws keeps is longer, whatever its row says."""
+_MOST_SIZE: Final = 2**63 - 1
+"""The largest whole number SQLite holds."""
+_MOST_EXIT: Final = 2**31
 _INSERT_TEXT: Final = "INSERT OR IGNORE INTO texts (hash, data) VALUES (?, ?)"
 _INSERT_EXCHANGE: Final = (
     "INSERT INTO exchanges (run_id, step, attempt, asked_by, recorded, started, seconds,"
@@ -101,6 +119,11 @@ def _text(
     return digest, len(data)
 
 
+def _said(message: str, *, keep: bool) -> str:
+    """Keep an error's message, or, with transcripts off, only what it did not quote."""
+    return message if keep else without_transcripts(message)
+
+
 def exchange_statements(event: AgentExchanged, *, transcripts: bool = True) -> list[Statement]:
     """Return what recording one agent exchange writes: its texts (when kept) and its row."""
     statements: list[Statement] = []
@@ -127,7 +150,7 @@ def exchange_statements(event: AgentExchanged, *, transcripts: bool = True) -> l
                 event.exit_code,
                 event.session_id,
                 None if error is None else error.error_type,
-                None if error is None else error.message,
+                None if error is None else _said(error.message, keep=transcripts),
                 usage.cost_usd,
                 usage.input_tokens,
                 usage.output_tokens,
@@ -179,38 +202,110 @@ class ExchangeRecord:
     error_type: str | None
     error: str | None
     usage: Usage | None
+    problems: tuple[str, ...] = ()
+    """What of the row could not be read (a corrupt or forged journal); () when all could."""
 
 
-def _read(digest: object, size: object, data: object) -> Text | None:
-    if not isinstance(digest, str):
-        return None
+def inflate(data: object, size: int) -> str:
+    """Inflate a stored text to at most `size` bytes of UTF-8 (and never past `MOST_INFLATED`).
+
+    Stops inflating one byte past the bound, so a small row that would
+    inflate to gigabytes costs no more memory than the text it claims to
+    be. A text longer than that, data that is not one whole zlib stream,
+    or bytes that are not UTF-8 raise `UnreadableError` saying which.
+
+    >>> inflate(zlib.compress(b"hello"), 5)
+    'hello'
+    >>> inflate(zlib.compress(b"0" * 10**6), 5)
+    Traceback (most recent call last):
+    ...
+    adws.journal.records.UnreadableError: inflates past its recorded size of 5 bytes
+    """
+    if not isinstance(data, bytes):
+        msg = f"is not compressed bytes: {shown(data)}"
+        raise UnreadableError(msg)
+    most = max(min(size, MOST_INFLATED), 0)
+    inflater = zlib.decompressobj()
     try:
-        text = (
-            zlib.decompress(data).decode("utf-8", "surrogatepass")
-            if isinstance(data, bytes)
-            else None
-        )
-    except (zlib.error, UnicodeDecodeError):
-        text = None  # a row no adws could have written: nothing to show
-    return Text(digest, size if isinstance(size, int) else 0, text)
+        raw = inflater.decompress(data, most + 1)  # a max_length of 0 would mean no bound
+    except zlib.error as exc:
+        msg = f"is not zlib data ({exc})"
+        raise UnreadableError(msg) from exc
+    if len(raw) > most:
+        msg = f"inflates past its recorded size of {most} bytes"
+        raise UnreadableError(msg)
+    if not inflater.eof or inflater.unused_data:
+        msg = "is not one whole zlib stream (cut short, or bytes past its end)"
+        raise UnreadableError(msg)
+    try:
+        return raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError as exc:
+        msg = f"is not UTF-8 ({exc.reason} at byte {exc.start})"
+        raise UnreadableError(msg) from exc
+
+
+def _read(
+    column: str, row: Sequence[Any], problems: list[str], *, optional: bool = True
+) -> Text | None:
+    """Read one text of a row (its hash, size and stored data); what is wrong is noted."""
+    digest, size, data = row
+    if digest is None and optional:  # no such text: no answer, or nothing on stderr
+        if size is not None:
+            problems.append(f"{column}_size is given for no text: {shown(size)}")
+        return None
+    if not isinstance(digest, str):
+        problems.append(f"{column} is not a text's hash: {shown(digest)}")
+        return Text("", 0, None)
+    known = len(problems)
+    whole = checked_whole(size, f"{column}_size", problems, most=_MOST_SIZE)
+    if data is None or len(problems) > known:
+        return Text(digest, whole, None)  # transcripts were off, or no size bounds the text
+    try:
+        text = inflate(data, whole)
+    except UnreadableError as exc:
+        problems.append(f"{column} text {exc}")
+        return Text(digest, whole, None)
+    encoded = _encoded(text)
+    if len(encoded) == whole and hashlib.sha256(encoded).hexdigest()[:_HASH_CHARS] != digest:
+        problems.append(f"{column} text is not the text its hash {shown(digest)} names")
+        return Text(digest, whole, None)
+    return Text(digest, whole, text)
 
 
 def _record(row: Sequence[Any]) -> ExchangeRecord:
+    """Build a record from a row, checking every column (see `ExchangeRecord.problems`)."""
+    problems: list[str] = []
+    step = checked_text(row[0], "step", problems)
+    attempt = checked_whole(row[1], "attempt", problems)
+    asked_by = checked_text(row[2], "asked_by", problems)
+    recorded = checked_text(row[3], "recorded", problems)
+    started = checked_seconds(row[4], "started", problems, most=LATEST_CLOCK)
+    seconds = checked_seconds(row[5], "seconds", problems)
+    prompt = _read("prompt", row[6:9], problems, optional=False)
+    answer = _read("answer", row[9:12], problems)
+    stderr = _read("stderr", row[12:15], problems)
+    exit_code = checked_whole(
+        row[15], "exit_code", problems, least=-_MOST_EXIT, most=_MOST_EXIT, optional=True
+    )
+    session_id = checked_text(row[16], "session_id", problems, optional=True)
+    error_type = checked_text(row[17], "error_type", problems, optional=True)
+    error = checked_text(row[18], "error", problems, optional=True)
     return ExchangeRecord(
-        str(row[0]),
-        int(row[1]),
-        str(row[2]),
-        str(row[3]),
-        float(row[4]),
-        float(row[5]),
-        _read(*row[6:9]) or Text("", 0, None),
-        _read(*row[9:12]),
-        _read(*row[12:15]),
-        row[15] if isinstance(row[15], int) else None,
-        row[16] if isinstance(row[16], str) else None,
-        row[17] if isinstance(row[17], str) else None,
-        row[18] if isinstance(row[18], str) else None,
+        step,
+        attempt,
+        asked_by,
+        recorded,
+        started,
+        seconds,
+        prompt or Text("", 0, None),
+        answer,
+        stderr,
+        exit_code,
+        session_id,
+        error_type,
+        error,
         usage_from(*row[19:24]),
+        tuple(problems),
     )
 
 

@@ -35,8 +35,9 @@ class JournalObserver:
         `adws.journal.fingerprint.step_fingerprints`); each success records
         its step's, so a resume can tell which finished steps changed.
         `options` are the ones the run was started (or resumed) with.
-        `transcripts=False` keeps only the hashes of what agents were asked
-        and answered (`--no-transcripts`).
+        `transcripts=False` keeps only the hashes and sizes of what agents
+        were asked and answered, and of what agents and commands said in
+        errors (`--no-transcripts`; see `adws.journal.codec`).
         """
         self.journal = journal
         self.fingerprint = fingerprint

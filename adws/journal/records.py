@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import socket
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 import attrs
 
@@ -19,16 +19,61 @@ from adws.journal.options import RunOptions
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
 __all__ = [
     "AttemptRecord",
     "RunRecord",
+    "UnreadableError",
     "attempt_from_row",
+    "checked_seconds",
+    "checked_text",
+    "checked_whole",
     "column_of",
+    "named_problems",
     "run_from_row",
+    "shown",
     "usage_from",
 ]
+
+
+class UnreadableError(ValueError):
+    """A value in the journal no adws could have written: a corrupt or forged row.
+
+    `problems` name each row and column that could not be read (see
+    `named_problems`); `path` is the journal's file, when known.
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = (), path: str = "") -> None:
+        """Say what could not be read; `problems` list the rows and columns, if any."""
+        super().__init__(message)
+        self.problems = tuple(problems)
+        self.path = path
+
+
+class _Row(Protocol):
+    """A row read from a run's table: its step (or branch path), its attempt, its problems."""
+
+    @property
+    def step(self) -> str: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def problems(self) -> tuple[str, ...]: ...
+
+
+def named_problems(table: str, run_id: str, rows: Iterable[_Row]) -> list[str]:
+    """Name each problem of `rows` by its table, run, step and attempt (its column comes first).
+
+    >>> row = AttemptRecord("fix", 0, 2, "failed", "t", -1.0, None, None, problems=("seconds ...",))
+    >>> named_problems("attempts", "r1", [row])
+    ['attempts row of run r1, step fix, attempt 2: seconds ...']
+    """
+    return [
+        f"{table} row of run {run_id}, step {row.step}, attempt {row.attempt}: {problem}"
+        for row in rows
+        for problem in row.problems
+    ]
 
 
 @final
@@ -162,9 +207,105 @@ class AttemptRecord:
         """Decode the outputs a success promoted (load its workflow module first)."""
         return None if self.outputs_json is None else decode_outputs(self.outputs_json)
 
+    def checked(self) -> AttemptRecord:
+        """Check the outputs now, for a reader that shows them (`status --step`, `report`).
+
+        Outputs that are not a JSON object adws could have written are named
+        in `problems` and left out, so showing them never raises. Reading a
+        row checks no JSON (a resume decodes thousands of rows at once).
+        """
+        if self.outputs_json is None:
+            return self
+        problem = _json_object_problem(self.outputs_json)
+        if problem is None:
+            return self
+        problems = (*self.problems, f"outputs {problem}")
+        return attrs.evolve(self, outputs_json=None, problems=problems)
+
+
+def _finite_number(text: str) -> float:
+    """Read a JSON number, refusing one no adws writes (`NaN`, `Infinity`, `1e999`)."""
+    number = float(text)
+    if not math.isfinite(number):
+        msg = f"{text} is not a finite number"
+        raise ValueError(msg)
+    return number
+
+
+def _json_object_problem(text: str) -> str | None:
+    """Say why `text` is not a JSON object adws could have written (None: it is one)."""
+    try:
+        loaded = json.loads(text, parse_constant=_finite_number, parse_float=_finite_number)
+        decode_outputs(text)  # nothing it holds may fail to decode either
+    except (ValueError, RecursionError) as exc:
+        reason = "nest too deep" if isinstance(exc, RecursionError) else "are not JSON"
+        return f"{reason}: {shown(text)}"
+    return None if isinstance(loaded, dict) else f"are not a JSON object: {shown(text)}"
+
 
 _MOST_PID: Final = 2**31 - 1
 """The largest process id a kernel hands out (`pid_t` is 32 bits)."""
+MOST_WHOLE: Final = 2**31 - 1
+"""The largest step index or attempt number a row may hold (no run comes near it)."""
+MOST_SECONDS: Final = 3_200_000_000.0
+"""A century in seconds: no attempt or call of a run lasts longer."""
+LATEST_CLOCK: Final = 100_000_000_000.0
+"""Unix seconds past the year 5000: no clock that recorded a run reads this."""
+_SHOWN: Final = 80
+
+
+def shown(value: object) -> str:
+    """Quote at most the first 80 characters of a value read from a row, for a message.
+
+    >>> shown("x" * 100) == repr("x" * 80)
+    True
+    """
+    if isinstance(value, str | bytes):
+        return repr(value[:_SHOWN])
+    return repr(value)[:_SHOWN]
+
+
+def checked_text(value: object, column: str, problems: list[str], *, optional: bool = False) -> Any:  # noqa: ANN401 - str, or None when optional
+    """Read a text column; anything else is noted in `problems` and read as "" (or None)."""
+    if isinstance(value, str) or (optional and value is None):
+        return value
+    problems.append(f"{column} is not text: {shown(value)}")
+    return None if optional else ""
+
+
+def checked_whole(  # noqa: PLR0913 - the value, where it is, and its bounds
+    value: object,
+    column: str,
+    problems: list[str],
+    *,
+    least: int = 0,
+    most: int = MOST_WHOLE,
+    optional: bool = False,
+) -> Any:  # noqa: ANN401 - an int, or None when optional
+    """Read a whole-number column within bounds; anything else is noted and read as `least`."""
+    if optional and value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and least <= value <= most:
+        return value
+    problems.append(f"{column} is not a whole number from {least} to {most}: {shown(value)}")
+    return least
+
+
+def checked_seconds(
+    value: object,
+    column: str,
+    problems: list[str],
+    *,
+    most: float = MOST_SECONDS,
+    optional: bool = False,
+) -> Any:  # noqa: ANN401 - a float, or None when optional
+    """Read a column of seconds from 0 to `most`; anything else is noted and read as 0.0."""
+    if optional and value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= most:
+        return float(value)  # NaN fails the comparison above
+    problems.append(f"{column} is not a number of seconds from 0 to {most:.0f}: {shown(value)}")
+    return 0.0
 
 
 def _json_items(text: object, what: str, kind: type, problems: list[str]) -> tuple[Any, ...]:
@@ -242,37 +383,40 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
 
 
 def attempt_from_row(row: Sequence[Any]) -> AttemptRecord:
-    """Build an `AttemptRecord` from the columns `Journal.attempts` selects, in order."""
+    """Build an `AttemptRecord` from the columns `Journal.attempts` selects, in order.
+
+    Every column is checked: a value no adws could have written is named in
+    `problems` and read as a harmless one (see `AttemptRecord.checked` for
+    the outputs).
+    """
     step, index, attempt, status, recorded, seconds, error, context, outputs, fingerprint = row[:10]
     problems: list[str] = []
-    return AttemptRecord(
-        step,
-        index,
-        attempt,
-        status,
-        recorded,
-        seconds,
+    values = (
+        checked_text(step, "step", problems),
+        checked_whole(index, "step_index", problems),
+        checked_whole(attempt, "attempt", problems),
+        checked_text(status, "status", problems),
+        checked_text(recorded, "recorded", problems),
+        checked_seconds(seconds, "seconds", problems),
         _error(error, problems),
-        context,
-        outputs,
-        fingerprint,
+        checked_text(context, "context", problems, optional=True),
+        checked_text(outputs, "outputs", problems, optional=True),
+        checked_text(fingerprint, "fingerprint", problems, optional=True),
+    )
+    sessions = checked_text(row[15], "session_ids", problems, optional=True)
+    started = checked_seconds(row[16], "started", problems, most=LATEST_CLOCK, optional=True)
+    return AttemptRecord(
+        *values,
         usage_from(*row[10:15]),
         tuple(problems),
-        tuple(str(row[15] or "").split()),
-        _started(row[16]),
+        tuple((sessions or "").split()),
+        started,
     )
 
 
 def _row_id(value: object) -> int | None:
     """Read a row id a query computed (None: no row, or nothing an id can be)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _started(value: object) -> float | None:
-    """Read when an attempt started; a value no clock gives reads as unknown."""
-    if isinstance(value, float | int) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
 
 
 def usage_from(*columns: object) -> Usage | None:

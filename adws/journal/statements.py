@@ -78,6 +78,7 @@ def _attempt(  # noqa: PLR0913 - one row's columns
     *,
     error: PipelineError | None = None,
     outputs: Mapping[str, object] | None = None,
+    transcripts: bool = True,
 ) -> Statement:
     if isinstance(event, RoundFailed):
         path, usage = event.path, _NO_USAGE  # the attempt that holds the round has its usage
@@ -96,7 +97,7 @@ def _attempt(  # noqa: PLR0913 - one row's columns
             status,
             io_ops.utc_now(),
             seconds,
-            encode_error(error),
+            encode_error(error, transcripts=transcripts),
             None if outputs is None else encode_outputs(outputs),
             fingerprint,
             usage.cost_usd,
@@ -165,9 +166,9 @@ def statements_for(  # noqa: C901, PLR0911, PLR0913 - one case per kind of event
     and when a resume starts (None keeps what was recorded). `holder` is
     the `(pid, host)` recorded as running it (a batch's coordinator, not
     its worker: it is the one `adws resume` must find alive); by default,
-    this process. An agent exchange keeps its texts unless `transcripts`
-    is false (only their hashes then); a failed verification round is a
-    `round_failed` row.
+    this process. Unless `transcripts` is false, an agent exchange keeps
+    its texts, and an error what agents and commands said (only sizes and
+    hashes then); a failed verification round is a `round_failed` row.
     """
     match event:
         case RunStarted():
@@ -175,7 +176,17 @@ def statements_for(  # noqa: C901, PLR0911, PLR0913 - one case per kind of event
         case AttemptFailed() | BranchAttemptFailed():
             status = "failed" if not event.will_retry else "retried"
             where = steps.get(event.step) if isinstance(event, AttemptFailed) else None
-            return [_attempt(event, event.attempt, status, event.seconds, where, error=event.error)]
+            return [
+                _attempt(
+                    event,
+                    event.attempt,
+                    status,
+                    event.seconds,
+                    where,
+                    error=event.error,
+                    transcripts=transcripts,
+                )
+            ]
         case StepSucceeded():
             fp = steps.get(event.step)
             return [
@@ -196,19 +207,30 @@ def statements_for(  # noqa: C901, PLR0911, PLR0913 - one case per kind of event
             return exchange_statements(event, transcripts=transcripts)
         case RoundFailed():
             marked = event.error.with_context(round=event.round)
-            return [_attempt(event, event.attempt, "round_failed", 0.0, None, error=marked)]
+            return [
+                _attempt(
+                    event,
+                    event.attempt,
+                    "round_failed",
+                    0.0,
+                    None,
+                    error=marked,
+                    transcripts=transcripts,
+                )
+            ]
         case RunFinished():
-            return _finished(event)
+            return _finished(event, transcripts=transcripts)
         case WorktreeRecorded():
             return [_worktree(event)]
     return []
 
 
-def _finished(event: RunFinished) -> list[Statement]:
+def _finished(event: RunFinished, *, transcripts: bool) -> list[Statement]:
     """Record how the run ended; a run that waits for approval records the question too."""
     error = event.error
     failed_step = None if error is None else error.step_name or None
-    finished = (event.status, io_ops.utc_now(), event.seconds, encode_error(error))
+    encoded = encode_error(error, transcripts=transcripts)
+    finished = (event.status, io_ops.utc_now(), event.seconds, encoded)
     statements: list[Statement] = [(_FINISH, (*finished, failed_step, event.run_id))]
     if event.status == "waiting" and error is not None:
         timeout = error.context.get("timeout")

@@ -89,7 +89,8 @@ def test_a_bad_attempt_row_is_named_by_status(
     captured = capsys.readouterr()
     assert "build: failed" in captured.out
     assert captured.err.splitlines()[1].startswith(
-        "  attempt of build: error is not readable (JSONDecodeError"
+        f"  attempts row of run {run_id}, step build, attempt 1: error is not readable"
+        " (JSONDecodeError"
     )
 
 
