@@ -20,7 +20,12 @@ if TYPE_CHECKING:
 
 __all__ = ["CommandAgent", "activity_listener", "read_outcome"]
 
-_MISSING: Final = ("No such file or directory", "Permission denied", "Not a directory")
+_MISSING: Final = (
+    "No such file or directory",
+    "Permission denied",
+    "Not a directory",
+    "working folder",
+)
 """Why a command could not start that no retry can change."""
 
 

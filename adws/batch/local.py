@@ -62,6 +62,7 @@ def _follow(control: Connection, sending: threading.Lock) -> None:
 def worker_main(conn: Connection, control: Connection) -> None:
     """Run tasks from `conn` until told to stop; signals end the run in flight cleanly."""
     os.setsid()
+    io_ops.become_subreaper()  # its runs' orphans come here, to be stopped as each run ends
     from adws.interrupts import Interrupts  # noqa: PLC0415 - loaded in the worker process
 
     lock = threading.Lock()  # branch threads report process groups as the main thread sends
@@ -79,7 +80,10 @@ def worker_main(conn: Connection, control: Connection) -> None:
             # One run at a time here: its processes carry its id, as `adws run`'s do, so a
             # resume signals a recorded group only while it is still the run's.
             os.environ[io_ops.RUN_MARK] = task.run_id
-            execute(task, send, (interrupts.observe,))
+            try:
+                execute(task, send, (interrupts.observe,))
+            finally:
+                io_ops.kill_adopted(frozenset(io_ops.GROUPS.current()))
             if interrupts.first is not None:
                 return  # interrupted: this worker takes no more runs
 

@@ -102,6 +102,15 @@ def _run_marked(run_id: str) -> Iterator[None]:
             os.environ[io_ops.RUN_MARK] = before
 
 
+@contextlib.contextmanager
+def _adopted_stopped() -> Iterator[None]:
+    """Kill the orphans adws adopted during the run (`env -i setsid daemon &`), however it ends."""
+    try:
+        yield
+    finally:
+        io_ops.kill_adopted(frozenset(io_ops.GROUPS.current()))
+
+
 def _journal_problems(
     journal: Journal | None,
     recorder: JournalObserver | None,
@@ -174,10 +183,12 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     tracing = _tracing(args)
     if tracing is not None:
         observers.append(tracing.observe)
+    io_ops.become_subreaper()  # a run's orphans come to adws, which stops them as it ends
     with (
         interrupts.installed(),
         _children_recorded(journal, run_id, unrecorded),
         _run_marked(run_id),
+        _adopted_stopped(),
         tracing or contextlib.nullcontext(),
     ):
         run_workflow(

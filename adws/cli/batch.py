@@ -7,6 +7,7 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from adws import io_ops
 from adws.cli import EXIT_CODES
 from adws.cli._args import (
     UsageError,
@@ -248,6 +249,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from adws.discovery import workflows_dir  # noqa: PLC0415 - as above
 
     _slots(args.dask)  # checks local:N before anything starts
+    io_ops.become_subreaper()  # what a lost worker's runs left comes here, stopped at the end
     _dask_ready(args.dask)
     if args.dask is not None and not args.dask.startswith(("local:", "tls://")):
         err(
@@ -276,21 +278,24 @@ def cmd_batch(args: argparse.Namespace) -> int:
         if not args.quiet:
             err(state.line(batch_id))
 
-    report, signum = run_batch(
-        journal,
-        workflow,
-        batch,
-        runs,
-        concurrency=concurrency,
-        on_progress=progress,
-        pool=connection.pool,
-        resuming=Resuming(
-            rerun_changed=args.rerun_changed,
-            keep_changed=args.keep_changed,
-            accept_drift=args.accept_drift,
-            force=args.force,
-        ),
-    )
+    try:
+        report, signum = run_batch(
+            journal,
+            workflow,
+            batch,
+            runs,
+            concurrency=concurrency,
+            on_progress=progress,
+            pool=connection.pool,
+            resuming=Resuming(
+                rerun_changed=args.rerun_changed,
+                keep_changed=args.keep_changed,
+                accept_drift=args.accept_drift,
+                force=args.force,
+            ),
+        )
+    finally:
+        io_ops.kill_adopted(frozenset(io_ops.GROUPS.current()))
     if args.json:
         out_json(report.to_dict())
     else:

@@ -22,11 +22,18 @@ from adws.cli._output import err
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["cmd_new", "render_module", "render_test", "ruff_config"]
+__all__ = ["LONGEST_NAME", "cmd_new", "render_module", "render_test", "ruff_config"]
 
-_PLAIN: Final = '''"""{name}: greet a subject (replace this with what the workflow does).
+LONGEST_NAME: Final = 57
+"""The longest workflow name `adws new` takes: its longest line with the name then has 88
+columns (`    adws run NAME -i question="..."`), ruff's default line length."""
 
-Run it with `adws run {name} -i subject=world`; check it with `adws check {name}`.
+_PLAIN: Final = '''"""Greet a subject (replace this with what the workflow does).
+
+Run it, and check it, with:
+
+    adws run {name} -i subject=world
+    adws check {name}
 """
 
 from __future__ import annotations
@@ -52,9 +59,11 @@ workflow = Workflow(
 )
 '''
 
-_AGENT: Final = '''"""{name}: ask an agent, then keep its checked answer (make it your own).
+_AGENT: Final = '''"""Ask an agent, then keep its checked answer (make it your own).
 
-Run it with `adws run {name} -i question="..."`; Claude Code is the default agent.
+Claude Code is the default agent. Run it with:
+
+    adws run {name} -i question="..."
 """
 
 from __future__ import annotations
@@ -73,7 +82,7 @@ from adws.agents.parsers import claude_json
 from returns.io import IOResult, IOSuccess
 
 AGENT = CommandAgent("claude -p --output-format json", parse=claude_json, timeout=600)
-"""Claude Code in print mode; tests replace it (see tests/test_workflow_{name}.py)."""
+"""Claude Code in print mode; the workflow's test module replaces it."""
 
 QUESTION = Key("question", str)
 ANSWER = Key("answer", str)
@@ -100,7 +109,10 @@ workflow = Workflow(
 )
 '''
 
-_HEAD: Final = '''"""The {name} workflow, end to end through the real executor, offline."""
+_HEAD: Final = '''"""A workflow, end to end through the real executor, offline.
+
+The workflow: {name}.
+"""
 
 from __future__ import annotations
 
@@ -115,11 +127,12 @@ if TYPE_CHECKING:
     from adws import Workflow
 
 WORKFLOWS = Path(__file__).resolve().parents[1] / {workflows}
+NAME = "{name}"
 
 
 def load() -> Workflow:
     """Load the workflow the way `adws run` does."""
-    return discover_workflows(WORKFLOWS).workflows["{name}"]
+    return discover_workflows(WORKFLOWS).workflows[NAME]
 
 
 def test_its_dataflow_has_no_errors() -> None:
@@ -272,6 +285,12 @@ def cmd_new(args: argparse.Namespace) -> int:
     name = args.name
     if not is_input_name(name):
         msg = f"workflow name {name!r} is not an identifier: use lower-case letters, digits and _"
+        raise UsageError(msg)
+    if len(name) > LONGEST_NAME:
+        msg = (
+            f"workflow name {name!r} has {len(name)} characters; adws new takes at most"
+            f" {LONGEST_NAME}, so that no line it writes passes 88 columns"
+        )
         raise UsageError(msg)
     here, folder = Path.cwd().resolve(), workflows_dir(args.workflows).resolve()
     where = folder.relative_to(here) if folder.is_relative_to(here) else folder

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from adws.cli._args import UsageError, given_options, parse_inputs
 from adws.cli._execute import execute, with_agents
+from adws.cli._output import err
 
 if TYPE_CHECKING:
     import argparse
@@ -35,12 +36,27 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _refuse_unknown(workflow: Workflow, inputs: Mapping[str, object]) -> None:
-    """Refuse `-i` keys no step reads and the workflow does not declare (a typo, say)."""
+    """Refuse `-i` keys no step reads and the workflow does not declare (a typo, say).
+
+    When a Python step declares no `reads=`, any key might be read, so one
+    the workflow does not declare is only a warning, naming the declared ones.
+    """
     from adws.check import known_inputs  # noqa: PLC0415 - see the note on imports
 
     known = known_inputs(workflow)
-    unknown = [key for key in inputs if known is not None and key not in known]
-    if unknown and known is not None:
+    if known is None:
+        declared = {*workflow.inputs, *workflow.optional_inputs}
+        unknown = [key for key in inputs if key not in declared]
+        if unknown:
+            names = ", ".join(repr(key) for key in unknown)
+            takes = ", ".join(sorted(declared)) or "none"
+            err(
+                f"adws: warning: workflow {workflow.name!r} declares no input {names}; the"
+                f" inputs it declares: {takes} (a step without reads= may still read it)"
+            )
+        return
+    unknown = [key for key in inputs if key not in known]
+    if unknown:
         names = ", ".join(repr(key) for key in unknown)
         takes = ", ".join(sorted(known)) or "none"
         msg = f"workflow {workflow.name!r} takes no input {names}; the inputs it reads: {takes}"

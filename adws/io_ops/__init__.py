@@ -10,6 +10,8 @@ the package stays pure and tests can swap these functions for fakes:
 - `marks`: marks in a child's environment, to find what left its group and
   to tell a run's processes from others';
 - `process`: `run_process`, which puts the three together;
+- `reaper`: adws as a child subreaper, and the orphans it adopts stopped
+  when a run ends;
 - `terminal`: text from an agent or a command escaped for a terminal, and
   written where the reader may have gone (`adws runs | head`, a closed
   terminal).
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     )
     from adws.io_ops.marks import RUN_MARK, group_belongs_to
     from adws.io_ops.process import ProcessOutcome, run_process
+    from adws.io_ops.reaper import become_subreaper, kill_adopted
     from adws.io_ops.streams import DRAIN_SECONDS, tail
 
 __all__ = [
@@ -54,9 +57,11 @@ __all__ = [
     "RUN_MARK",
     "TAG",
     "ProcessOutcome",
+    "become_subreaper",
     "group_alive",
     "group_belongs_to",
     "handling_signals",
+    "kill_adopted",
     "kill_all_groups",
     "kill_group",
     "kill_groups_of",
@@ -79,9 +84,11 @@ _HOMES = {
     "ProcessOutcome": "adws.io_ops.process",
     "RUN_MARK": "adws.io_ops.marks",
     "TAG": "adws.io_ops.groups",
+    "become_subreaper": "adws.io_ops.reaper",
     "group_alive": "adws.io_ops.groups",
     "group_belongs_to": "adws.io_ops.marks",
     "handling_signals": "adws.io_ops.groups",
+    "kill_adopted": "adws.io_ops.reaper",
     "kill_all_groups": "adws.io_ops.groups",
     "kill_group": "adws.io_ops.groups",
     "kill_groups_of": "adws.io_ops.groups",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from adws.io_ops.clock import monotonic, sleep
 from adws.io_ops.marks import kill_marked, live_marks
+from adws.io_ops.reaper import kill_adopted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -122,13 +123,15 @@ def kill_all_groups() -> tuple[int, ...]:
     """SIGKILL every process group adws started and has not reaped; return them.
 
     The way out of a second Ctrl-C: nothing adws started may outlive it,
-    not even what left those groups (see `adws.io_ops.marks`).
+    not even what left those groups (see `adws.io_ops.marks`), nor the
+    orphans adws adopted as a subreaper (see `adws.io_ops.reaper`).
     """
     groups = GROUPS.current()
     for pgid in groups:
         kill_group(pgid)
     for mark in live_marks():
         kill_marked(mark)
+    kill_adopted(frozenset(groups))  # the group leaders are `run_process`'s to reap
     return groups
 
 

@@ -30,7 +30,8 @@ class ProcessOutcome:
     """What a finished (or stopped) process left behind.
 
     `error` is set when the process could not start (a missing executable,
-    say); `timed_out` when it was killed for running past its timeout;
+    say, or `working folder DIR does not exist` when `cwd` is missing);
+    `timed_out` when it was killed for running past its timeout;
     `hung` when it was killed for printing nothing for `idle_timeout`;
     `overflowed` names the stream (`stdout` or `stderr`) that printed more
     than `max_output_bytes`, after which the group was killed.
@@ -159,10 +160,11 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     except (OSError, ValueError) as exc:
         forget(mark)
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        where = f" in {cwd}" if cwd is not None and not Path(cwd).is_dir() else ""
-        return ProcessOutcome(
-            argv, None, "", "", monotonic() - clock.started, error=f"{argv[0]}: {reason}{where}"
-        )
+        error = f"{argv[0]}: {reason}"
+        if cwd is not None and not Path(cwd).is_dir():  # the folder, not the program, is missing
+            state = "is not a folder" if Path(cwd).exists() else "does not exist"
+            error = f"working folder {cwd} {state}"
+        return ProcessOutcome(argv, None, "", "", monotonic() - clock.started, error=error)
     GROUPS.add(process.pid, cancel)
     payload = None if stdin_text is None else stdin_text.encode("utf-8", "surrogateescape")
     streams = Streams(process, payload, max_output_bytes, on_line)

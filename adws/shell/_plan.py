@@ -26,7 +26,7 @@ from adws.contract.template import (
     template_paths,
     to_text,
 )
-from adws.shell._argv import SHELLS, ArgvError, locate_script
+from adws.shell._argv import SHELLS, ArgvError, HiddenShellError, NoParametersError, locate_script
 from adws.shell._script import ShellScript, compile_script
 
 if TYPE_CHECKING:
@@ -77,6 +77,18 @@ def plan_command(name: str, command: str | tuple[str, ...]) -> Plan:
         return Plan(("sh", "-c", "", "sh"), compile_script(command, step_name=name), 2)
     try:
         at = locate_script(command)
+    except HiddenShellError as exc:
+        msg = (
+            f"shell_step {name!r}: {exc}; start the shell first, or behind a wrapper adws"
+            " knows (env, timeout, nice, nohup, stdbuf, setsid, flock, ionice, xargs, chroot,"
+            " unshare, sudo, busybox)"
+        )
+        raise ValueError(msg) from exc
+    except NoParametersError as exc:
+        if any(template_paths(part) for part in command):
+            msg = f"shell_step {name!r}: cannot pass values safely in {list(command)}: {exc}"
+            raise ValueError(msg) from exc
+        at = None  # nothing to protect: no value goes into this command
     except ArgvError as exc:
         if any(template_paths(part) for part in command):
             msg = (

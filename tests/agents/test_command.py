@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from adws import Workflow, WorkflowContext, agent_step, run_workflow
 from adws.agents import AgentRequest, CommandAgent
 from tests.conftest import failure as bad
 from tests.conftest import success as ok
@@ -62,10 +63,32 @@ def test_a_missing_executable_is_agent_failed_saying_which() -> None:
 def test_a_missing_working_directory_is_named(tmp_path: Path) -> None:
     missing = tmp_path / "gone"
     error = bad(CommandAgent(["cat"], cwd=str(missing))(AgentRequest("p", "s")))
-    assert (
-        error.message
-        == f"could not start agent command: cat: No such file or directory in {missing}"
+    assert (error.message, error.context["permanent"]) == (
+        f"could not start agent command: working folder {missing} does not exist",
+        True,
     )
+
+
+def test_an_agent_steps_missing_cwd_is_named_as_a_folder_not_a_program(tmp_path: Path) -> None:
+    """The step's error names the folder, not `claude: No such file or directory`."""
+    missing = tmp_path / "x" / "y"
+    step = agent_step("research", prompt="p", agent=CommandAgent(["cat"]), cwd="{where}")
+    error = bad(
+        run_workflow(Workflow("w", (step,)), WorkflowContext(inputs={"where": str(missing)}))
+    )
+    assert (error.step_name, error.error_type, error.message) == (
+        "research",
+        "AgentFailed",
+        f"could not start agent command: working folder {missing} does not exist",
+    )
+
+
+def test_an_agent_steps_cwd_that_is_a_file_is_named(tmp_path: Path) -> None:
+    afile = tmp_path / "notes.txt"
+    afile.write_text("")
+    step = agent_step("research", prompt="p", agent=CommandAgent(["cat"]), cwd=str(afile))
+    error = bad(run_workflow(Workflow("w", (step,)), WorkflowContext()))
+    assert error.message == f"could not start agent command: working folder {afile} is not a folder"
 
 
 @pytest.mark.slow

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adws.cli import main
-from adws.cli.new import python_literal, render_test, ruff_config, toml_string
+from adws.cli.new import LONGEST_NAME, python_literal, render_test, ruff_config, toml_string
 from tests.conftest import REPO
 
 BIN = Path(sys.executable).parent
+LONGEST = "triage_incoming_bug_reports_"[:LONGEST_NAME].ljust(LONGEST_NAME, "x")
 
 MYPY_INI = """
 [mypy]
@@ -43,7 +46,7 @@ def test_the_generated_project_passes_ruff_mypy_and_full_coverage(
     in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["new", "greeter"]) == 0
-    assert main(["new", "asker", "--agent"]) == 0
+    assert main(["new", LONGEST, "--agent"]) == 0
     assert capsys.readouterr().err.splitlines() == [
         (
             "wrote workflows/greeter.py and tests/test_workflow_greeter.py; run them with:"
@@ -51,8 +54,8 @@ def test_the_generated_project_passes_ruff_mypy_and_full_coverage(
         ),
         """added ruff's configuration (select = ["ALL"]) to pyproject.toml""",
         (
-            "wrote workflows/asker.py and tests/test_workflow_asker.py; run them with:"
-            " pytest tests/test_workflow_asker.py"
+            f"wrote workflows/{LONGEST}.py and tests/test_workflow_{LONGEST}.py; run them with:"
+            f" pytest tests/test_workflow_{LONGEST}.py"
         ),
     ]
     assert (in_tmp / "pyproject.toml").read_text() == str(ruff_config()).lstrip("\n")
@@ -120,6 +123,39 @@ def test_new_needs_an_identifier(in_tmp: Path, capsys: pytest.CaptureFixture[str
         "adws: error: workflow name 'My Flow' is not an identifier: use lower-case letters,"
         " digits and _\n"
     )
+
+
+workflow_names = st.from_regex(r"[a-z][a-z0-9_]*", fullmatch=True).filter(
+    lambda name: len(name) <= LONGEST_NAME
+)
+
+
+@settings(max_examples=60)
+@given(name=st.one_of(workflow_names, st.just(LONGEST)), agent=st.booleans())
+def test_no_line_adws_new_writes_passes_88_columns(name: str, *, agent: bool) -> None:
+    """`triage_incoming_bug_reports --agent` once wrote a 103-column docstring line."""
+    with tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
+        assert main(["new", name, *(["--agent"] if agent else [])]) == 0
+        written = sorted(path for path in Path(folder).rglob("*") if path.is_file())
+        too_long = [
+            (path.name, line)
+            for path in written
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if len(line) > 88  # ruff's default line length
+        ]
+    assert (len(written), too_long) == (3, [])
+
+
+def test_a_name_too_long_for_88_columns_is_refused(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "x" * (LONGEST_NAME + 1)
+    assert main(["new", name, "--agent"]) == 2
+    assert capsys.readouterr().err == (
+        f"adws: error: workflow name {name!r} has {LONGEST_NAME + 1} characters; adws new takes"
+        f" at most {LONGEST_NAME}, so that no line it writes passes 88 columns\n"
+    )
+    assert sorted(in_tmp.iterdir()) == []
 
 
 def test_new_writes_into_the_workflows_folder_given(in_tmp: Path) -> None:

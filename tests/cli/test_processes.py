@@ -184,3 +184,34 @@ def test_fixing_only_the_failing_step_resumes_without_rerunning_the_finished_one
     assert resumed.returncode == 0, err
     assert json.loads(out)["inputs"]["built"] == "fetched-v1-built"
     assert (tmp_path / "calls.log").read_text().split() == ["fetch", "build", "build"]
+
+
+OPAQUE = """
+from returns.io import IOSuccess
+from adws import Step, Workflow
+
+def greet(ctx):
+    return IOSuccess(ctx.merge_outputs({"greeting": f"hi {ctx.inputs['topic']}"}))
+
+opaque = Workflow("opaque", (Step("greet", greet),), inputs=("topic",), optional_inputs=("tone",))
+"""
+
+
+def test_an_unknown_input_to_a_workflow_whose_steps_declare_no_reads_is_a_warning(
+    tmp_path: Path,
+) -> None:
+    """A step without reads= might read any key, so a typo runs, but is named on stderr."""
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "opaque.py").write_text(OPAQUE, encoding="utf-8")
+    process = adws(tmp_path, "run", "opaque", "-i", "topic=t", "-i", "tpoic=x", "-q", "--json")
+    stdout, stderr = process.communicate(timeout=60)
+    assert (process.returncode, stderr, json.loads(stdout)["inputs"]["greeting"]) == (
+        0,
+        (
+            "adws: warning: workflow 'opaque' declares no input 'tpoic'; the inputs it declares:"
+            " tone, topic (a step without reads= may still read it)\n"
+        ),
+        "hi t",
+    )
+    declared = adws(tmp_path, "run", "opaque", "-i", "topic=t", "-i", "tone=dry", "-q")
+    assert (declared.communicate(timeout=60)[1], declared.returncode) == ("", 0)

@@ -86,6 +86,17 @@ def test_a_missing_binary_is_shell_failed() -> None:
     )
 
 
+def test_a_missing_cwd_is_named_as_a_folder_not_a_program(tmp_path: Path) -> None:
+    missing = tmp_path / "x" / "y"
+    step = shell_step("tool", ["true"], cwd="{where}")
+    error = failure(run({"where": str(missing)}, step))
+    assert (error.step_name, error.error_type, error.message) == (
+        "tool",
+        "ShellFailed",
+        f"could not run `true`: working folder {missing} does not exist",
+    )
+
+
 @pytest.mark.slow
 def test_a_timeout_kills_the_group_and_is_a_timeout() -> None:
     error = failure(run({}, shell_step("slow", "sleep 30", timeout=0.2)))
