@@ -23,7 +23,7 @@ from adws.engine.reservations import Refusal
 from adws.engine.retry import attempt_number, current_attempt
 from adws.engine.scope import RunScope, current_branch, current_scope, current_worktree
 from adws.engine.step import RetryPolicy, Step
-from adws.engine.usage import Budget, Usage, usage_of_failure
+from adws.engine.usage import Budget, Usage, dollars, usage_of_failure
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -84,10 +84,6 @@ def _limit(budget: Budget | None, scope: RunScope) -> Budget | None:
     return budget.tighter(scope.budget).raised_to(scope.raised)
 
 
-def _money(cost: float) -> str:
-    return f"${cost:,.2f}"
-
-
 def budget_question(step_name: str, limit: Budget, spent: Usage, estimate: Usage | None) -> str:
     """Ask for more budget, naming the spend and the step.
 
@@ -101,8 +97,8 @@ def budget_question(step_name: str, limit: Budget, spent: Usage, estimate: Usage
     most_cost, most_tokens = limit.max_cost_usd, limit.max_tokens
     over_cost = most_cost is not None and round(cost + (guess.cost_usd or 0.0), 9) >= most_cost
     if most_cost is not None and (over_cost or most_tokens is None):
-        said, needs = f"spent {_money(cost)} of {_money(most_cost)}", guess.cost_usd
-        need = None if needs is None else _money(needs)
+        said, needs = f"spent {dollars(cost)} of {dollars(most_cost)}", guess.cost_usd
+        need = None if needs is None else dollars(needs)
     else:
         said = f"used {tokens:,} of {most_tokens or 0:,} tokens"
         need = None if guess.tokens is None else f"{guess.tokens:,} tokens"

@@ -126,6 +126,8 @@ def _spend_plan(
     to_run = [item.step for item in plan if item.action in {"to run", "rerun"}]
     first = next((item.step for item in plan if item.action == "to run"), None)
     kept = not_spent(kept_spend(plan, attempts, stored_branches(attempts, first)))
+    if not to_run:
+        return kept
     estimate = finish_estimate(journal, workflow, to_run).describe()
     return f"{kept}\nto finish: {estimate}"
 

@@ -17,7 +17,15 @@ import attrs
 from adws._checks import require_count, require_seconds, require_type
 from adws.engine._limits import MAX_COST_USD, MAX_COUNT
 
-__all__ = ["MAX_COST_USD", "MAX_COUNT", "Budget", "OnExceeded", "Usage", "usage_of_failure"]
+__all__ = [
+    "MAX_COST_USD",
+    "MAX_COUNT",
+    "Budget",
+    "OnExceeded",
+    "Usage",
+    "dollars",
+    "usage_of_failure",
+]
 
 OnExceeded: TypeAlias = Literal["fail", "ask"]
 """What a run does when its budget cannot pay for the next agent call."""
@@ -302,6 +310,16 @@ class Budget:
     def to_dict(self) -> dict[str, object]:
         """Return the JSON-safe dict `--json` prints."""
         return {"max_cost_usd": self.max_cost_usd, "max_tokens": self.max_tokens}
+
+
+def dollars(cost: float) -> str:
+    """Write a cost for people: to the cent, or to the hundredth of a cent when cents hide it.
+
+    >>> dollars(4.1), dollars(0.0027), dollars(0.0), dollars(1234.5)
+    ('$4.10', '$0.0027', '$0.00', '$1,234.50')
+    """
+    cents = round(cost, 2)
+    return f"${cost:,.2f}" if cents == round(cost, 9) else f"${cost:,.4f}"
 
 
 def usage_of_failure(context: Mapping[str, object]) -> Usage | None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
-from adws.engine.usage import MAX_COST_USD, MAX_COUNT, Usage
+from adws.engine.usage import MAX_COST_USD, MAX_COUNT, Usage, dollars
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
@@ -126,14 +126,14 @@ class FinishEstimate:
         if not self.runs:
             return "no estimate: no history"
         runs = "1 run" if self.runs == 1 else f"{self.runs} runs"
-        said = f"about ${self.about:,.2f}, up to ${self.up_to:,.2f} (from {runs}"
+        said = f"about {dollars(self.about)}, up to {dollars(self.up_to)} (from {runs}"
         if self.unknown:
             said += f"; no history for {', '.join(self.unknown)}"
         return said + ")"
 
 
 _SUCCEEDED: Final = (
-    "SELECT a.step, a.run_id, a.cost_usd FROM attempts AS a JOIN runs USING (run_id)"
+    "SELECT a.step, a.run_id, {} FROM attempts AS a JOIN runs USING (run_id)"
     " WHERE runs.workflow = ? AND a.status = 'succeeded'"
 )
 
@@ -143,7 +143,9 @@ def finish_estimate(journal: Journal, workflow: str, steps: Iterable[str]) -> Fi
     wanted = list(dict.fromkeys(steps))
     history: dict[str, list[float]] = {}
     runs: set[str] = set()
-    for step, run_id, cost in journal.query(_SUCCEEDED, (workflow,)):
+    # A journal older than schema 5 recorded no costs: its steps count $0, but are history.
+    sql = _SUCCEEDED.format("a.cost_usd" if journal.records_usage else "NULL")
+    for step, run_id, cost in journal.query(sql, (workflow,)):
         if step in wanted:
             history.setdefault(step, []).append(_number(cost, MAX_COST_USD) or 0.0)
             runs.add(str(run_id))
@@ -180,4 +182,4 @@ def not_spent(kept: tuple[int, int, float]) -> str:
     said = f"kept {steps} step{'' if steps == 1 else 's'}"
     if branches:
         said += f" and {branches} branch{'' if branches == 1 else 'es'}"
-    return f"{said}, ${cost:,.2f} not spent again"
+    return f"{said}, {dollars(cost)} not spent again"
