@@ -342,6 +342,51 @@ def test_a_cancelled_branch_stops_waiting_for_a_reservation() -> None:
     assert (error.error_type, len(calls)) == (ErrorType.SHELL_FAILED, 1)
 
 
+def test_a_token_budget_that_asks_names_the_tokens_and_the_estimate() -> None:
+    """Two calls of 100 tokens under 250: a third would pass it, so the run asks."""
+    calls: list[str] = []
+    workflow = eight_branches(
+        paid(1.0, calls, threading.Lock()), Budget(max_tokens=250, on_exceeded="ask")
+    )
+    error = failure(run_workflow(workflow, WorkflowContext({"items": list("abcdefgh")})))
+    assert (error.error_type, error.message, len(calls)) == (
+        ErrorType.AWAITING_APPROVAL,
+        "used 200 of 250 tokens; step one needs about 100 tokens",
+        2,
+    )
+
+
+def test_a_budget_over_a_backend_that_reports_nothing_lets_every_call_through() -> None:
+    def unmetered(request: AgentRequest) -> AgentResponse:
+        return AgentResponse(f"STATUS: done\n{request.step_name.upper()}: yes\n", {}, None)
+
+    agent = ScriptedAgent([unmetered, unmetered])
+    workflow = Workflow("w", (ask("a", agent), ask("b", agent)), budget=Budget(0.01))
+    success(run_workflow(workflow))
+    assert len(agent.requests) == 2
+
+
+def test_cleanup_after_a_failure_fails_over_budget_instead_of_asking() -> None:
+    """A run that has failed never asks: its always_run agent step fails BudgetExceeded."""
+    seen: list[WorkflowContext] = []
+
+    def broken(_ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        charge(Usage(1.0))
+        return IOFailure(PipelineError("", ErrorType.SHELL_FAILED, "broken"))
+
+    cleanup = agent_step("tidy", prompt="p", agent=ScriptedAgent([]), contract=CONTRACT)
+    workflow = Workflow(
+        "w",
+        (Step("work", broken), Step("tidy", cleanup.run, always_run=True), cleanup_step(seen)),
+        budget=Budget(1.0, on_exceeded="ask"),
+    )
+    error = failure(run_workflow(workflow))
+    assert error.error_type == ErrorType.SHELL_FAILED
+    late = error.context["always_run_failures"]
+    assert isinstance(late, tuple)
+    assert [failed.error_type for failed in late] == [ErrorType.BUDGET_EXCEEDED]
+
+
 def test_waiting_for_an_agent_slot_checks_the_budget_again() -> None:
     """With --max-agents 1 the branches call one at a time, and the estimate must fit.
 
@@ -406,6 +451,10 @@ def test_a_budget_admits_exactly_the_calls_that_start_under_it(
             "Usage: cost_usd must be a finite number >= 0.0 or None, got nan",
         ),
         (lambda: Usage(model=3), "Usage: model must be a str or None, got 3"),  # type: ignore[arg-type] # the mistake under test
+        (
+            lambda: Budget(1.0, on_exceeded="maybe"),  # type: ignore[arg-type] # the mistake under test
+            "Budget: on_exceeded must be 'fail' or 'ask', got 'maybe'",
+        ),
         (
             lambda: Workflow("w", (), budget=5),  # type: ignore[arg-type] # the mistake under test
             "workflow 'w': budget must be a Budget or None, got 5",
