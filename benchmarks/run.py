@@ -26,6 +26,7 @@ from adws.journal import Journal, JournalObserver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batch_bench
+import budget_bench
 import journal_bench
 import kit_bench
 import parallel_bench
@@ -278,6 +279,7 @@ def main() -> None:
         "kit": kit_bench.measure(),
         "transcripts": transcript_bench.measure(),
         "workspaces": workspaces_bench.measure(),
+        "budget": budget_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -352,6 +354,8 @@ def render(results: dict[str, Any]) -> str:
     lines += transcript_bench.render(results["transcripts"])
     lines += ["", "| workspaces | measured | target |", "| --- | --- | --- |"]
     lines += workspaces_bench.render(results["workspaces"])
+    lines += ["", "| budgets | measured | target |", "| --- | --- | --- |"]
+    lines += budget_bench.render(results["budget"])
     return "\n".join(lines)
 
 

@@ -19,17 +19,18 @@ from adws.contract.validator import OutputContract, validate_agent_output
 from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.events import AgentActivity, AgentExchanged
 from adws.engine.metering import charge
+from adws.engine.reservations import Refusal
 from adws.engine.retry import attempt_number, current_attempt
-from adws.engine.scope import current_branch, current_scope, current_worktree
+from adws.engine.scope import RunScope, current_branch, current_scope, current_worktree
 from adws.engine.step import RetryPolicy, Step
-from adws.engine.usage import Budget, Usage, usage_of_failure
+from adws.engine.usage import Budget, Usage, dollars, usage_of_failure
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from adws.engine.context import WorkflowContext
 
-__all__ = ["AgentSpec", "agent_step", "compose_prompt"]
+__all__ = ["AgentSpec", "agent_step", "budget_question", "compose_prompt"]
 
 _T = TypeVar("_T")
 
@@ -76,22 +77,119 @@ def _outputs(
     return IOSuccess(outputs)
 
 
-def _over_budget(step_name: str, budget: Budget | None) -> PipelineError | None:
-    """Refuse the call when the run's spend so far has reached the tightest budget."""
+def _limit(budget: Budget | None, scope: RunScope) -> Budget | None:
+    """Return the tightest budget that applies to this call (a raised one replacing limits)."""
+    if budget is None:
+        return scope.budget
+    return budget.tighter(scope.budget).raised_to(scope.raised)
+
+
+def budget_question(step_name: str, limit: Budget, spent: Usage, estimate: Usage | None) -> str:
+    """Ask for more budget, naming the spend and the step.
+
+    >>> budget_question("implement", Budget(5.0), Usage(4.93), Usage(0.4))
+    'spent $4.93 of $5.00; step implement needs about $0.40'
+    >>> budget_question("plan", Budget(max_tokens=900), Usage(input_tokens=950), None)
+    'used 950 of 900 tokens; step plan needs more to call its agent'
+    """
+    guess = estimate or Usage()
+    cost, tokens = spent.cost_usd or 0.0, spent.tokens or 0
+    most_cost, most_tokens = limit.max_cost_usd, limit.max_tokens
+    over_cost = most_cost is not None and round(cost + (guess.cost_usd or 0.0), 9) >= most_cost
+    if most_cost is not None and (over_cost or most_tokens is None):
+        said, needs = f"spent {dollars(cost)} of {dollars(most_cost)}", guess.cost_usd
+        need = None if needs is None else dollars(needs)
+    else:
+        said = f"used {tokens:,} of {most_tokens or 0:,} tokens"
+        need = None if guess.tokens is None else f"{guess.tokens:,} tokens"
+    wants = "more to call its agent" if need is None else f"about {need}"
+    return f"{said}; step {step_name} needs {wants}"
+
+
+def _refused(  # noqa: PLR0913 - the call, its budget, and why it does not fit
+    name: str,
+    ctx: WorkflowContext,
+    limit: Budget,
+    *,
+    spent: Usage,
+    estimate: Usage | None,
+    why: str,
+) -> PipelineError:
+    """Fail the call `BudgetExceeded`, or (`on_exceeded="ask"`) ask a person for more."""
+    context: dict[str, object] = {"spent": spent.to_dict(), "budget": limit.to_dict()}
+    if estimate is not None:
+        context["estimate"] = estimate.to_dict()
+    if limit.on_exceeded == "ask" and ctx.failure is None:  # cleanup after a failure never asks
+        scope = current_scope()
+        said = [d for d in scope.decisions.values() if d.verdict == "rejected"]
+        where = current_attempt()[0] or name
+        if said:  # the person asked before said no: the run ends here
+            reason = said[0].note or "no reason given"
+            context["decision"] = said[0].to_dict()
+            message = f"rejected by {said[0].by}: {reason} (the budget was not raised)"
+            return PipelineError(where, ErrorType.REJECTED, message, context)
+        context.update(timeout=None, budget_question=True)
+        question = budget_question(name, limit, spent, estimate)
+        return PipelineError(where, ErrorType.AWAITING_APPROVAL, question, context)
+    message = f"{why}; the agent was not called"
+    return PipelineError(name, ErrorType.BUDGET_EXCEEDED, message, context)
+
+
+def _admit(
+    name: str, ctx: WorkflowContext, limit: Budget, *, in_branch: bool
+) -> Usage | PipelineError | None:
+    """Let the call start within `limit`: the reservation it holds, or why it may not start.
+
+    Outside a branch the spend so far is checked; inside one the call
+    reserves its estimate (see `adws.engine.reservations`).
+    """
     scope = current_scope()
-    limit = budget.tighter(scope.budget) if budget is not None else scope.budget
-    if limit is None:
-        return None
-    spent = scope.meter.usage
-    why = limit.exceeded(spent)
-    if why is None:
-        return None
-    return PipelineError(
-        step_name,
-        ErrorType.BUDGET_EXCEEDED,
-        f"{why}; the agent was not called",
-        {"spent": spent.to_dict(), "budget": limit.to_dict()},
+    if not in_branch:
+        spent = scope.meter.usage
+        why = limit.exceeded(spent)
+        if why is None:
+            return None
+        estimate = scope.ledger.estimate(name, scope.estimate)
+        return _refused(name, ctx, limit, spent=spent, estimate=estimate, why=why)
+    cancel = io_ops.CANCEL.get()
+    held = scope.ledger.reserve(
+        step=name,
+        limit=limit,
+        meter=scope.meter,
+        history=scope.estimate,
+        cancelled=cancel.is_set if cancel is not None else bool,
     )
+    if not isinstance(held, Refusal):
+        return held
+    spent, estimate = held.spent, held.estimate
+    why = limit.exceeded(spent) or (
+        f"the run has spent {spent.describe()} of its {limit.describe()} budget and a call of "
+        f"step {name!r} is estimated at {(estimate or Usage()).describe()}"
+    )
+    return _refused(name, ctx, limit, spent=spent, estimate=estimate, why=why)
+
+
+def _admitted(
+    name: str, ctx: WorkflowContext, budget: Budget | None, scope: RunScope, branch: str
+) -> tuple[Budget | None, Usage | None] | PipelineError:
+    """Return the budget the call runs under and what it reserved, or why it may not start."""
+    limit = _limit(budget, scope)
+    if limit is None:
+        return None, None
+    held = _admit(name, ctx, limit, in_branch=bool(branch))
+    return held if isinstance(held, PipelineError) else (limit, held)
+
+
+def _settle(
+    scope: RunScope, limit: Budget | None, held: Usage | None, usage: Usage | None, branch: str
+) -> None:
+    """Let a charged call's reservation give way to its cost; remember its size."""
+    if limit is None:
+        return
+    if branch:
+        scope.ledger.settle(held, usage)
+    else:
+        scope.ledger.saw(usage)
 
 
 def _of_type(value: object, kind: type[_T]) -> _T | None:
@@ -185,7 +283,12 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     attempt (and journaled with it), and before every call the run's spend
     so far is checked against `budget`, the workflow's and the command
     line's: past the tightest, the agent is not called and the step fails
-    `BudgetExceeded`, which is never retried. `rerun_on_resume` makes `adws
+    `BudgetExceeded`, which is never retried. Inside a branch of `parallel`,
+    `fan_out` or `best_of` the call also reserves its estimate while it
+    runs (see `adws.engine.reservations`). Under a budget that asks
+    (`on_exceeded="ask"`) the step instead waits for a person: `adws approve
+    RUN --max-cost USD` raises the budget and the run goes on; after `adws
+    reject` the step fails `Rejected`. `rerun_on_resume` makes `adws
     resume` ask again even after a success (see `Step`). Impossible arguments (an agent
     given as a string, a timeout of `"5"`) are refused here, at definition
     time.
@@ -252,9 +355,10 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         agents = scope.agents  # the run's cap on agent calls in flight
         with agents if agents is not None else contextlib.nullcontext():
             # Checked once a slot is free: the spend may have grown while it waited.
-            refused = _over_budget(name, budget)
-            if refused is not None:
-                return IOFailure(refused)
+            admitted = _admitted(name, ctx, budget, scope, branch)
+            if isinstance(admitted, PipelineError):
+                return IOFailure(admitted)
+            limit, held = admitted
             started = io_ops.monotonic()
             try:
                 answer = agent(request)
@@ -262,11 +366,14 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
                 # The prompt went out: keep it, and why no answer came, before the error goes on.
                 raised: IOResult[AgentResponse, PipelineError] = IOFailure(_raised(name, exc))
                 _exchanged(request, raised, raised, io_ops.monotonic() - started)
+                _settle(scope, limit, held, None, branch)
                 raise
             seconds = io_ops.monotonic() - started
         answer = answer.alt(lambda error: bounded_wait(error, timeout))
         checked = answer.bind(lambda response: _outputs(response, contract, name))
-        charge(_exchanged(request, answer, checked, seconds))
+        usage = _exchanged(request, answer, checked, seconds)
+        charge(usage)
+        _settle(scope, limit, held, usage, branch)  # charged first: spend never reads low
         return checked.map(ctx.merge_outputs)
 
     return Step(

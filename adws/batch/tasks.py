@@ -280,7 +280,7 @@ def execute(
     from adws.agents.offline import OFFLINE  # noqa: PLC0415 - as above
     from adws.engine.executor import run_workflow  # noqa: PLC0415 - as above
     from adws.engine.scope import Decision  # noqa: PLC0415 - as above
-    from adws.engine.usage import Budget, Usage  # noqa: PLC0415 - as above
+    from adws.engine.usage import Usage  # noqa: PLC0415 - as above
     from adws.journal.codec import decode_context, decode_outputs, encode_error  # noqa: PLC0415 - as above
     from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
 
@@ -293,9 +293,6 @@ def execute(
         workflow = _lost(workflow, task.resume_from, task.lost_json)
     OFFLINE.reset(enabled=task.batch.offline)
     options = RunOptions.from_json(task.options_json)
-    budget = None
-    if options.max_cost is not None or options.max_tokens is not None:
-        budget = Budget(options.max_cost, options.max_tokens)
     spent = None if task.spent_json is None else Usage.from_dict(json.loads(task.spent_json))
     forward = _Forwarder(task, send, loaded)
     reuse = {path: decode_outputs(text) for path, text in json.loads(task.reuse_json).items()}
@@ -312,7 +309,8 @@ def execute(
             resume_from=task.resume_from,
             reuse=reuse,
             max_agents=options.max_agents,
-            budget=budget,
+            budget=options.budget(),
+            raised=options.raised_budget(),
             spent=spent,
             rerun=task.rerun,
             worktrees=task.batch.worktrees,

@@ -199,6 +199,7 @@ def given_options(args: argparse.Namespace, *, resume: bool = False) -> RunOptio
         replay=replay,
         no_transcripts=True if args.no_transcripts else None,
         notify=getattr(args, "notify", None),
+        on_budget=getattr(args, "on_budget", None),
     )
 
 

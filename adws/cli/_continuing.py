@@ -30,8 +30,10 @@ def add_resume(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
     resume.add_argument(
         "--plan",
         action="store_true",
-        help="print what a resume would do with each step (kept, changed, rerun, to run) and "
-        "the options it would use; run nothing",
+        help="print what a resume would do with each step (kept, changed, rerun, to run), what "
+        "it does not spend again, what finishing should cost by the journal's history (about: "
+        "the sum of each step's median cost, up to: of its 90th percentile) and the options it "
+        "would use; run nothing",
     )
     resume.add_argument(
         "--from",

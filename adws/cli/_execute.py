@@ -37,11 +37,11 @@ EXIT_FAILED: Final = EXIT_CODES["failed"]
 _OTLP_ENDPOINTS: Final = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
 
-def printer(*, verbose: bool = False) -> Callable[[RunEvent], None]:
+def printer(*, verbose: bool = False, kept: str | None = None) -> Callable[[RunEvent], None]:
     """Return an observer that prints a run's progress on stderr (see `adws.render.Progress`)."""
     from adws.render import Progress  # noqa: PLC0415 - see the note on imports
 
-    lines = Progress(verbose=verbose).lines
+    lines = Progress(verbose=verbose, kept=kept).lines
 
     def progress(event: RunEvent, /) -> None:
         for line in lines(event):
@@ -142,6 +142,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     options: RunOptions | None = None,
     bases: Mapping[str, str] | None = None,
     decisions: Mapping[str, Decision] | None = None,
+    kept: str | None = None,
 ) -> int:
     """Run `workflow` from `ctx` with journal, progress and signals; return the exit code.
 
@@ -151,7 +152,8 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     are journaled with the run, for the next resume. Worktrees go beside
     the journal (`<its folder>/worktrees`); a resume passes their recorded
     `bases` and the `decisions` made at its approval steps. A run that
-    ends waiting for approval runs `--notify CMD RUN_ID MESSAGE`.
+    ends waiting for approval runs `--notify CMD RUN_ID MESSAGE`. `kept`
+    (a resume's kept steps and their cost) goes on the final line.
     """
     from adws.engine.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
     from adws.journal import JournalObserver  # noqa: PLC0415 - see the note on imports
@@ -178,7 +180,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
         )
         observers.insert(1, recorder)
     if not args.quiet:
-        observers.append(printer(verbose=args.verbose))
+        observers.append(printer(verbose=args.verbose, kept=kept))
     unrecorded: list[str] = []
     tracing = _tracing(args)
     if tracing is not None:
@@ -200,6 +202,8 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
             max_agents=args.max_agents,
             reuse=reuse,
             budget=_budget(args),
+            raised=None if options is None else options.raised_budget(),
+            estimate=_estimates(journal, workflow),
             spent=spent,
             rerun=rerun,
             worktrees=str(journal_path(args).resolve().parent / "worktrees"),
@@ -255,11 +259,30 @@ def _tracing(args: argparse.Namespace) -> Tracing | None:
 
 
 def _budget(args: argparse.Namespace) -> Budget | None:
-    from adws.engine.usage import Budget  # noqa: PLC0415 - see the note on imports
+    from adws.journal.options import RunOptions  # noqa: PLC0415 - see the note on imports
 
-    if args.max_cost is None and args.max_tokens is None:
+    asks = getattr(args, "on_budget", None)
+    return RunOptions(max_cost=args.max_cost, max_tokens=args.max_tokens, on_budget=asks).budget()
+
+
+def _estimates(journal: Journal | None, workflow: Workflow) -> Callable[[str], Usage | None] | None:
+    """Estimate agent calls from the journal's history of this workflow (see reservations).
+
+    The history is read on the first estimate a budget asks for: a run
+    under no budget never reads it.
+    """
+    if journal is None:
         return None
-    return Budget(args.max_cost, args.max_tokens)
+    from adws.journal.estimates import call_estimates  # noqa: PLC0415 - see the note on imports
+
+    read: list[dict[str, Usage]] = []
+
+    def estimate(step: str) -> Usage | None:
+        if not read:
+            read.append(call_estimates(journal, workflow.name))
+        return read[0].get(step)
+
+    return estimate
 
 
 def _report(

@@ -73,6 +73,13 @@ def _add_agent_options(running: argparse.ArgumentParser) -> None:
         help="stop calling agents once the run has used this many tokens",
     )
     running.add_argument(
+        "--on-budget",
+        choices=["fail", "ask"],
+        help="when the budget cannot pay for the next agent call: fail BudgetExceeded (the "
+        "default), or ask: the run waits for adws approve RUN --max-cost USD (or "
+        "--max-tokens N), which raises the budget and continues, or adws reject RUN",
+    )
+    running.add_argument(
         "--notify",
         metavar="CMD",
         help="when the run starts waiting for approval, run CMD (split like --agent) with the "
@@ -253,6 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", parents=[common, journaled, running], help="run a workflow")
     run.add_argument("workflow", help="workflow name")
+    run.add_argument(
+        "--plan",
+        action="store_true",
+        help="print what the run should cost by the journal's history of the workflow (about: "
+        "the sum of each step's median cost, up to: of its 90th percentile); run nothing",
+    )
 
     runs = commands.add_parser("runs", parents=[journaled], help="list recorded runs, newest first")
     runs.add_argument("--workflow", help="only runs of this workflow")

@@ -17,7 +17,7 @@ from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError, journal_path, require_journal
 from adws.cli._output import err, out, out_json
 from adws.cli._waits import expired, open_question
-from adws.cli.resume import continue_run
+from adws.cli.resume import asks_budget, continue_run
 from adws.cli.runs import find_run
 
 if TYPE_CHECKING:
@@ -59,6 +59,16 @@ def _decide(args: argparse.Namespace, verdict: Literal["approved", "rejected"], 
     ended = expired(journal, record)
     if ended is not None:
         return continue_run(args, journal, record, ended)
+    raising = args.max_cost is not None or args.max_tokens is not None
+    if verdict == "approved" and asks_budget(record) and not raising:
+        run_id = record.run_id
+        asked = "" if record.error is None else f" ({record.error.message})"
+        msg = (
+            f"run {run_id} waits at step {step} for a larger budget{asked}: "
+            f"adws approve {run_id} --max-cost USD (or --max-tokens N) raises it, "
+            f"adws reject {run_id} --reason TEXT ends the run"
+        )
+        raise UsageError(msg)
     by = args.by or _login()
     decision = Decision(verdict, by, io_ops.utc_now(), note)
     return continue_run(args, journal, record, (step, decision))
@@ -123,7 +133,8 @@ def cmd_approvals(args: argparse.Namespace) -> int:
         )
         out("\n".join(f"  {line}" for line in question.message.splitlines() or [""]))
         run_id = record.run_id
-        out(f"  (adws approve {run_id} --note ... | adws reject {run_id} --reason ...)")
+        raise_it = "--max-cost USD" if asks_budget(record) else "--note ..."
+        out(f"  (adws approve {run_id} {raise_it} | adws reject {run_id} --reason ...)")
     return EXIT_OK
 
 

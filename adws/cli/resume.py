@@ -19,20 +19,39 @@ from adws.cli.runs import find_run, unreadable
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from adws.engine.scope import Decision
     from adws.engine.step import Workflow
-    from adws.journal import Journal, RunRecord
+    from adws.engine.usage import Budget
+    from adws.journal import AttemptRecord, Journal, RunRecord, StepPlan
     from adws.journal.options import RunOptions
     from adws.journal.resume import ResumeStart
     from adws.journal.store import Guarded
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["cmd_resume", "continue_run"]
+__all__ = ["asks_budget", "cmd_resume", "continue_run"]
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
+_SET_OPTIONS: Final = "UPDATE runs SET options = ? WHERE run_id = ?"
+
+
+def asks_budget(record: RunRecord) -> bool:
+    """Tell whether a waiting run's question is one its budget asked (`--on-budget ask`)."""
+    error = record.error
+    return error is not None and error.context.get("budget_question") is True
+
+
+def _raise(
+    args: argparse.Namespace, record: RunRecord, decided: tuple[str, Decision] | None
+) -> Budget | None:
+    """Return the budget `adws approve --max-cost/--max-tokens` raises a budget question to."""
+    if decided is None or decided[1].verdict != "approved" or not asks_budget(record):
+        return None
+    from adws.engine.usage import Budget  # noqa: PLC0415 - see the note on imports
+
+    return Budget(args.max_cost, args.max_tokens)
 
 
 def _stop_children(record: RunRecord, *, force: bool) -> None:
@@ -86,10 +105,31 @@ def _plan(
     if isinstance(plan, str):
         raise UsageError(plan)
     out(plan_text(record, plan))
+    out(_spend_plan(journal, record.workflow, plan, attempts))
     for problem in _drift(journal, record):
         out(f"drift: {problem}; a resume refuses it (--accept-drift goes on with it)")
     out(f"options: {described or 'none'}")
     return unreadable(journal, [record], attempts)
+
+
+def _spend_plan(
+    journal: Journal, workflow: str, plan: Sequence[StepPlan], attempts: Sequence[AttemptRecord]
+) -> str:
+    """Say what a resume does not spend again, and what finishing should cost by the history."""
+    from adws.journal.estimates import (  # noqa: PLC0415 - see the note on imports
+        finish_estimate,
+        kept_spend,
+        not_spent,
+    )
+    from adws.journal.plan import stored_branches  # noqa: PLC0415 - see the note on imports
+
+    to_run = [item.step for item in plan if item.action in {"to run", "rerun"}]
+    first = next((item.step for item in plan if item.action == "to run"), None)
+    kept = not_spent(kept_spend(plan, attempts, stored_branches(attempts, first)))
+    if not to_run:
+        return kept
+    estimate = finish_estimate(journal, workflow, to_run).describe()
+    return f"{kept}\nto finish: {estimate}"
 
 
 def _drift(journal: Journal, record: RunRecord) -> list[str]:
@@ -144,12 +184,14 @@ def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was ask
     return start
 
 
-def _claim(
+def _claim(  # noqa: PLR0913 - the run, what was read of it, and what is recorded with it
     args: argparse.Namespace,
     journal: Journal,
     record: RunRecord,
     start: ResumeStart,
     decided: tuple[str, Decision] | None,
+    *,
+    raised: tuple[Budget, RunOptions] | None = None,
 ) -> ResumeStart:
     """Claim the run with what this command read of it, recording the decision in the claim.
 
@@ -158,7 +200,8 @@ def _claim(
     acts. The decision is recorded only while its question is still open,
     stamped with the time of the claim, and the run continues with it as
     the journal now holds it. `--keep-changed` makes today's fingerprints the
-    recorded ones in the same transaction.
+    recorded ones in the same transaction, and so is a budget an approval
+    raised (`raised`: the budget, and the run's options that now hold it).
     """
     import attrs  # noqa: PLC0415 - see the note on imports
 
@@ -181,7 +224,11 @@ def _claim(
                 f"look again: adws status {run_id}"
             )
             stamped = attrs.evolve(decision, at=now)
-            recorded.append((decided_statement(run_id, step, stamped), answered))
+            budget = None if raised is None else raised[0]
+            recorded.append((decided_statement(run_id, step, stamped, budget), answered))
+        if raised is not None:
+            options = (_SET_OPTIONS, (raised[1].to_json(), run_id))
+            recorded.append((options, None))
         return recorded
 
     refused = journal.claim(run_id, force=args.force, seen=record.seen, then=then)
@@ -205,7 +252,13 @@ def continue_run(
     journaled in the run's claim, so of two people deciding at once one
     decides, and the other is told the run changed since they read it.
     """
+    raised = _raise(args, record, decided)
     options, described = _options(args, record)
+    if raised is not None:  # the raised limits replace the workflow's, from now on
+        import attrs  # noqa: PLC0415 - see the note on imports
+
+        options = attrs.evolve(options, raised=True)
+        apply_options(args, options)
     args.workflow = record.workflow
     workflow = with_agents(args)
     extra = parse_inputs(args.input, args.inputs)
@@ -221,12 +274,16 @@ def continue_run(
     if record.status != "running" or record.stale:
         _stop_children(record, force=args.force)  # what a crashed run may have left behind
     # The claim is the check: compare-and-set, so of several resumes or decisions one acts.
-    start = _claim(args, journal, record, start, decided)
+    start = _claim(
+        args, journal, record, start, decided, raised=None if raised is None else (raised, options)
+    )
     _reset(journal, record, start)
     if extra:
         journal.add_inputs(record.run_id, extra)  # a later resume needs them too
     if not args.quiet:
         err(f"resuming run {record.run_id}" + (f" with {described}" if described else ""))
+    from adws.journal.estimates import kept_spend, not_spent  # noqa: PLC0415 - see the note on imports
+
     return execute(
         args,
         workflow,
@@ -240,6 +297,7 @@ def continue_run(
         options=options,
         bases=start.bases,
         decisions=start.decisions,
+        kept=not_spent(kept_spend(start.plan, journal.attempts(record.run_id), start.reuse)),
     )
 
 

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from adws.cli._args import UsageError, given_options, parse_inputs
+from adws.cli._args import (
+    UsageError,
+    given_options,
+    journal_path,
+    parse_inputs,
+    require_journal,
+)
 from adws.cli._execute import execute, with_agents
+<<<<<<< HEAD
 from adws.cli._output import err
+=======
+from adws.cli._output import out
+>>>>>>> i32-budget
 
 if TYPE_CHECKING:
     import argparse
@@ -20,7 +30,7 @@ __all__ = ["cmd_run"]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Run a workflow with the inputs given."""
+    """Run a workflow with the inputs given (or, `--plan`, say what it should cost)."""
     from adws.engine.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
 
     inputs = parse_inputs(args.input, args.inputs)
@@ -32,7 +42,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         msg = f"workflow {workflow.name!r} needs input {', '.join(missing)}: add {flags}"
         raise UsageError(msg)
     _refuse_failing_check(workflow, inputs)
+    if args.plan:
+        return _plan(args, workflow)
     return execute(args, workflow, WorkflowContext(inputs=inputs), options=given_options(args))
+
+
+def _plan(args: argparse.Namespace, workflow: Workflow) -> int:
+    """Print what a run of `workflow` should cost by the journal's history; run nothing."""
+    from adws.journal.estimates import (  # noqa: PLC0415 - see the note on imports
+        FinishEstimate,
+        finish_estimate,
+    )
+
+    steps = [step.name for step in workflow.steps]
+    estimate = FinishEstimate(0.0, 0.0, 0)
+    if not args.no_journal and journal_path(args).exists():
+        journal = require_journal(args, readonly=True)
+        estimate = finish_estimate(journal, workflow.name, steps)
+    count = f"{len(steps)} step{'' if len(steps) == 1 else 's'}"
+    out(f"to run {workflow.name} ({count}): {estimate.describe()}")
+    return 0
 
 
 def _refuse_unknown(workflow: Workflow, inputs: Mapping[str, object]) -> None:

@@ -53,12 +53,13 @@ from adws.engine.scope import (
     enter_scope,
     leave_scope,
 )
+from adws.engine.usage import Budget
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from adws.engine.step import Step, Workflow
-    from adws.engine.usage import Budget, Usage
+    from adws.engine.usage import Usage
 
 __all__ = [
     "RunScope",
@@ -194,6 +195,8 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     worktrees: str = "",
     bases: Mapping[str, str] | None = None,
     decisions: Mapping[str, Decision] | None = None,
+    estimate: Callable[[str], Usage | None] | None = None,
+    raised: Budget | None = None,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run `workflow`'s steps in order and return the final context or the first error.
 
@@ -220,11 +223,17 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     `decisions`, what a person decided at an approval step (see
     `adws.workspaces`). A run that reaches an approval step with no
     decision ends `waiting`: no later step runs, `always_run` ones neither.
+    `estimate` says, by agent step name, what a call of that step costs by
+    the journal's history (see `adws.engine.reservations`); `raised` is a
+    budget a person raised (`adws approve --max-cost`): each limit it sets
+    replaces the workflow's, the caller's and every step's.
     """
     if max_agents is not None:
         require_count("run_workflow", "max_agents", max_agents)
     emit = Emitter(observers, run_id or new_run_id())
     limit = budget.tighter(workflow.budget) if budget is not None else workflow.budget
+    if raised is not None:
+        limit = (limit or Budget()).raised_to(raised)
     scope = RunScope(
         emit.run_id,
         sleep,
@@ -236,6 +245,8 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
         worktrees=worktrees,
         bases=bases or {},
         decisions=decisions or {},
+        estimate=estimate,
+        raised=raised,
     )
     token = enter_scope(scope)
     try:

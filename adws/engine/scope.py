@@ -25,7 +25,8 @@ import attrs
 from adws import io_ops
 from adws.engine.events import RunEvent
 from adws.engine.metering import Meter
-from adws.engine.usage import Budget
+from adws.engine.reservations import Ledger
+from adws.engine.usage import Budget, Usage
 
 __all__ = [
     "Decision",
@@ -80,7 +81,12 @@ class RunScope:
     default journal); `bases` maps a worktree's label to the base commit a
     resumed run recorded for it, so a worktree adws removed starts again
     from there; `decisions` maps an approval step's name to what a person
-    decided since the run began waiting there.
+    decided since the run began waiting there. `ledger` holds what agent
+    calls in flight have reserved of the budget (see
+    `adws.engine.reservations`); `estimate` tells, by agent step name, what
+    a call of that step costs by the journal's history (None: no history);
+    `raised` is a budget `adws approve` raised, whose limits replace those
+    of the workflow and of every step.
     """
 
     run_id: str = ""
@@ -95,6 +101,9 @@ class RunScope:
     worktrees: str = ""
     bases: Mapping[str, str] = attrs.field(factory=dict)
     decisions: Mapping[str, Decision] = attrs.field(factory=dict)
+    ledger: Ledger = attrs.field(factory=Ledger)
+    estimate: Callable[[str], Usage | None] | None = None
+    raised: Budget | None = None
 
 
 _SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)

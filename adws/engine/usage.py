@@ -10,14 +10,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Final, final
+from typing import Any, Final, Literal, TypeAlias, final
 
 import attrs
 
 from adws._checks import require_count, require_seconds, require_type
 from adws.engine._limits import MAX_COST_USD, MAX_COUNT
 
-__all__ = ["MAX_COST_USD", "MAX_COUNT", "Budget", "Usage", "usage_of_failure"]
+__all__ = [
+    "MAX_COST_USD",
+    "MAX_COUNT",
+    "Budget",
+    "OnExceeded",
+    "Usage",
+    "dollars",
+    "usage_of_failure",
+]
+
+OnExceeded: TypeAlias = Literal["fail", "ask"]
+"""What a run does when its budget cannot pay for the next agent call."""
 
 _FIELDS: Final = ("cost_usd", "input_tokens", "output_tokens", "turns", "model")
 _NUMBERS: Final = ("cost_usd", "input_tokens", "output_tokens", "turns")
@@ -210,6 +221,12 @@ def _tighter(left: float | None, right: float | None) -> float | None:
     return left if right is None else min(left, right)
 
 
+def _on_exceeded(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value not in {"fail", "ask"}:
+        msg = f"Budget: {attribute.name} must be 'fail' or 'ask', got {value!r}"
+        raise ValueError(msg)
+
+
 @final
 @attrs.frozen
 class Budget:
@@ -225,6 +242,15 @@ class Budget:
     no cost counts as $0 against `max_cost_usd` (and likewise for tokens):
     give such backends a token budget or none.
 
+    Inside `parallel`, `fan_out` and `best_of` a call also reserves its
+    estimate until it reports its cost (see `adws.engine.reservations`), so
+    concurrent branches cannot overshoot the budget together.
+    `on_exceeded="ask"` (or `adws run --on-budget ask`) turns the
+    `BudgetExceeded` of a run that has not failed into a question: the run
+    ends `waiting`, and `adws approve RUN --max-cost USD` (or
+    `--max-tokens N`) raises the budget and continues it; `adws reject`
+    ends it. Either budget asking makes the run ask.
+
     >>> Budget(max_cost_usd=1.0).exceeded(Usage(cost_usd=1.25))
     'the run has spent $1.2500 of its $1.0000 budget (max_cost_usd)'
     >>> Budget(max_tokens=10).exceeded(Usage(input_tokens=3)) is None
@@ -233,14 +259,31 @@ class Budget:
 
     max_cost_usd: float | None = attrs.field(default=None, validator=_limit_cost)
     max_tokens: int | None = attrs.field(default=None, validator=_limit_tokens)
+    on_exceeded: OnExceeded = attrs.field(default="fail", validator=_on_exceeded, kw_only=True)
 
     def tighter(self, other: Budget | None) -> Budget:
-        """Return the budget that holds both this one and `other`."""
+        """Return the budget that holds both this one and `other` (asking if either asks)."""
         if other is None:
             return self
+        ask = "ask" in {self.on_exceeded, other.on_exceeded}
         return Budget(
             _tighter(self.max_cost_usd, other.max_cost_usd),
             _tighter(self.max_tokens, other.max_tokens),  # type: ignore[arg-type] # min of ints
+            on_exceeded="ask" if ask else "fail",
+        )
+
+    def raised_to(self, raised: Budget | None) -> Budget:
+        """Return this budget with each limit `raised` sets replacing its own (`adws approve`).
+
+        >>> Budget(5.0, 100).raised_to(Budget(10.0)).describe()
+        '$10.0000, 100 tokens'
+        """
+        if raised is None:
+            return self
+        return Budget(
+            self.max_cost_usd if raised.max_cost_usd is None else raised.max_cost_usd,
+            self.max_tokens if raised.max_tokens is None else raised.max_tokens,
+            on_exceeded=self.on_exceeded,
         )
 
     def exceeded(self, spent: Usage) -> str | None:
@@ -267,6 +310,16 @@ class Budget:
     def to_dict(self) -> dict[str, object]:
         """Return the JSON-safe dict `--json` prints."""
         return {"max_cost_usd": self.max_cost_usd, "max_tokens": self.max_tokens}
+
+
+def dollars(cost: float) -> str:
+    """Write a cost for people: to the cent, or to the hundredth of a cent when cents hide it.
+
+    >>> dollars(4.1), dollars(0.0027), dollars(0.0), dollars(1234.5)
+    ('$4.10', '$0.0027', '$0.00', '$1,234.50')
+    """
+    cents = round(cost, 2)
+    return f"${cost:,.2f}" if cents == round(cost, 9) else f"${cost:,.4f}"
 
 
 def usage_of_failure(context: Mapping[str, object]) -> Usage | None:

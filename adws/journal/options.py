@@ -7,7 +7,9 @@ the resume overrides the recorded one (and is recorded in its
 place, so a later resume keeps it). Paths (`workflows`, `record`,
 `replay`) are kept absolute, so a resume works from any folder; a
 `replay` that names a run (`--replay RUN_ID`) is kept as its id. A run
-started with `--no-transcripts` keeps none in its resumes either.
+started with `--no-transcripts` keeps none in its resumes either. `adws
+approve RUN --max-cost USD` records the raised budget here, in the claim
+that records the decision, so every later resume keeps it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import math
 from typing import Any, Final, final
 
 import attrs
+
+from adws.engine.usage import Budget
 
 __all__ = ["RunOptions"]
 
@@ -32,6 +36,8 @@ _NAMES: Final = (
     "replay",
     "no_transcripts",
     "notify",
+    "on_budget",
+    "raised",
 )
 _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "agent": (str,),
@@ -45,6 +51,8 @@ _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "replay": (str,),
     "no_transcripts": (bool,),
     "notify": (str,),
+    "on_budget": (str,),
+    "raised": (bool,),
 }
 _EXCLUSIVE: Final = ("record", "replay")
 """Giving one of these to a resume replaces both: a run records or replays, never both."""
@@ -57,11 +65,11 @@ _MAX_INT: Final = 2**63 - 1
 def _valid(name: str, value: object) -> bool:
     """Tell whether a decoded value is one `adws run` could have recorded for `name`."""
     if isinstance(value, bool):
-        return name == "no_transcripts" and value
+        return name in {"no_transcripts", "raised"} and value
     if not isinstance(value, _KINDS[name]):
         return False
     if isinstance(value, str):
-        return True
+        return name != "on_budget" or value in {"fail", "ask"}
     number = float(value) if isinstance(value, int) and value <= _MAX_INT else value
     return isinstance(number, float) and math.isfinite(number) and number >= (name == "max_agents")
 
@@ -88,6 +96,26 @@ class RunOptions:
     """True when the run keeps only hashes of what agents were asked and answered."""
     notify: str | None = None
     """A command run with the run id and the message when the run starts waiting for approval."""
+    on_budget: str | None = None
+    """`ask`: a run its budget cannot pay for waits for a person instead of failing."""
+    raised: bool | None = None
+    """True once `adws approve --max-cost/--max-tokens` raised the budget: `max_cost` and
+    `max_tokens` then replace the workflow's and every step's limits instead of tightening them."""
+
+    def budget(self) -> Budget | None:
+        """Return the budget `--max-cost`, `--max-tokens` and `--on-budget` set (None: none).
+
+        >>> RunOptions(max_cost=5.0, on_budget="ask").budget()
+        Budget(max_cost_usd=5.0, max_tokens=None, on_exceeded='ask')
+        """
+        ask = self.on_budget == "ask"
+        if self.max_cost is None and self.max_tokens is None and not ask:
+            return None
+        return Budget(self.max_cost, self.max_tokens, on_exceeded="ask" if ask else "fail")
+
+    def raised_budget(self) -> Budget | None:
+        """Return the budget a person raised (`adws approve --max-cost`), whose limits replace."""
+        return self.budget() if self.raised else None
 
     def to_dict(self) -> dict[str, object]:
         """Return the options that are set, by name, for the journal and `--json`."""
@@ -103,7 +131,7 @@ class RunOptions:
         """Decode what `to_json` wrote; anything else in the row is ignored, never trusted.
 
         >>> RunOptions.from_json('{"agent": "x", "max_cost": -1, "other": 2}')
-        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None, notify=None)
+        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None, notify=None, on_budget=None, raised=None)
         """  # noqa: E501
         try:
             loaded: Any = json.loads(text) if text else {}

@@ -16,7 +16,8 @@ approval steps asked, with the decisions people made; 11 keeps the git
 directory git made for each worktree (adws's git names it; a `.git` that
 points elsewhere is drift) and how many of the run's attempt rows were
 recorded before the worktree's latest (a resume tells an attempt still in
-flight from one that ended).
+flight from one that ended); 12 keeps, with a decision on a question a budget
+asked, the budget `adws approve --max-cost/--max-tokens` raised it to.
 """
 
 from __future__ import annotations
@@ -143,5 +144,6 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE worktrees ADD COLUMN gitdir TEXT",
         "ALTER TABLE worktrees ADD COLUMN attempts INTEGER",
     ),
+    ("ALTER TABLE approvals ADD COLUMN budget TEXT",),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

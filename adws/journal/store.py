@@ -177,8 +177,8 @@ class Journal:
         self,
         run_id: str,
         *,
+        seen: Seen,
         force: bool = False,
-        seen: Seen | None = None,
         then: Callable[[str], Sequence[Guarded]] | None = None,
     ) -> str | None:
         """Take a run for this process to resume, atomically; say why not otherwise.
@@ -186,9 +186,9 @@ class Journal:
         The checks and the update happen in one write transaction, so of
         several `adws resume RUN` started at once exactly one gets the run.
         `seen` is what the caller read of the run before deciding what to do
-        with it (`RunRecord.seen`): when the run's status, resume count or
-        last attempt changed since, the claim is refused (compare-and-set),
-        force or not. A run another live process on this host is running is
+        with it (`RunRecord.seen`; required: every claim compares): when the
+        run's status, resume count or last attempt changed since, the claim
+        is refused (compare-and-set), force or not. A run another live process on this host is running is
         refused unless `force`, and so is a run (queued or not) of a batch
         that a live `adws batch` holds: the batch runs it.
 
@@ -226,13 +226,12 @@ class Journal:
 
     @staticmethod
     def _claimable(
-        db: sqlite3.Connection, run_id: str, *, force: bool, seen: Seen | None
+        db: sqlite3.Connection, run_id: str, *, force: bool, seen: Seen
     ) -> str | None:
         """Say why a run may not be claimed now, inside the claim's transaction (None: it may)."""
-        if seen is not None:
-            changed = changed_since(db, run_id, seen)
-            if changed is not None:
-                return changed
+        changed = changed_since(db, run_id, seen)
+        if changed is not None:
+            return changed
         row = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         record = run_from_row(row)
         holder = record.pid

@@ -14,6 +14,7 @@ the wrong type is read as absent, never trusted.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, final
 
@@ -22,6 +23,7 @@ import attrs
 from adws import io_ops
 from adws.engine.errors import ErrorType
 from adws.engine.scope import Decision
+from adws.engine.usage import Budget
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -108,6 +110,8 @@ class ApprovalRecord:
     asked: str
     timeout: float | None
     decision: Decision | None
+    raised: Budget | None = None
+    """The budget an approval raised the run's to (a question a budget asked; None: none)."""
 
     @property
     def deadline(self) -> float | None:
@@ -134,6 +138,7 @@ class ApprovalRecord:
             "asked": self.asked,
             "timeout": self.timeout,
             "decision": None if self.decision is None else self.decision.to_dict(),
+            **({} if self.raised is None else {"raised": self.raised.to_dict()}),
         }
 
 
@@ -173,25 +178,38 @@ def _timeout(value: object) -> float | None:
     return None
 
 
+def _raised(value: object) -> Budget | None:
+    """Read a raised budget as `decided_statement` wrote it; anything else is absent."""
+    try:
+        loaded = json.loads(_text(value)) if value is not None else None
+        if not isinstance(loaded, dict):
+            return None
+        return Budget(loaded.get("max_cost_usd"), loaded.get("max_tokens"))
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
 def approvals_of(journal: Journal, run_id: str) -> list[ApprovalRecord]:
     """List the questions a run's approval steps asked, oldest first, with their decisions."""
     if not journal.has_table("approvals"):
         return []
+    # A journal read without being migrated (schema 11) has no raised budgets: read as absent.
+    columns = journal.query("SELECT name FROM pragma_table_info('approvals')")
+    budget = "budget" if ("budget",) in columns else "NULL"
     rows = journal.query(
-        "SELECT step, message, asked, timeout, verdict, decided_by, decided, note FROM approvals"
-        " WHERE run_id = ? ORDER BY id",
+        "SELECT step, message, asked, timeout, verdict, decided_by, decided, note,"  # noqa: S608 - a fixed column name
+        f" {budget} FROM approvals WHERE run_id = ? ORDER BY id",
         (run_id,),
     )
     records = []
-    for step, message, asked, timeout, verdict, by, decided, note in rows:
+    for step, message, asked, timeout, verdict, by, decided, note, raised in rows:
         decision = (
             Decision(verdict, _text(by), _text(decided), _text(note))
             if verdict in _VERDICTS
             else None
         )
-        records.append(
-            ApprovalRecord(_text(step), _text(message), _text(asked), _timeout(timeout), decision)
-        )
+        texts = (_text(step), _text(message), _text(asked))
+        records.append(ApprovalRecord(*texts, _timeout(timeout), decision, _raised(raised)))
     return records
 
 
@@ -213,18 +231,23 @@ def asked_statement(run_id: str, step: str, message: str, timeout: object) -> St
 
 
 _DECIDE: Final = (
-    "UPDATE approvals SET verdict = ?, decided_by = ?, decided = ?, note = ? WHERE id ="
-    " (SELECT MAX(id) FROM approvals WHERE run_id = ? AND step = ? AND verdict IS NULL)"
+    "UPDATE approvals SET verdict = ?, decided_by = ?, decided = ?, note = ?, budget = ?"
+    " WHERE id = (SELECT MAX(id) FROM approvals WHERE run_id = ? AND step = ?"
+    " AND verdict IS NULL)"
 )
 
 
-def decided_statement(run_id: str, step: str, decision: Decision) -> Statement:
+def decided_statement(
+    run_id: str, step: str, decision: Decision, raised: Budget | None = None
+) -> Statement:
     """Record a person's decision on the open question of `step`; it changes no row if none is.
 
     `adws approve` and `reject` record it in the run's claim (`Journal.claim`),
     stamped with the time of the claim, so a question answered meanwhile is
-    never answered twice.
+    never answered twice. `raised` is the budget an approval of a question
+    the budget asked raised the run's to.
     """
+    budget = None if raised is None else json.dumps(raised.to_dict(), sort_keys=True)
     return (
         _DECIDE,
         (
@@ -232,6 +255,7 @@ def decided_statement(run_id: str, step: str, decision: Decision) -> Statement:
             stored(decision.by),
             decision.at,
             stored(decision.note),
+            budget,
             run_id,
             step,
         ),

@@ -122,6 +122,12 @@ def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911, PLR0912 - one 
 def _waiting(event: RunFinished, spent: str) -> str:
     """Say where the run waits and the two commands that end the wait."""
     run, step = event.run_id, event.error.step_name if event.error else ""
+    if event.error is not None and event.error.context.get("budget_question") is True:
+        return (
+            f"{event.workflow} waiting for a larger budget at {step} (run {run}){spent}: "
+            f"{event.error.message}; adws approve {run} --max-cost USD (or --max-tokens N) "
+            f"raises it, or adws reject {run} --reason TEXT"
+        )
     return (
         f"{event.workflow} waiting for approval at {step} (run {run}){spent}: "
         f"adws approve {run} [--note TEXT], or adws reject {run} --reason TEXT"
@@ -183,12 +189,17 @@ class Progress:
     success says how many rounds it took; a run that succeeded although a
     parallel step dropped branches (`min_successes`) names them on its
     final line. Agent exchanges are not shown: `adws status --step` shows
-    them whole.
+    them whole. A resumed run's final line says what it did not spend again.
     """
 
-    def __init__(self, *, verbose: bool = False) -> None:
-        """Start a run's progress; `verbose` adds tracebacks."""
+    def __init__(self, *, verbose: bool = False, kept: str | None = None) -> None:
+        """Start a run's progress; `verbose` adds tracebacks.
+
+        `kept` says, for a resume, what it keeps and so does not spend again
+        (see `adws.journal.estimates.not_spent`).
+        """
         self.verbose = verbose
+        self.kept = kept
         self.rounds: dict[str, int] = {}
         self.dropped: dict[str, list[str]] = {}
         self.succeeded: set[str] = set()
@@ -214,7 +225,7 @@ class Progress:
             case BranchFinished(status="succeeded"):
                 return [self._with_rounds(event.branch, line)]
             case RunFinished():
-                return [line + self._drops()]
+                return [line + self._drops() + self._not_spent()]
             case _:
                 pass
         return [line] if line else []  # a worktree hashed after an attempt says nothing new
@@ -236,6 +247,10 @@ class Progress:
         if "branches" in error.context:  # each failed branch's error was shown whole above
             return indent(branch_lines(error.context), _UNDER)
         return indent(error_lines(error, verbose=self.verbose), _UNDER)
+
+    def _not_spent(self) -> str:
+        """Say what a resume kept and so did not spend again ("" for a fresh run)."""
+        return "" if self.kept is None else f"; {self.kept}"
 
     def _drops(self) -> str:
         """Name what succeeded steps dropped (branches that failed or were cancelled)."""

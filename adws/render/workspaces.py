@@ -29,7 +29,8 @@ def approval_said(asked: ApprovalRecord) -> str:
     if decision is None:
         return "waiting" + ("" if asked.timeout is None else f" (timeout {asked.timeout:g}s)")
     note = f": {decision.note}" if decision.note else ""
-    return f"{decision.verdict} by {decision.by} at {decision.at}{note}"
+    raised = "" if asked.raised is None else f"; budget raised to {asked.raised.describe()}"
+    return f"{decision.verdict} by {decision.by} at {decision.at}{note}{raised}"
 
 
 def workspaces_text(

@@ -153,6 +153,8 @@ def test_a_changed_finished_step_is_refused_then_rerun_or_kept(
             "changed finished steps are refused; --rerun-changed runs again from the first, "
             "--keep-changed keeps their outputs"
         ),
+        "kept 0 steps, $0.00 not spent again",
+        "to finish: no estimate: no history",
         "options: none",
     ]
     code, kept = run_json(["resume", run_id, "--keep-changed"], capsys)
@@ -174,8 +176,9 @@ def test_the_plan_of_a_run_that_needs_nothing(
     (project / "fixed").touch()
     _, done = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
     assert main(["resume", str(done["run_id"]), "--plan"]) == 0
-    assert capsys.readouterr().out.splitlines()[-2:] == [
+    assert capsys.readouterr().out.splitlines()[-3:] == [
         "every step is done; nothing to resume",
+        "kept 3 steps, $0.00 not spent again",
         "options: none",
     ]
     _, stuck = run_json(["run", "blocker", "-i", "seed=s"], capsys)
@@ -184,6 +187,8 @@ def test_the_plan_of_a_run_that_needs_nothing(
         "  1. fetch: kept",
         "  2. ask: to run",
         "a resume starts at ask",
+        "kept 1 step, $0.00 not spent again",
+        "to finish: no estimate: no history",
         "options: none",
     ]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -20,11 +21,11 @@ from adws import (
     WorkflowContext,
     run_workflow,
 )
-from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
+from adws.agents import AgentBackend, AgentRequest, AgentResponse, ScriptedAgent
 from adws.agents.step import agent_step
 from adws.contract.validator import OutputContract
 from adws.engine.combinators import with_verification
-from adws.engine.concurrency import fan_out
+from adws.engine.concurrency import fan_out, parallel
 from adws.engine.events import (
     AttemptFailed,
     BranchAttemptFailed,
@@ -204,40 +205,193 @@ def test_branch_events_carry_their_own_usage_and_the_step_their_sum(events: Even
     assert math.isclose(done.usage.cost_usd or 0, 0.6)
 
 
-def test_concurrent_branches_never_pass_the_budget_by_more_than_the_calls_in_flight() -> None:
-    """Eight branches, four at a time, $0.10 a call, $0.25 budget.
-
-    A call starts only while less than $0.25 is spent, so at most two calls
-    had finished when the last one started, with at most three others in
-    flight beside it: six calls at most, whatever the interleaving. The
-    first four all start at $0 (a barrier holds them until all four run).
-    """
-    calls: list[str] = []
-    lock = threading.Lock()
-    gate = threading.Barrier(4, timeout=5)
+def paid(cost: float, calls: list[str], lock: threading.Lock, pause: float = 0.05) -> AgentBackend:
+    """Answer in `pause` seconds (so calls overlap), reporting that the call cost `cost`."""
 
     def respond(request: AgentRequest) -> IOResult[AgentResponse, PipelineError]:
         with lock:
             calls.append(request.prompt)
-            first_round = len(calls) <= 4
-        if first_round:
-            gate.wait()  # the first four are all in flight before any reports its cost
-        return IOSuccess(AgentResponse(DONE, {}, Usage(0.1)))
+        time.sleep(pause)
+        return IOSuccess(AgentResponse(DONE, {}, Usage(cost, 100, 0, 1, "m")))
 
+    return respond
+
+
+def eight_branches(
+    agent: AgentBackend, budget: Budget, *, before: tuple[Step, ...] = ()
+) -> Workflow:
+    step = fan_out(
+        "each", agent_step("one", prompt="{item}", agent=agent, contract=CONTRACT), over="items"
+    )
+    return Workflow("w", (*before, step), inputs=("items",), budget=budget)
+
+
+def test_a_fan_out_of_eight_under_a_cap_of_three_calls_spends_exactly_the_cap(
+    events: Events,
+) -> None:
+    """Eight real threads, $1 a call, $3 budget: exactly three calls, $3 spent.
+
+    The first call runs alone (no estimate yet), then two more reserve $1
+    each; the rest wait, and fail once nothing is in flight.
+    """
+    calls: list[str] = []
+    agent = paid(1.0, calls, threading.Lock())
+    workflow = eight_branches(agent, Budget(max_cost_usd=3.0))
+    error = failure(
+        run_workflow(workflow, WorkflowContext({"items": list("abcdefgh")}), observers=[events])
+    )
+    assert (error.error_type, len(calls)) == (ErrorType.BUDGET_EXCEEDED, 3)
+    assert finished(events).usage == Usage(3.0, 300, 0, 3, "m")
+    assert error.message == (
+        "the run has spent $3.0000 of its $3.0000 budget (max_cost_usd); the agent was not called"
+    )
+
+
+def test_calls_that_cost_more_than_their_estimate_overshoot_by_that_error_only() -> None:
+    """An earlier $1 call sets the estimate; the branches then cost $1.25 each.
+
+    Under $3.25, two branches start at once ($1 spent + $1 + $1 reserved),
+    and no third: $3.50 is spent, the cap plus each call's estimate error
+    ($0.25 for each of the two in flight).
+    """
+    calls: list[str] = []
+    lock = threading.Lock()
+    first = agent_step("first", prompt="go", agent=paid(1.0, [], lock, 0.0), contract=CONTRACT)
+    workflow = eight_branches(paid(1.25, calls, lock), Budget(3.25), before=(first,))
+    events = Events()
+    failure(
+        run_workflow(workflow, WorkflowContext({"items": list("abcdefgh")}), observers=[events])
+    )
+    assert (len(calls), finished(events).usage) == (2, Usage(3.5, 300, 0, 3, "m"))
+
+
+def test_a_call_estimated_from_the_history_reserves_that_estimate() -> None:
+    """With the run's `estimate` saying $2 a call and $1 actual, a $5 budget starts two at once."""
+    calls: list[str] = []
+    agent = paid(1.0, calls, threading.Lock(), 0.2)
+    workflow = eight_branches(agent, Budget(max_cost_usd=5.0))
+    estimates = {"one": Usage(2.0)}
+    failure(
+        run_workflow(workflow, WorkflowContext({"items": list("abcdefgh")}), estimate=estimates.get)
+    )
+    # $0 + $2 + $2 fit, a third $2 does not; once both settle ($2 spent), $2 + $2 fit, and
+    # then $4 spent + $2 does not: four calls, $4.
+    assert len(calls) == 4
+
+
+def test_a_token_budget_reserves_tokens() -> None:
+    calls: list[str] = []
+    agent = paid(1.0, calls, threading.Lock())
+    failure(
+        run_workflow(
+            eight_branches(agent, Budget(max_tokens=250)),
+            WorkflowContext({"items": list("abcdefgh")}),
+        )
+    )
+    assert len(calls) == 2
+
+
+def test_a_call_that_raises_gives_back_its_reservation() -> None:
+    """A branch whose agent raises settles its reservation: the others still fit."""
+    calls: list[str] = []
+    lock = threading.Lock()
+
+    def respond(request: AgentRequest) -> IOResult[AgentResponse, PipelineError]:
+        with lock:
+            calls.append(request.prompt)
+        if request.prompt.startswith("b"):
+            msg = "boom"
+            raise RuntimeError(msg)
+        return IOSuccess(AgentResponse(DONE, {}, Usage(1.0)))
+
+    first = agent_step("first", prompt="go", agent=paid(1.0, [], lock, 0.0), contract=CONTRACT)
     step = fan_out(
         "each",
-        agent_step("one", prompt="{item}", agent=respond, contract=CONTRACT),
+        agent_step("one", prompt="{item}", agent=respond, contract=CONTRACT, retry=RetryPolicy(1)),
         over="items",
-        max_concurrency=4,
+        max_concurrency=1,
+        fail_fast=False,
     )
-    workflow = Workflow("w", (step,), inputs=("items",), budget=Budget(max_cost_usd=0.25))
+    workflow = Workflow("w", (first, step), inputs=("items",), budget=Budget(3.0))
+    failure(run_workflow(workflow, WorkflowContext({"items": list("abcd")})))
+    assert [call.split("\n")[0] for call in calls] == ["a", "b", "c"]
+
+
+def test_a_cancelled_branch_stops_waiting_for_a_reservation() -> None:
+    """A branch waiting for room gives up once its step is cancelled by a sibling's failure."""
+    lock = threading.Lock()
+    calls: list[str] = []
+
+    def respond(request: AgentRequest) -> IOResult[AgentResponse, PipelineError]:
+        with lock:
+            calls.append(request.prompt)
+        time.sleep(0.3)
+        return IOSuccess(AgentResponse("STATUS: done\nA: yes\n", {}, Usage(1.0)))
+
+    def broken(_ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        time.sleep(0.1)
+        return IOFailure(PipelineError("", ErrorType.SHELL_FAILED, "broken"))
+
+    steps = (
+        agent_step("a", prompt="a", agent=respond, contract=OutputContract(("A",))),
+        agent_step("b", prompt="b", agent=respond, contract=OutputContract(("B",))),
+        Step("c", broken),
+    )
+    workflow = Workflow("w", (parallel("p", steps),), budget=Budget(10.0))
+    error = failure(run_workflow(workflow))
+    assert (error.error_type, len(calls)) == (ErrorType.SHELL_FAILED, 1)
+
+
+def test_a_token_budget_that_asks_names_the_tokens_and_the_estimate() -> None:
+    """Two calls of 100 tokens under 250: a third would pass it, so the run asks."""
+    calls: list[str] = []
+    workflow = eight_branches(
+        paid(1.0, calls, threading.Lock()), Budget(max_tokens=250, on_exceeded="ask")
+    )
     error = failure(run_workflow(workflow, WorkflowContext({"items": list("abcdefgh")})))
-    assert error.error_type == ErrorType.BUDGET_EXCEEDED
-    assert 4 <= len(calls) <= 6
+    assert (error.error_type, error.message, len(calls)) == (
+        ErrorType.AWAITING_APPROVAL,
+        "used 200 of 250 tokens; step one needs about 100 tokens",
+        2,
+    )
+
+
+def test_a_budget_over_a_backend_that_reports_nothing_lets_every_call_through() -> None:
+    def unmetered(request: AgentRequest) -> AgentResponse:
+        return AgentResponse(f"STATUS: done\n{request.step_name.upper()}: yes\n", {}, None)
+
+    agent = ScriptedAgent([unmetered, unmetered])
+    workflow = Workflow("w", (ask("a", agent), ask("b", agent)), budget=Budget(0.01))
+    success(run_workflow(workflow))
+    assert len(agent.requests) == 2
+
+
+def test_cleanup_after_a_failure_fails_over_budget_instead_of_asking() -> None:
+    """A run that has failed never asks: its always_run agent step fails BudgetExceeded."""
+    seen: list[WorkflowContext] = []
+
+    def broken(_ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        charge(Usage(1.0))
+        return IOFailure(PipelineError("", ErrorType.SHELL_FAILED, "broken"))
+
+    cleanup = agent_step("tidy", prompt="p", agent=ScriptedAgent([]), contract=CONTRACT)
+    workflow = Workflow(
+        "w",
+        (Step("work", broken), Step("tidy", cleanup.run, always_run=True), cleanup_step(seen)),
+        budget=Budget(1.0, on_exceeded="ask"),
+    )
+    error = failure(run_workflow(workflow))
+    assert error.error_type == ErrorType.SHELL_FAILED
+    late = error.context["always_run_failures"]
+    assert isinstance(late, tuple)
+    assert [failed.error_type for failed in late] == [ErrorType.BUDGET_EXCEEDED]
 
 
 def test_waiting_for_an_agent_slot_checks_the_budget_again() -> None:
-    """With --max-agents 1 the branches call one at a time, so the budget is never passed."""
+    """With --max-agents 1 the branches call one at a time, and the estimate must fit.
+
+    $0.10 spent and $0.10 estimated fit in $0.25; a third $0.10 would not.
+    """
     agent = ScriptedAgent([costing(0.1)] * 8)
     step = fan_out(
         "each",
@@ -246,7 +400,7 @@ def test_waiting_for_an_agent_slot_checks_the_budget_again() -> None:
     )
     workflow = Workflow("w", (step,), inputs=("items",), budget=Budget(max_cost_usd=0.25))
     failure(run_workflow(workflow, WorkflowContext({"items": list("abcdefgh")}), max_agents=1))
-    assert len(agent.requests) == 3
+    assert len(agent.requests) == 2
 
 
 @given(
@@ -297,6 +451,10 @@ def test_a_budget_admits_exactly_the_calls_that_start_under_it(
             "Usage: cost_usd must be a finite number >= 0.0 or None, got nan",
         ),
         (lambda: Usage(model=3), "Usage: model must be a str or None, got 3"),  # type: ignore[arg-type] # the mistake under test
+        (
+            lambda: Budget(1.0, on_exceeded="maybe"),  # type: ignore[arg-type] # the mistake under test
+            "Budget: on_exceeded must be 'fail' or 'ask', got 'maybe'",
+        ),
         (
             lambda: Workflow("w", (), budget=5),  # type: ignore[arg-type] # the mistake under test
             "workflow 'w': budget must be a Budget or None, got 5",

@@ -128,6 +128,8 @@ def test_a_v1_journal_is_migrated_and_its_run_resumed(
         "  2. build: to run",
         "  3. ship: to run",
         "a resume starts at build",
+        "kept 1 step, $0.00 not spent again",
+        "to finish: no estimate: no history",
         "options: none",
     ]
     code, resumed = run_json(["resume", "old1"], capsys)
@@ -278,7 +280,7 @@ def test_a_read_only_journal_from_a_newer_adws_is_refused(tmp_path: Path) -> Non
     db.commit()
     db.close()
     with pytest.raises(
-        JournalError, match=r"written by a newer adws \(schema 99, this one knows 11\)"
+        JournalError, match=r"written by a newer adws \(schema 99, this one knows 12\)"
     ):
         Journal(path, readonly=True)
 

@@ -252,6 +252,8 @@ def test_the_cli_refuses_a_bad_from_and_plans_a_good_one(
         "  1. first: to run",
         "  2. second: to run",
         "a resume starts at first",
+        "kept 0 steps, $0.00 not spent again",
+        "to finish: about $0.00, up to $0.00 (from 1 run; no history for second)",
         "options: none",
     ]
     (in_tmp / "fixed").touch()

@@ -82,6 +82,8 @@ def test_every_finished_step_of_the_zoo_is_kept_in_processes_with_other_hash_see
             "  7. finish: to run",
             "  8. cleanup: to run",
             "a resume starts at finish",
+            "kept 6 steps, $0.00 not spent again",
+            "to finish: about $0.00, up to $0.00 (from 1 run; no history for finish)",
             "options: none",
         ]
     (zoo / "fixed").touch()
@@ -162,24 +164,31 @@ def test_every_shipped_workflow_keeps_its_finished_steps_in_another_process(
 
 
 def test_deep_research_resumes_in_a_new_shell_with_a_bigger_budget(shipped: Path) -> None:
+    """The claims' calls reserve the research call's cost: $0.0027 spent + $0.0027 is over $0.005."""
     code, _, err = adws(shipped, "run", "deep_research", "-i", "topic=x", "--max-cost", "0.005")
-    assert (code, "at write: BudgetExceeded" in err.splitlines()[-2]) == (1, True)
+    assert (code, "at verify_claims[0]: BudgetExceeded" in err.splitlines()[-2]) == (1, True)
     run_id = run_id_of(shipped)
     code, out, _ = adws(shipped, "resume", run_id, "--plan", seed=12)
     assert out.splitlines()[1:] == [
         "  1. research: kept",
         "  2. split_claims: kept",
-        "  3. verify_claims: kept",
-        "  4. assemble: kept",
-        "  5. check_verdict: kept",
+        "  3. verify_claims: to run",
+        "  4. assemble: to run",
+        "  5. check_verdict: to run",
         "  6. write: to run",
         "  7. save_report: to run",
-        "a resume starts at write",
+        "a resume starts at verify_claims",
+        "kept 2 steps, $0.0027 not spent again",
+        (
+            "to finish: about $0.00, up to $0.00 (from 1 run; no history for verify_claims, "
+            "assemble, check_verdict, write)"
+        ),
         "options: max_cost: 0.005",
     ]
     code, out, err = adws(shipped, "resume", run_id, "--max-cost", "1", "--json", seed=13)
     assert (code, json.loads(out)["status"]) == (0, "succeeded")
     assert err.splitlines()[0] == f"resuming run {run_id} with max_cost: 1.0 (recorded: 0.005)"
+    assert err.splitlines()[-2].endswith("; kept 2 steps, $0.0027 not spent again")
 
 
 AGENT_SCRIPT = """
