@@ -12,11 +12,7 @@ from adws.cli._args import (
     require_journal,
 )
 from adws.cli._execute import execute, with_agents
-<<<<<<< HEAD
-from adws.cli._output import err
-=======
-from adws.cli._output import out
->>>>>>> i32-budget
+from adws.cli._output import err, out
 
 if TYPE_CHECKING:
     import argparse

@@ -188,9 +188,10 @@ class Journal:
         `seen` is what the caller read of the run before deciding what to do
         with it (`RunRecord.seen`; required: every claim compares): when the
         run's status, resume count or last attempt changed since, the claim
-        is refused (compare-and-set), force or not. A run another live process on this host is running is
-        refused unless `force`, and so is a run (queued or not) of a batch
-        that a live `adws batch` holds: the batch runs it.
+        is refused (compare-and-set), force or not. A run another live
+        process on this host is running is refused unless `force`, and so is
+        a run (queued or not) of a batch that a live `adws batch` holds: the
+        batch runs it.
 
         `then`, given the time of the claim, returns statements recorded in
         the same transaction (a decision, a new fingerprint baseline), each
@@ -225,9 +226,7 @@ class Journal:
             raise JournalError(msg) from exc
 
     @staticmethod
-    def _claimable(
-        db: sqlite3.Connection, run_id: str, *, force: bool, seen: Seen
-    ) -> str | None:
+    def _claimable(db: sqlite3.Connection, run_id: str, *, force: bool, seen: Seen) -> str | None:
         """Say why a run may not be claimed now, inside the claim's transaction (None: it may)."""
         changed = changed_since(db, run_id, seen)
         if changed is not None:
