@@ -14,6 +14,14 @@ from adws import io_ops
 from adws._checks import require_callable, require_seconds, require_type
 from adws.agents._failures import bounded_wait, with_hint
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
+from adws.agents.sessions import (
+    CallSessions,
+    SessionMode,
+    check_sessions,
+    continues_sessions,
+    lost_session,
+    plan_continuation,
+)
 from adws.contract.template import check_template, render_for_step
 from adws.contract.validator import OutputContract, validate_agent_output
 from adws.engine.errors import ErrorType, PipelineError
@@ -47,6 +55,7 @@ class AgentSpec:
     budget: Budget | None = None
     edits: bool = False
     idle_timeout: float | None = None
+    sessions: SessionMode = "continue"
 
 
 def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, ...]) -> str:
@@ -103,6 +112,31 @@ def _raised(step_name: str, exc: BaseException) -> PipelineError:
     """Describe an agent call that raised instead of answering (Ctrl-C included)."""
     kind = ErrorType.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else ErrorType.STEP_EXCEPTION
     return PipelineError(step_name, kind, f"the agent raised {type(exc).__name__}: {exc}")
+
+
+def _ask(
+    agent: AgentBackend, request: AgentRequest
+) -> tuple[IOResult[AgentResponse, PipelineError], float]:
+    """Call the agent; return its answer and how long it took.
+
+    A call that raises (Ctrl-C included) is journaled before the exception
+    goes on: the prompt went out, and why no answer came is kept.
+    """
+    started = io_ops.monotonic()
+    try:
+        answer = agent(request)
+    except BaseException as exc:
+        raised: IOResult[AgentResponse, PipelineError] = IOFailure(_raised(request.step_name, exc))
+        _exchanged(request, raised, raised, io_ops.monotonic() - started)
+        raise
+    return answer, io_ops.monotonic() - started
+
+
+def _lost(answer: IOResult[AgentResponse, PipelineError]) -> str | None:
+    """Say what the agent said when it could not find the session to continue, or None."""
+    if isinstance(answer, IOSuccess):
+        return None
+    return lost_session(unsafe_perform_io(answer.failure()))
 
 
 def _exchanged(
@@ -167,6 +201,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     rerun_on_resume: bool = False,
     edits: bool = False,
     idle_timeout: float | None = None,
+    sessions: SessionMode = "continue",
 ) -> Step:
     """Build a step that asks `agent` and lets only a proven answer through.
 
@@ -204,6 +239,14 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     answered. An `AgentUnavailable` that names when the service will take
     calls again is retried after that wait, through the run's `sleep`, when
     the wait fits in `timeout`; otherwise it fails now, saying so.
+
+    `sessions="continue"` (the default): a retry after a rejected answer,
+    and the next round of a `with_verification`, continue the agent's
+    session of the call before and send it only the feedback, when the
+    backend can continue sessions (the `claude` and `codex` presets,
+    `ClaudeAgent`; see `adws.agents.sessions`); a session the agent's CLI
+    lost is asked again afresh with the whole prompt, and the journal says
+    why. `"fresh"` starts every call in a new session with the whole prompt.
     """
     owner = f"agent_step {name!r}"
     require_type(owner, "prompt", prompt, str, "a str")
@@ -219,6 +262,8 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     require_type(owner, "budget", budget, (Budget, type(None)), "a Budget or None")
     require_type(owner, "edits", edits, bool, "a bool")
     require_seconds(owner, "idle_timeout", idle_timeout, optional=True)
+    check_sessions(owner, sessions)
+    continuing = sessions == "continue" and continues_sessions(agent)
     check_template(prompt, owner=f"step {name!r}", what="the prompt")
     if cwd is not None:
         check_template(cwd, owner=f"step {name!r}", what="the cwd")
@@ -236,8 +281,12 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         def report(doing: str) -> None:
             scope.emit(AgentActivity(scope.run_id, name, branch, doing))
 
+        path, journaled = current_attempt()
+        calls = CallSessions((path or branch or name, name), journaled or attempt_number(ctx))
+        whole = compose_prompt(rendered, contract, ctx.feedback)
+        plan = plan_continuation(calls.before(), ctx.feedback, name) if continuing else None
         request = AgentRequest(
-            compose_prompt(rendered, contract, ctx.feedback),
+            whole if plan is None else plan.prompt,
             name,
             attempt=attempt_number(ctx),
             timeout=timeout,
@@ -248,6 +297,8 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             edits=edits,
             idle_timeout=idle_timeout,
             on_activity=report,
+            session=None if plan is None else plan.session,
+            on_session=calls.announce,
         )
         agents = scope.agents  # the run's cap on agent calls in flight
         with agents if agents is not None else contextlib.nullcontext():
@@ -255,16 +306,16 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             refused = _over_budget(name, budget)
             if refused is not None:
                 return IOFailure(refused)
-            started = io_ops.monotonic()
-            try:
-                answer = agent(request)
-            except BaseException as exc:
-                # The prompt went out: keep it, and why no answer came, before the error goes on.
-                raised: IOResult[AgentResponse, PipelineError] = IOFailure(_raised(name, exc))
-                _exchanged(request, raised, raised, io_ops.monotonic() - started)
-                raise
-            seconds = io_ops.monotonic() - started
+            calls.start(plan, ctx.feedback)
+            answer, seconds = _ask(agent, request)
+            lost = _lost(answer) if plan is not None else None
+            if lost is not None:  # the CLI lost the session: ask afresh, in this attempt
+                charge(_exchanged(request, answer, answer, seconds))
+                calls.start(plan, ctx.feedback, why=lost)
+                request = attrs.evolve(request, prompt=whole, session=None)
+                answer, seconds = _ask(agent, request)
         answer = answer.alt(lambda error: bounded_wait(error, timeout))
+        answer = calls.finish(answer)
         checked = answer.bind(lambda response: _outputs(response, contract, name))
         charge(_exchanged(request, answer, checked, seconds))
         return checked.map(ctx.merge_outputs)
@@ -277,5 +328,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         when=when,
         rerun_on_resume=rerun_on_resume,
         kind="agent",
-        spec=AgentSpec(prompt, agent, contract, timeout, cwd, budget, edits, idle_timeout),
+        spec=AgentSpec(
+            prompt, agent, contract, timeout, cwd, budget, edits, idle_timeout, sessions
+        ),
     )

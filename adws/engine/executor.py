@@ -43,6 +43,7 @@ from adws.engine.retry import (
     retry_step,
 )
 from adws.engine.scope import (
+    AgentSession,
     Decision,
     RunScope,
     Sleep,
@@ -194,6 +195,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     worktrees: str = "",
     bases: Mapping[str, str] | None = None,
     decisions: Mapping[str, Decision] | None = None,
+    sessions: Mapping[tuple[str, str], AgentSession] | None = None,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run `workflow`'s steps in order and return the final context or the first error.
 
@@ -220,6 +222,8 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     `decisions`, what a person decided at an approval step (see
     `adws.workspaces`). A run that reaches an approval step with no
     decision ends `waiting`: no later step runs, `always_run` ones neither.
+    A resume passes `sessions`, the agent calls it found interrupted (by
+    their `(path, agent step)`), whose sessions those steps continue.
     """
     if max_agents is not None:
         require_count("run_workflow", "max_agents", max_agents)
@@ -236,6 +240,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
         worktrees=worktrees,
         bases=bases or {},
         decisions=decisions or {},
+        sessions=dict(sessions or {}),
     )
     token = enter_scope(scope)
     try:

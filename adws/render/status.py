@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from adws.journal import AttemptRecord, RunRecord, StepPlan
     from adws.journal.exchanges import ExchangeRecord, Text
+    from adws.journal.sessions import SessionRecord
 
 __all__ = [
     "attempt_text",
@@ -183,11 +184,16 @@ def _summary(rows: Sequence[AttemptRecord]) -> str:
     return f"{status} ({', '.join(facts)})"
 
 
-def _attempt_line(row: AttemptRecord, prefix: str) -> str:
-    """Say how one attempt ended and which agent sessions it used (to find its transcript)."""
+def _attempt_line(row: AttemptRecord, prefix: str, said: str = "") -> str:
+    """Say how one attempt ended and which agent sessions it used (to find its transcript).
+
+    `said` describes its sessions from the journal's `agent_sessions`; a
+    journal from before them names only their ids.
+    """
     what = row_word(row) if row.error is None else short(row.error)
-    sessions = f" · session {', '.join(row.sessions)}" if row.sessions else ""
-    return f"{prefix}{_label(row)}: {what}{sessions}"
+    if not said and row.sessions:
+        said = f"session {', '.join(row.sessions)}"
+    return f"{prefix}{_label(row)}: {what}" + (f" · {said}" if said else "")
 
 
 def _label(row: AttemptRecord) -> str:
@@ -199,11 +205,31 @@ def _label(row: AttemptRecord) -> str:
     return label
 
 
-def _problems(rows: Sequence[AttemptRecord], prefix: str) -> list[str]:
-    return [_attempt_line(row, prefix) for row in rows if row.error is not None or row.sessions]
+def _problems(
+    rows: Sequence[AttemptRecord], prefix: str, sessions: Mapping[tuple[str, int], str]
+) -> list[str]:
+    lines = []
+    for row in rows:
+        said = sessions.get((row.step, row.attempt), "") if row.status in _RUNS else ""
+        if row.error is not None or row.sessions or said:
+            lines.append(_attempt_line(row, prefix, said))
+    return lines
 
 
-def _branch_lines(step: str, attempts: Sequence[AttemptRecord]) -> list[str]:
+def _said(sessions: Iterable[SessionRecord]) -> dict[tuple[str, int], str]:
+    """Describe each attempt's agent sessions, in the order its calls started them."""
+    found: dict[tuple[str, int], list[str]] = {}
+    for record in sessions:
+        told = found.setdefault((record.step, record.attempt), [])
+        text = record.describe()
+        if text not in told:
+            told.append(text)
+    return {key: ", ".join(texts) for key, texts in found.items()}
+
+
+def _branch_lines(
+    step: str, attempts: Sequence[AttemptRecord], sessions: Mapping[tuple[str, int], str]
+) -> list[str]:
     """One line per branch of a parallel step, in declaration order, then its errors."""
     branches: dict[str, list[AttemptRecord]] = {}
     for attempt in attempts:
@@ -214,19 +240,25 @@ def _branch_lines(step: str, attempts: Sequence[AttemptRecord]) -> list[str]:
     for path in sorted(branches, key=lambda path: branch_order(path, seen)):
         rows = branches[path]
         lines.append(f"       {path}: {_summary(rows)}")
-        lines.extend(_problems(rows, "         "))
+        lines.extend(_problems(rows, "         ", sessions))
     return lines
 
 
 def status_text(
-    record: RunRecord, attempts: Sequence[AttemptRecord], *, verbose: bool = False
+    record: RunRecord,
+    attempts: Sequence[AttemptRecord],
+    *,
+    verbose: bool = False,
+    sessions: Sequence[SessionRecord] = (),
 ) -> str:
     """Render `adws status RUN`: the run, then each step's attempts, branches and errors.
 
     Steps are timed by the wall clock; branches are listed as declared
     (a fan-out's by index); the run's error is printed whole (`verbose`:
-    with the traceback of a step that raised).
+    with the traceback of a step that raised). `sessions` are the run's
+    agent sessions: each attempt says `session S (continued from attempt N)`.
     """
+    said = _said(sessions)
     status = run_word(record.status) + (
         " (stale: its process is gone; `adws resume` continues it)" if record.stale else ""
     )
@@ -246,8 +278,8 @@ def status_text(
             lines.append(f"  {index}. {name}: skipped" + (f" ({reason})" if reason else ""))
             continue
         lines.append(f"  {index}. {name}: {_summary(mine)}")
-        lines.extend(_problems(mine, "       "))
-        lines.extend(_branch_lines(name, attempts))
+        lines.extend(_problems(mine, "       ", said))
+        lines.extend(_branch_lines(name, attempts, said))
     error = record.error
     if error is not None:
         if waits(error):  # a question, not a failure
