@@ -1,0 +1,122 @@
+"""Sessions that continue, through the real `claude` and `codex` CLIs and the Agent SDK, offline.
+
+Each test scripts `adws.testing.FakeModelAPI`, runs an agent step whose
+first answer is rejected, and reads what the CLI sent the model on the
+retry: the conversation so far, and only the feedback as the new turn.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from adws import OutputContract, RetryPolicy, Workflow, agent_step, run_workflow
+from adws.agents.sessions import feedback_prompt
+from adws.engine.events import AgentSessionStarted
+from adws.testing import FakeModelAPI, Reply
+from tests.agents.clis import backend, git_repo, kinds, on_path
+from tests.conftest import Events, success
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = [pytest.mark.agent_process, pytest.mark.agent_cli]
+
+DONE = "STATUS: done\nSUMMARY: all good"
+PROMPT = "Say it is all good."
+REJECTED = "attempt 1/3 failed: ContractViolation: SUMMARY missing"
+
+
+@pytest.fixture(autouse=True)
+def clis_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", on_path())
+
+
+def turns(body: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """Return each turn of a request of either API: its role and its texts."""
+    found = []
+    for turn in body.get("messages") or body.get("input") or []:
+        content = turn.get("content")
+        blocks = [content] if isinstance(content, str) else content or []
+        texts = [
+            block if isinstance(block, str) else str(block.get("text"))
+            for block in blocks
+            if isinstance(block, str) or "text" in str(block.get("type"))
+        ]
+        found.append((str(turn.get("role") or turn.get("type")), texts))
+    return found
+
+
+def run_ask(
+    kind: str, api: FakeModelAPI, home: Path, work: Path, sleep: Any, events: Events
+) -> Any:  # noqa: ANN401 - the run's outcome
+    ask = agent_step(
+        "ask",
+        prompt=PROMPT,
+        agent=backend(kind, api, home),
+        contract=OutputContract(("SUMMARY",)),
+        retry=RetryPolicy(max_attempts=3, delay=1),
+        cwd=str(work),
+    )
+    return run_workflow(Workflow("real", (ask,)), observers=[events], sleep=sleep, run_id="r")
+
+
+@pytest.mark.parametrize("kind", kinds())
+def test_a_rejected_answer_is_retried_in_the_same_session_with_only_the_feedback(
+    kind: str, fake_model_api: FakeModelAPI, tmp_path: Path
+) -> None:
+    fake_model_api.script(Reply.text("STATUS: done"), Reply.text(DONE))
+    events = Events()
+    work = git_repo(tmp_path / "work")
+    ctx = success(run_ask(kind, fake_model_api, tmp_path / "home", work, lambda _s: None, events))
+    first, retry = (request["body"] for request in fake_model_api.requests)
+    said = turns(retry)
+    assert said[-1] == ("user", [feedback_prompt([REJECTED])])
+    assert ("assistant", ["STATUS: done"]) in said  # the first exchange, as the model answered
+    assert any(PROMPT in text for role, texts in said[:-1] if role == "user" for text in texts)
+    assert said[: len(turns(first))] == turns(first)  # the conversation so far, as it was
+    session = ctx.inputs["ask_agent"]["session_id"]
+    assert ctx.inputs["ask_agent"]["continued"] is True
+    started = [event for event in events.events if isinstance(event, AgentSessionStarted)]
+    assert started == [
+        AgentSessionStarted("r", "ask", 1, "ask", session),
+        AgentSessionStarted("r", "ask", 2, "ask", session, True, session, 1, ""),
+    ]
+
+
+@pytest.mark.parametrize("kind", kinds())
+def test_a_session_the_cli_lost_is_asked_again_afresh_with_the_whole_prompt(
+    kind: str, fake_model_api: FakeModelAPI, tmp_path: Path
+) -> None:
+    fake_model_api.script(Reply.text("STATUS: done"), Reply.text(DONE))
+    events = Events()
+    work = git_repo(tmp_path / "work")
+    home = tmp_path / "home"
+
+    def lose_the_sessions(_seconds: float) -> None:  # between the attempts: a deleted home
+        for kept in (home / ".claude" / "projects", home / ".codex" / "sessions"):
+            shutil.rmtree(kept, ignore_errors=True)
+
+    ctx = success(run_ask(kind, fake_model_api, home, work, lose_the_sessions, events))
+    assert len(fake_model_api.requests) == 2  # the lost session cost no model request
+    retry = fake_model_api.requests[1]["body"]
+    said = turns(retry)
+    assert ("assistant", ["STATUS: done"]) not in said
+    last_user = [text for role, texts in said if role == "user" for text in texts][-1]
+    assert last_user.startswith(PROMPT)
+    assert REJECTED in last_user
+    agent = ctx.inputs["ask_agent"]
+    first = next(event for event in events.events if isinstance(event, AgentSessionStarted))
+    assert agent["continued"] is False
+    lost = (
+        "no rollout found for thread id"
+        if kind == "codex"
+        else "No conversation found with session ID"
+    )
+    assert lost in agent["not_continued"]
+    assert agent["session_id"] != first.session_id
+    last = [event for event in events.events if isinstance(event, AgentSessionStarted)][-1]
+    assert (last.continued, last.continues, last.from_attempt) == (False, first.session_id, 1)
+    assert last.why == agent["not_continued"]
