@@ -29,12 +29,7 @@ _ATTEMPTS: Final = ("retried", "failed", "succeeded", "cancelled")
 def _attempt_dict(
     attempt: AttemptRecord, sessions: Sequence[SessionRecord] = ()
 ) -> dict[str, object]:
-    mine = [
-        found.to_dict()
-        for found in sessions
-        if (found.step, found.attempt) == (attempt.step, attempt.attempt)
-        and attempt.status in _ATTEMPTS
-    ]
+    """Describe one attempt row for `--json`; `sessions` are its agent sessions."""
     return {
         "step": attempt.step,
         "attempt": attempt.attempt,
@@ -45,8 +40,17 @@ def _attempt_dict(
         "error": None if attempt.error is None else attempt.error.to_dict(),
         "usage": None if attempt.usage is None else attempt.usage.to_dict(),
         "sessions": list(attempt.sessions),
-        "agent_sessions": mine,
+        "agent_sessions": [found.to_dict() for found in sessions],
     }
+
+
+def _attempt_dicts(
+    attempts: Sequence[AttemptRecord], sessions: Sequence[SessionRecord]
+) -> list[dict[str, object]]:
+    from adws.journal.sessions import by_attempt  # noqa: PLC0415 - see the note on imports
+
+    mine = by_attempt(sessions, attempts)
+    return [_attempt_dict(row, found) for row, found in zip(attempts, mine, strict=True)]
 
 
 def _text_dict(text: Text | None) -> dict[str, object] | None:
@@ -116,7 +120,7 @@ def _one_attempt(
                 "run_id": record.run_id,
                 "step": args.step,
                 "attempt": rows[-1].attempt,
-                "rows": [_attempt_dict(row, sessions_of(journal, record.run_id)) for row in rows],
+                "rows": _attempt_dicts(rows, sessions_of(journal, record.run_id)),
                 "outputs": json_safe(rows[-1].outputs()),
                 "exchanges": [_exchange_dict(call) for call in calls],
                 "branches": branches,
@@ -158,7 +162,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             "worktrees": [tree.to_dict() for tree in worktrees],
             "approvals": [asked.to_dict() for asked in approvals],
             "error": None if record.error is None else record.error.to_dict(),
-            "attempts": [_attempt_dict(attempt, sessions) for attempt in attempts],
+            "attempts": _attempt_dicts(attempts, sessions),
         }
         out_json(payload)
     else:

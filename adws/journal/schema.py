@@ -151,7 +151,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             " run_id TEXT NOT NULL, step TEXT NOT NULL, attempt INTEGER NOT NULL,"
             " asked_by TEXT NOT NULL, session_id TEXT NOT NULL, continued INTEGER,"
             " continues TEXT, from_attempt INTEGER, why TEXT,"
-            " ended INTEGER NOT NULL DEFAULT 0, recorded TEXT NOT NULL)"
+            " ended INTEGER NOT NULL DEFAULT 0, recorded TEXT NOT NULL, started REAL)"
         ),
         "CREATE INDEX agent_sessions_by_run ON agent_sessions(run_id, id)",
     ),

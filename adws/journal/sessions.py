@@ -19,18 +19,19 @@ import attrs
 from adws import io_ops
 from adws.engine.errors import ErrorType
 from adws.engine.scope import AgentSession
-from adws.journal.records import checked_text, checked_whole
+from adws.journal.records import LATEST_CLOCK, checked_seconds, checked_text, checked_whole
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from adws.engine.events import AgentExchanged, AgentSessionStarted
-    from adws.journal.records import RunRecord
+    from adws.journal.records import AttemptRecord, RunRecord
     from adws.journal.schema import Statement
     from adws.journal.store import Journal
 
 __all__ = [
     "SessionRecord",
+    "by_attempt",
     "ended_statement",
     "interrupted_sessions",
     "session_statement",
@@ -39,15 +40,16 @@ __all__ = [
 
 _INSERT: Final = (
     "INSERT INTO agent_sessions (run_id, step, attempt, asked_by, session_id, continued,"
-    " continues, from_attempt, why, recorded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " continues, from_attempt, why, recorded, started)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _ENDED: Final = (
     "UPDATE agent_sessions SET ended = 1"
     " WHERE run_id = ? AND step = ? AND attempt = ? AND asked_by = ? AND ended = 0"
 )
 _SELECT: Final = (
-    "SELECT step, attempt, asked_by, session_id, continued, continues, from_attempt, why, ended"
-    " FROM agent_sessions WHERE run_id = ? ORDER BY id"
+    "SELECT step, attempt, asked_by, session_id, continued, continues, from_attempt, why, ended,"
+    " started FROM agent_sessions WHERE run_id = ? ORDER BY id"
 )
 
 
@@ -67,6 +69,7 @@ def session_statement(event: AgentSessionStarted) -> Statement:
             event.from_attempt,
             event.why or None,
             io_ops.utc_now(),
+            io_ops.wall_clock(),
         ),
     )
 
@@ -99,6 +102,8 @@ class SessionRecord:
     from_attempt: int | None
     why: str
     ended: bool
+    at: float | None = None
+    """When the agent named the session, in Unix seconds."""
 
     def describe(self) -> str:
         """Say which session the call ran in and what it continued.
@@ -139,11 +144,12 @@ def _record(row: Sequence[Any]) -> SessionRecord | None:
     from_attempt = checked_whole(row[6], "from_attempt", problems, optional=True)
     why = checked_text(row[7], "why", problems, optional=True)
     ended = checked_whole(row[8], "ended", problems, most=1)
+    at = checked_seconds(row[9], "started", problems, most=LATEST_CLOCK)
     if problems or not session:
         return None
     flag = None if continued is None else bool(continued)
     return SessionRecord(
-        step, attempt, asked_by, session, flag, continues, from_attempt, why or "", bool(ended)
+        step, attempt, asked_by, session, flag, continues, from_attempt, why or "", bool(ended), at
     )
 
 
@@ -153,6 +159,40 @@ def sessions_of(journal: Journal, run_id: str) -> list[SessionRecord]:
         return []
     found = (_record(row) for row in journal.query(_SELECT, (run_id,)))
     return [record for record in found if record is not None]
+
+
+_ATTEMPTS: Final = frozenset({"retried", "failed", "succeeded", "cancelled"})
+
+
+def by_attempt(
+    sessions: Sequence[SessionRecord], attempts: Sequence[AttemptRecord]
+) -> list[list[SessionRecord]]:
+    """Give each attempt row (in order) the sessions its calls ran in.
+
+    A session belongs to the first row of its path and attempt number that
+    ended after the session started: a resumed run numbers its attempts
+    from 1 again, and its interrupted attempt ended before the resume's
+    sessions began. Verification rounds are not attempts: they get none.
+    """
+    found: list[list[SessionRecord]] = [[] for _ in attempts]
+    for record in sessions:
+        rows = [
+            index
+            for index, row in enumerate(attempts)
+            if (row.step, row.attempt) == (record.step, record.attempt)
+            and row.status in _ATTEMPTS
+        ]
+        ended_after = (index for index in rows if _ended_after(attempts[index], record.at))
+        chosen = next(ended_after, rows[-1] if rows else None)
+        if chosen is not None:
+            found[chosen].append(record)
+    return found
+
+
+def _ended_after(row: AttemptRecord, at: float | None) -> bool:
+    """Tell whether an attempt row ended after `at` (so a session started then is its)."""
+    started = row.started
+    return at is None or started is None or started + row.seconds >= at
 
 
 def interrupted_sessions(

@@ -205,30 +205,31 @@ def _label(row: AttemptRecord) -> str:
     return label
 
 
-def _problems(
-    rows: Sequence[AttemptRecord], prefix: str, sessions: Mapping[tuple[str, int], str]
-) -> list[str]:
+def _problems(rows: Sequence[AttemptRecord], prefix: str, sessions: Mapping[int, str]) -> list[str]:
     lines = []
     for row in rows:
-        said = sessions.get((row.step, row.attempt), "") if row.status in _RUNS else ""
+        said = sessions.get(id(row), "")
         if row.error is not None or row.sessions or said:
             lines.append(_attempt_line(row, prefix, said))
     return lines
 
 
-def _said(sessions: Iterable[SessionRecord]) -> dict[tuple[str, int], str]:
-    """Describe each attempt's agent sessions, in the order its calls started them."""
-    found: dict[tuple[str, int], list[str]] = {}
-    for record in sessions:
-        told = found.setdefault((record.step, record.attempt), [])
-        text = record.describe()
-        if text not in told:
-            told.append(text)
-    return {key: ", ".join(texts) for key, texts in found.items()}
+def _said(
+    sessions: Sequence[SessionRecord], attempts: Sequence[AttemptRecord]
+) -> dict[int, str]:
+    """Describe each attempt row's agent sessions, by the row's identity (`id`)."""
+    from adws.journal.sessions import by_attempt  # noqa: PLC0415 - only for runs with sessions
+
+    said: dict[int, str] = {}
+    for row, found in zip(attempts, by_attempt(sessions, attempts), strict=True):
+        texts = list(dict.fromkeys(record.describe() for record in found))
+        if texts:
+            said[id(row)] = ", ".join(texts)
+    return said
 
 
 def _branch_lines(
-    step: str, attempts: Sequence[AttemptRecord], sessions: Mapping[tuple[str, int], str]
+    step: str, attempts: Sequence[AttemptRecord], sessions: Mapping[int, str]
 ) -> list[str]:
     """One line per branch of a parallel step, in declaration order, then its errors."""
     branches: dict[str, list[AttemptRecord]] = {}
@@ -258,7 +259,7 @@ def status_text(
     with the traceback of a step that raised). `sessions` are the run's
     agent sessions: each attempt says `session S (continued from attempt N)`.
     """
-    said = _said(sessions)
+    said = _said(sessions, attempts) if sessions else {}
     status = run_word(record.status) + (
         " (stale: its process is gone; `adws resume` continues it)" if record.stale else ""
     )

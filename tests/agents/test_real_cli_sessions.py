@@ -7,17 +7,20 @@ retry: the conversation so far, and only the feedback as the new turn.
 
 from __future__ import annotations
 
+import json
 import shutil
+import signal
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from adws import OutputContract, RetryPolicy, Workflow, agent_step, run_workflow
-from adws.agents.sessions import feedback_prompt
+from adws.agents.sessions import feedback_prompt, interrupted_prompt
 from adws.engine.events import AgentSessionStarted
 from adws.testing import FakeModelAPI, Reply
-from tests.agents.clis import backend, git_repo, kinds, on_path
-from tests.conftest import Events, success
+from tests.agents.clis import backend, environment, git_repo, kinds, needs, on_path
+from tests.conftest import Events, start_adws, success, wait_for
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -120,3 +123,82 @@ def test_a_session_the_cli_lost_is_asked_again_afresh_with_the_whole_prompt(
     last = [event for event in events.events if isinstance(event, AgentSessionStarted)][-1]
     assert (last.continued, last.continues, last.from_attempt) == (False, first.session_id, 1)
     assert last.why == agent["not_continued"]
+
+
+FLOW = """
+from adws import OutputContract, Workflow, agent_step
+from adws.agents import CommandAgent
+
+workflow = Workflow(
+    "ask",
+    (
+        agent_step(
+            "ask",
+            prompt="Read the notes and sum them up.",
+            agent=CommandAgent("never-run", timeout=300),
+            contract=OutputContract(("SUMMARY",)),
+            cwd="{folder}",
+        ),
+    ),
+    inputs=("folder",),
+)
+"""
+
+
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=needs(k)) for k in ("claude", "codex")])
+def test_a_resume_in_another_process_continues_the_interrupted_calls_session(
+    kind: str, in_tmp: Path, fake_model_api: FakeModelAPI
+) -> None:
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "ask.py").write_text(FLOW)
+    folder = git_repo(in_tmp / "repo")
+    fake_model_api.script(Reply.text(DONE, delay=60), Reply.text(DONE))
+    env = {**environment(kind, fake_model_api, in_tmp / "home"), "PATH": on_path()}
+    argv = ("--agent", kind)
+    process = start_adws(in_tmp, "run", "ask", "-i", f"folder={folder}", *argv, env=env)
+    try:
+        wait_for(lambda: fake_model_api.requests or process.poll() is not None, 120)
+        assert fake_model_api.requests, process.communicate(timeout=30)
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+    assert process.returncode == 130
+    db = sqlite3.connect(in_tmp / "runs.db")
+    [(run_id, session, ended)] = db.execute(
+        "SELECT run_id, session_id, ended FROM agent_sessions"
+    ).fetchall()
+    db.close()
+    assert ended == 0  # the call was cut off: its session is journaled all the same
+    resumed = start_adws(in_tmp, "resume", run_id, *argv, env=env)
+    out, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, err
+    said = turns(fake_model_api.requests[-1]["body"])
+    assert said[-1] == ("user", [interrupted_prompt("ask")])
+    assert any(
+        "Read the notes and sum them up." in text
+        for role, texts in said[:-1]
+        if role == "user"
+        for text in texts
+    )
+    status = start_adws(in_tmp, "status", run_id, env=env)
+    shown, _ = status.communicate(timeout=60)
+    assert f"attempt 1: succeeded · session {session} (continued from attempt 1)" in shown
+    as_json = start_adws(in_tmp, "status", run_id, "--json", env=env)
+    payload = json.loads(as_json.communicate(timeout=60)[0])
+    continued = [row["agent_sessions"] for row in payload["attempts"] if row["status"] == "succeeded"]
+    assert continued == [
+        [
+            {
+                "session_id": session,
+                "asked_by": "ask",
+                "continued": True,
+                "continues": session,
+                "from_attempt": 1,
+                "why": None,
+                "ended": True,
+            }
+        ]
+    ]
