@@ -29,6 +29,7 @@ import batch_bench
 import journal_bench
 import kit_bench
 import parallel_bench
+import sessions_bench
 import timing
 import transcript_bench
 import workspaces_bench
@@ -278,6 +279,7 @@ def main() -> None:
         "kit": kit_bench.measure(),
         "transcripts": transcript_bench.measure(),
         "workspaces": workspaces_bench.measure(),
+        "sessions": sessions_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -352,6 +354,8 @@ def render(results: dict[str, Any]) -> str:
     lines += transcript_bench.render(results["transcripts"])
     lines += ["", "| workspaces | measured | target |", "| --- | --- | --- |"]
     lines += workspaces_bench.render(results["workspaces"])
+    lines += ["", "| agent sessions | measured | target |", "| --- | --- | --- |"]
+    lines += sessions_bench.render(results["sessions"])
     return "\n".join(lines)
 
 
