@@ -65,7 +65,7 @@ def _correction(mode: str) -> dict[str, float]:
                 calls.append((time.monotonic(), len(api.requests)))
 
         run_workflow(Workflow("bench", (step,)), observers=[seen])
-        if len(calls) != 2 or api.unanswered or api.unused():  # noqa: PLR2004 - two calls
+        if len(calls) != 2 or api.unanswered or api.unused():
             msg = f"the sessions benchmark ({mode}) did not run as scripted: {calls}"
             raise SystemExit(msg)
         retried = api.requests[calls[0][1] :]
