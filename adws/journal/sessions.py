@@ -144,7 +144,7 @@ def _record(row: Sequence[Any]) -> SessionRecord | None:
     from_attempt = checked_whole(row[6], "from_attempt", problems, optional=True)
     why = checked_text(row[7], "why", problems, optional=True)
     ended = checked_whole(row[8], "ended", problems, most=1)
-    at = checked_seconds(row[9], "started", problems, most=LATEST_CLOCK)
+    at = checked_seconds(row[9], "started", problems, most=LATEST_CLOCK, optional=True)
     if problems or not session:
         return None
     flag = None if continued is None else bool(continued)
@@ -179,8 +179,7 @@ def by_attempt(
         rows = [
             index
             for index, row in enumerate(attempts)
-            if (row.step, row.attempt) == (record.step, record.attempt)
-            and row.status in _ATTEMPTS
+            if (row.step, row.attempt) == (record.step, record.attempt) and row.status in _ATTEMPTS
         ]
         ended_after = (index for index in rows if _ended_after(attempts[index], record.at))
         chosen = next(ended_after, rows[-1] if rows else None)

@@ -214,9 +214,7 @@ def _problems(rows: Sequence[AttemptRecord], prefix: str, sessions: Mapping[int,
     return lines
 
 
-def _said(
-    sessions: Sequence[SessionRecord], attempts: Sequence[AttemptRecord]
-) -> dict[int, str]:
+def _said(sessions: Sequence[SessionRecord], attempts: Sequence[AttemptRecord]) -> dict[int, str]:
     """Describe each attempt row's agent sessions, by the row's identity (`id`)."""
     from adws.journal.sessions import by_attempt  # noqa: PLC0415 - only for runs with sessions
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, final
 import attrs
 
 from adws.agents.base import AgentRequest
+from adws.agents.sessions import continues_sessions
 from adws.agents.swap import use_agent
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
@@ -81,6 +82,11 @@ class _Asked:
         self.step = ""
         self.seen: dict[str, list[AgentRequest]] = {}
         self.lock = threading.Lock()
+
+    @property
+    def continues_sessions(self) -> bool:
+        """Continue sessions when the agent it wraps does (see `adws.agents.sessions`)."""
+        return continues_sessions(self.agent)
 
     def observe(self, event: RunEvent) -> None:
         if isinstance(event, StepStarted | AttemptFailed | StepSucceeded):

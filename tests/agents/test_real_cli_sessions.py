@@ -188,7 +188,9 @@ def test_a_resume_in_another_process_continues_the_interrupted_calls_session(
     assert f"attempt 1: succeeded · session {session} (continued from attempt 1)" in shown
     as_json = start_adws(in_tmp, "status", run_id, "--json", env=env)
     payload = json.loads(as_json.communicate(timeout=60)[0])
-    continued = [row["agent_sessions"] for row in payload["attempts"] if row["status"] == "succeeded"]
+    continued = [
+        row["agent_sessions"] for row in payload["attempts"] if row["status"] == "succeeded"
+    ]
     assert continued == [
         [
             {
