@@ -52,9 +52,9 @@ def turns(body: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return found
 
 
-def run_ask(
+def run_ask(  # noqa: PLR0913, PLR0917 - the agent, where it runs, and how the run waits
     kind: str, api: FakeModelAPI, home: Path, work: Path, sleep: Any, events: Events
-) -> Any:  # noqa: ANN401 - the run's outcome
+) -> Any:
     ask = agent_step(
         "ask",
         prompt=PROMPT,
@@ -173,7 +173,7 @@ def test_a_resume_in_another_process_continues_the_interrupted_calls_session(
     db.close()
     assert ended == 0  # the call was cut off: its session is journaled all the same
     resumed = start_adws(in_tmp, "resume", run_id, *argv, env=env)
-    out, err = resumed.communicate(timeout=180)
+    _, err = resumed.communicate(timeout=180)
     assert resumed.returncode == 0, err
     said = turns(fake_model_api.requests[-1]["body"])
     assert said[-1] == ("user", [interrupted_prompt("ask")])

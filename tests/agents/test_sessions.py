@@ -236,3 +236,26 @@ def test_outside_a_run_no_session_is_kept_for_a_next_call() -> None:
         ).error_type
         == "AgentFailed"
     )
+
+
+def test_only_a_clis_init_event_names_its_session() -> None:
+    from adws.agents.sessions import CLAUDE  # noqa: PLC0415 - the switch under test
+
+    assert CLAUDE.announced('{"type": "system", "subtype": "init", "session_id": "s-1"}') == "s-1"
+    assert CLAUDE.announced('not JSON but "init"') is None
+    assert CLAUDE.announced('{"type": "assistant", "text": "init"}') is None
+    assert CLAUDE.announced('{"type": "system", "subtype": "init", "session_id": 7}') is None
+
+
+def test_a_session_named_twice_in_one_call_is_journaled_once() -> None:
+    def twice(request: AgentRequest) -> object:
+        assert request.on_session is not None
+        request.on_session("s-1")
+        request.on_session("s-2")
+        return IOSuccess(AgentResponse(DONE, {"session_id": "s-3"}))
+
+    events = Events()
+    step = agent_step("ask", prompt="Sum up.", agent=twice, contract=CONTRACT)  # type: ignore[arg-type]
+    ctx = success(run_workflow(Workflow("w", (step,)), observers=[events], run_id="r3"))
+    assert sessions_of(events) == [AgentSessionStarted("r3", "ask", 1, "ask", "s-1")]
+    assert ctx.inputs["ask_agent"]["session_id"] == "s-3"

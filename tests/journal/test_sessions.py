@@ -6,9 +6,10 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING
 
+import attrs
 import pytest
 
-from adws import OutputContract, Workflow, agent_step
+from adws import OutputContract, Workflow, agent_step, fan_out
 from adws.agents import AgentRequest, ScriptedAgent
 from adws.agents.sessions import feedback_prompt, interrupted_prompt
 from adws.cli import main
@@ -17,10 +18,13 @@ from adws.journal import Journal
 from adws.journal.resume import prepare_resume
 from adws.journal.sessions import SessionRecord, by_attempt, interrupted_sessions, sessions_of
 from adws.journal.workspaces import WorktreeRecord
+from adws.render import status_text
 from adws.testing import resume, run
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from adws.journal.records import RunRecord
 
 DONE = "STATUS: done\nSUMMARY: fixed"
 REJECTED = "attempt 1/3 failed: ContractViolation: SUMMARY missing"
@@ -124,11 +128,7 @@ def test_a_resume_after_a_failure_or_an_ended_call_starts_afresh(tmp_path: Path)
     found = sessions_of(journal, failed.run_id)
     assert interrupted_sessions(record, found, "ask") == {}
     assert interrupted_sessions(record, found, None) == {}
-    stale = type(record).__new__(type(record))
-    for field in type(record).__attrs_attrs__:  # type: ignore[attr-defined] # an attrs class
-        object.__setattr__(stale, field.name, getattr(record, field.name))
-    object.__setattr__(stale, "status", "interrupted")
-    assert interrupted_sessions(stale, found, "ask") == {}  # every call there ended
+    assert interrupted_sessions(_interrupted(record), found, "ask") == {}  # every call ended
     journal.close()
 
 
@@ -199,7 +199,14 @@ def test_a_journal_from_before_sessions_and_a_forged_row_are_read_without_them(
         ("ask", "scripted-1"),
         ("nowhere", "lost-row"),
     ]
-    assert by_attempt(found, journal.attempts(report.run_id)) == [[found[0]], []]
+    attempts = journal.attempts(report.run_id)
+    assert by_attempt(found, attempts) == [[found[0]], []]
+    record = journal.find(report.run_id)
+    assert not isinstance(record, str)
+    shown = status_text(record, attempts, sessions=found)
+    assert "attempt 1: ContractViolation: SUMMARY missing · session scripted-1\n" in shown
+    # Its session row is unreadable: the attempt names the session its row kept, no more.
+    assert shown.endswith("attempt 2: succeeded · session scripted-1")
     journal.close()
     db = sqlite3.connect(path)
     db.execute("DROP TABLE agent_sessions")
@@ -218,3 +225,36 @@ def test_a_session_record_says_what_it_continued() -> None:
     assert kept.describe() == "session s-1 (continued from attempt 1)"
     assert kept.to_dict()["why"] is None
     assert feedback_prompt([REJECTED]).endswith(f"- {REJECTED}\n")
+
+
+def test_each_branch_of_a_fan_out_continues_its_own_session(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    ask = agent_step(
+        "ask",
+        prompt="Check {item}.",
+        agent=ScriptedAgent([]),
+        contract=OutputContract(("SUMMARY",)),
+    )
+    flow = Workflow("w", (fan_out("checks", ask, over="items"),), inputs=("items",))
+    answers = {"checks[0]": ["STATUS: done", DONE], "checks[1]": [DONE]}
+    agent = ScriptedAgent.by_step(answers, sessions=True)
+    report = run(flow, {"items": ["a", "b"]}, agent=agent, journal=path)
+    assert report.status == "succeeded"
+    retry = next(request for request in agent.requests if request.session is not None)
+    assert (retry.branch, retry.prompt) == ("checks[0]", feedback_prompt([REJECTED]))
+    journal = Journal(path, readonly=True)
+    record = journal.find(report.run_id)
+    assert not isinstance(record, str)
+    found = sessions_of(journal, report.run_id)
+    shown = status_text(record, journal.attempts(report.run_id), sessions=found)
+    journal.close()
+    assert "session scripted-1 (continued from attempt 1)" in shown
+    late = SessionRecord("later", 1, "ask", "s-9", None, None, None, "", False)
+    assert interrupted_sessions(_interrupted(record), [*found, late], "checks") == {}
+    assert interrupted_sessions(_interrupted(record), [late], "later") == {
+        ("later", "ask"): AgentSession("s-9", 1, interrupted=True)
+    }
+
+
+def _interrupted(record: RunRecord) -> RunRecord:
+    return attrs.evolve(record, status="interrupted")
