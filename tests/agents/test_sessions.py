@@ -244,6 +244,7 @@ def test_only_a_clis_init_event_names_its_session() -> None:
     assert CLAUDE.announced('{"type": "system", "subtype": "init", "session_id": "s-1"}') == "s-1"
     assert CLAUDE.announced('not JSON but "init"') is None
     assert CLAUDE.announced('{"type": "assistant", "text": "init"}') is None
+    assert CLAUDE.announced('{"type": "system", "subtype": "hook", "text": "init"}') is None
     assert CLAUDE.announced('{"type": "system", "subtype": "init", "session_id": 7}') is None
 
 
