@@ -10,6 +10,7 @@ from adws.engine.errors import ErrorType, PipelineError, json_safe
 from adws.engine.events import (
     AgentActivity,
     AgentExchanged,
+    AgentSessionStarted,
     AttemptFailed,
     BranchAttemptFailed,
     BranchFinished,
@@ -132,6 +133,7 @@ class RunSummary:
                 BranchAttemptFailed()
                 | RoundFailed()
                 | AgentExchanged()
+                | AgentSessionStarted()
                 | AgentActivity()
                 | WorktreeRecorded()
             ):

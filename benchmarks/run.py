@@ -30,6 +30,7 @@ import budget_bench
 import journal_bench
 import kit_bench
 import parallel_bench
+import sessions_bench
 import timing
 import transcript_bench
 import workspaces_bench
@@ -280,6 +281,7 @@ def main() -> None:
         "transcripts": transcript_bench.measure(),
         "workspaces": workspaces_bench.measure(),
         "budget": budget_bench.measure(),
+        "sessions": sessions_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -356,6 +358,8 @@ def render(results: dict[str, Any]) -> str:
     lines += workspaces_bench.render(results["workspaces"])
     lines += ["", "| budgets | measured | target |", "| --- | --- | --- |"]
     lines += budget_bench.render(results["budget"])
+    lines += ["", "| agent sessions | measured | target |", "| --- | --- | --- |"]
+    lines += sessions_bench.render(results["sessions"])
     return "\n".join(lines)
 
 

@@ -4,7 +4,8 @@
 `command`, `claude` (the Claude Agent SDK, `_sdk_session`) and `scripted`
 are backends; `presets` are the real CLIs' command lines and `parsers`
 read their output (`answers`, `claude_output`); `offline` is the switch
-tests turn on. `step` builds `agent_step` (what it adds to an agent's
+tests turn on; `sessions` says which backends continue a session, how to
+ask, and how a lost one is told apart. `step` builds `agent_step` (what it adds to an agent's
 failure is `_failures`); `swap` gives a workflow's agent steps another
 backend (`use_agent`, `--agent`).
 """

@@ -38,6 +38,13 @@ class AgentRequest:
     nothing before it counts as hung (`AgentHung`). `on_activity` hears a
     short description of what the agent is doing (its latest tool call), for
     the progress line.
+
+    `session` names a session to continue (the id the agent's CLI gave it):
+    `prompt` is then only what is new, the feedback on the answer before;
+    only a backend that can continue sessions gets one (see
+    `adws.agents.sessions`). `on_session` hears the id of the session the
+    call runs in as soon as the agent names it, so a call stopped halfway
+    still has its session journaled.
     """
 
     prompt: str
@@ -51,6 +58,8 @@ class AgentRequest:
     edits: bool = False
     idle_timeout: float | None = None
     on_activity: Callable[[str], None] | None = attrs.field(default=None, eq=False, repr=False)
+    session: str | None = None
+    on_session: Callable[[str], None] | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @final

@@ -24,6 +24,7 @@ from adws.agents.answers import AnswerError
 from adws.agents.claude_output import claude_activity, claude_stream
 from adws.agents.command import activity_listener, read_outcome
 from adws.agents.offline import OFFLINE
+from adws.agents.sessions import CLAUDE, hear_lines, session_listener
 
 if TYPE_CHECKING:
     from adws.agents.base import AgentRequest, AgentResponse
@@ -61,7 +62,7 @@ def sdk_stream(stdout: str) -> AgentResponse:
 
 @final
 class ClaudeAgent:
-    """Answer each request in a fresh Claude Agent SDK session.
+    """Answer each request in a Claude Agent SDK session: a fresh one, or the one it names.
 
     The answer is the session's result text; its cost, tokens, turns and
     model are the response's `usage`; its session id and duration go into
@@ -73,8 +74,11 @@ class ClaudeAgent:
     Failures read as the `claude` preset's do; the request's timeout (or
     this agent's) bounds the whole call (`Timeout`), its `idle_timeout` the
     silences (`AgentHung`), and either stops the session within a second.
+    A request naming a `session` continues it (the SDK's `resume`).
     `sdk_module` names the module to import (the SDK, or a stand-in).
     """
+
+    continues_sessions: Final = True
 
     def __init__(  # noqa: PLR0913 - the SDK's options, all keyword-only
         self,
@@ -115,6 +119,8 @@ class ClaudeAgent:
             chosen["permission_mode"] = "acceptEdits" if request.edits else "default"
         if chosen["system_prompt"] is None:
             chosen["system_prompt"] = _CLAUDE_CODE_PROMPT
+        if request.session is not None:
+            chosen["resume"] = request.session
         return {key: value for key, value in chosen.items() if value is not None}
 
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
@@ -138,7 +144,10 @@ class ClaudeAgent:
             grace=STOP_GRACE_SECONDS,
             max_output_bytes=request.max_output_bytes * _OUTPUT_FACTOR,
             idle_timeout=request.idle_timeout,
-            on_line=activity_listener(request, claude_activity),
+            on_line=hear_lines(
+                activity_listener(request, claude_activity),
+                session_listener(request, CLAUDE.announced),
+            ),
         )
         return read_outcome(
             request,

@@ -13,10 +13,13 @@ from adws.agents.answers import AnswerError
 from adws.agents.base import AgentRequest, AgentResponse
 from adws.agents.offline import OFFLINE
 from adws.agents.parsers import text
+from adws.agents.sessions import hear_lines, session_listener
 from adws.engine.errors import ErrorType, PipelineError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+
+    from adws.agents.sessions import SessionSwitch
 
 __all__ = ["CommandAgent", "activity_listener", "read_outcome"]
 
@@ -56,6 +59,11 @@ class CommandAgent:
     The step's `edits` picks `edits_argv` (appended when the step may edit
     files) or `no_edits_argv`; `activity` turns a stdout line into a short
     description of what the agent is doing, for the progress line.
+    `sessions` says how the CLI continues a session (see
+    `adws.agents.sessions`): with it, a request naming a `session` runs the
+    command line that continues it, and the session the CLI names in its
+    output is passed on as soon as it is printed; without it, the command
+    cannot continue sessions and is always sent the whole prompt.
     """
 
     def __init__(  # noqa: PLR0913 - the command's whole configuration, all keyword-only
@@ -71,6 +79,7 @@ class CommandAgent:
         output_factor: int = 1,
         activity: Callable[[str], str | None] | None = None,
         permanent_stderr: Sequence[str] = (),
+        sessions: SessionSwitch | None = None,
     ) -> None:
         """Keep the command line and its defaults."""
         self.argv = tuple(shlex.split(argv) if isinstance(argv, str) else argv)
@@ -90,14 +99,23 @@ class CommandAgent:
         require_callable("CommandAgent", "activity", activity, optional=True)
         self.activity = activity
         self.permanent_stderr = tuple(permanent_stderr)
+        self.sessions = sessions
+
+    @property
+    def continues_sessions(self) -> bool:
+        """Tell whether this command continues a session a request names."""
+        return self.sessions is not None
 
     def __repr__(self) -> str:
         """Show the command line."""
         return f"CommandAgent({shlex.join(self.argv)!r})"
 
     def argv_for(self, request: AgentRequest) -> tuple[str, ...]:
-        """Return the command line for this request (with its edit switch)."""
-        return (*self.argv, *(self.edits_argv if request.edits else self.no_edits_argv))
+        """Return the command line for this request (with its edit switch and its session)."""
+        argv = (*self.argv, *(self.edits_argv if request.edits else self.no_edits_argv))
+        if request.session is not None and self.sessions is not None:
+            return self.sessions.resume(argv, request.session)
+        return argv
 
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
         """Run the command and read its answer."""
@@ -114,7 +132,10 @@ class CommandAgent:
             env=self.env,
             max_output_bytes=request.max_output_bytes * self.output_factor,
             idle_timeout=request.idle_timeout,
-            on_line=activity_listener(request, self.activity),
+            on_line=hear_lines(
+                activity_listener(request, self.activity),
+                session_listener(request, self.sessions and self.sessions.announced),
+            ),
         )
         return read_outcome(
             request,

@@ -18,6 +18,7 @@ from adws.agents.base import AgentResponse
 from adws.agents.claude_output import claude_activity, claude_stream
 from adws.agents.command import CommandAgent
 from adws.agents.parsers import codex_activity, codex_jsonl, text
+from adws.agents.sessions import CLAUDE, CODEX, SessionSwitch
 
 __all__ = ["CLAUDE_SDK", "PRESETS", "CommandPreset"]
 
@@ -36,7 +37,8 @@ class CommandPreset:
     stream of events holds it twice: the assistant message, then the
     result), so the output cap never cuts an answer under the step's cap;
     `activity` names the agent's latest tool call from one output line;
-    `permanent_stderr` are refusals no retry can change.
+    `permanent_stderr` are refusals no retry can change; `sessions` how it
+    continues a session and names the one a call runs in.
 
     >>> PRESETS["claude"].argv_for("sonnet")
     ('claude', '-p', '--output-format', 'stream-json', '--verbose', '--model', 'sonnet')
@@ -51,6 +53,7 @@ class CommandPreset:
     output_factor: int = 1
     activity: Callable[[str], str | None] | None = None
     permanent_stderr: tuple[str, ...] = ()
+    sessions: SessionSwitch | None = None
 
     def argv_for(self, model: str | None = None) -> tuple[str, ...]:
         """Return the argv, with the model flag when a model is given."""
@@ -76,6 +79,7 @@ class CommandPreset:
             output_factor=self.output_factor,
             activity=self.activity,
             permanent_stderr=self.permanent_stderr,
+            sessions=self.sessions,
         )
 
 
@@ -85,24 +89,27 @@ PRESETS: Final = {
         "--model",
         "Claude Code in print mode, its event stream read for the answer, cost, tokens, turns,"
         " session, refused tools and API errors; `edits=True` adds"
-        " `--permission-mode acceptEdits`.",
+        " `--permission-mode acceptEdits`; a retry continues its session (`--resume`).",
         claude_stream,
         edits_argv=("--permission-mode", "acceptEdits"),
         # The answer comes twice (assistant message, then result), JSON-escaped each time.
         output_factor=4,
         activity=claude_activity,
+        sessions=CLAUDE,
     ),
     "codex": CommandPreset(
         ("codex", "exec", "--json", "-"),
         "--model",
         "OpenAI Codex CLI; `-` reads the prompt from stdin; its JSON events give the final"
         " message, the tokens (codex reports no cost) and the thread; `edits=True` runs it"
-        " with `--sandbox workspace-write`, else `--sandbox read-only`.",
+        " with `--sandbox workspace-write`, else `--sandbox read-only`; a retry continues its"
+        " thread (`codex exec resume`).",
         codex_jsonl,
         edits_argv=("--sandbox", "workspace-write"),
         no_edits_argv=("--sandbox", "read-only"),
         output_factor=2,
         activity=codex_activity,
         permanent_stderr=("Not inside a trusted directory",),
+        sessions=CODEX,
     ),
 }

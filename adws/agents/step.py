@@ -14,6 +14,15 @@ from adws import io_ops
 from adws._checks import require_callable, require_seconds, require_type
 from adws.agents._failures import bounded_wait, with_hint
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
+from adws.agents.sessions import (
+    CallSessions,
+    Continuation,
+    SessionMode,
+    check_sessions,
+    continues_sessions,
+    lost_session,
+    plan_continuation,
+)
 from adws.contract.template import check_template, render_for_step
 from adws.contract.validator import OutputContract, validate_agent_output
 from adws.engine.errors import ErrorType, PipelineError
@@ -48,6 +57,7 @@ class AgentSpec:
     budget: Budget | None = None
     edits: bool = False
     idle_timeout: float | None = None
+    sessions: SessionMode = "continue"
 
 
 def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, ...]) -> str:
@@ -203,6 +213,57 @@ def _raised(step_name: str, exc: BaseException) -> PipelineError:
     return PipelineError(step_name, kind, f"the agent raised {type(exc).__name__}: {exc}")
 
 
+def _ask(
+    agent: AgentBackend, request: AgentRequest
+) -> tuple[IOResult[AgentResponse, PipelineError], float]:
+    """Call the agent; return its answer and how long it took.
+
+    A call that raises (Ctrl-C included) is journaled before the exception
+    goes on: the prompt went out, and why no answer came is kept.
+    """
+    started = io_ops.monotonic()
+    try:
+        answer = agent(request)
+    except BaseException as exc:
+        raised: IOResult[AgentResponse, PipelineError] = IOFailure(_raised(request.step_name, exc))
+        _exchanged(request, raised, raised, io_ops.monotonic() - started)
+        raise
+    return answer, io_ops.monotonic() - started
+
+
+def _call(  # noqa: PLR0913 - the call, and what continuing its session needs
+    agent: AgentBackend,
+    request: AgentRequest,
+    calls: CallSessions,
+    plan: Continuation | None,
+    *,
+    feedback: tuple[str, ...],
+    whole: str,
+) -> tuple[IOResult[AgentResponse, PipelineError], float, AgentRequest]:
+    """Ask the agent, continuing `plan`'s session; a session the CLI lost is asked afresh.
+
+    Returns the answer, how long it took and the request that got it (the
+    whole prompt in a new session, when the first one was lost).
+    """
+    calls.start(plan, feedback)
+    answer, seconds = _ask(agent, request)
+    lost = _lost(answer) if plan is not None else None
+    if lost is None:
+        return answer, seconds, request
+    charge(_exchanged(request, answer, answer, seconds))  # the CLI lost the session
+    calls.start(plan, feedback, why=lost)
+    request = attrs.evolve(request, prompt=whole, session=None)
+    answer, seconds = _ask(agent, request)
+    return answer, seconds, request
+
+
+def _lost(answer: IOResult[AgentResponse, PipelineError]) -> str | None:
+    """Say what the agent said when it could not find the session to continue, or None."""
+    if isinstance(answer, IOSuccess):
+        return None
+    return lost_session(unsafe_perform_io(answer.failure()))
+
+
 def _exchanged(
     request: AgentRequest,
     answer: IOResult[AgentResponse, PipelineError],
@@ -265,6 +326,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     rerun_on_resume: bool = False,
     edits: bool = False,
     idle_timeout: float | None = None,
+    sessions: SessionMode = "continue",
 ) -> Step:
     """Build a step that asks `agent` and lets only a proven answer through.
 
@@ -307,6 +369,14 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     answered. An `AgentUnavailable` that names when the service will take
     calls again is retried after that wait, through the run's `sleep`, when
     the wait fits in `timeout`; otherwise it fails now, saying so.
+
+    `sessions="continue"` (the default): a retry after a rejected answer,
+    and the next round of a `with_verification`, continue the agent's
+    session of the call before and send it only the feedback, when the
+    backend can continue sessions (the `claude` and `codex` presets,
+    `ClaudeAgent`; see `adws.agents.sessions`); a session the agent's CLI
+    lost is asked again afresh with the whole prompt, and the journal says
+    why. `"fresh"` starts every call in a new session with the whole prompt.
     """
     owner = f"agent_step {name!r}"
     require_type(owner, "prompt", prompt, str, "a str")
@@ -322,6 +392,8 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     require_type(owner, "budget", budget, (Budget, type(None)), "a Budget or None")
     require_type(owner, "edits", edits, bool, "a bool")
     require_seconds(owner, "idle_timeout", idle_timeout, optional=True)
+    check_sessions(owner, sessions)
+    continuing = sessions == "continue" and continues_sessions(agent)
     check_template(prompt, owner=f"step {name!r}", what="the prompt")
     if cwd is not None:
         check_template(cwd, owner=f"step {name!r}", what="the cwd")
@@ -339,8 +411,12 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         def report(doing: str) -> None:
             scope.emit(AgentActivity(scope.run_id, name, branch, doing))
 
+        path, journaled = current_attempt()
+        calls = CallSessions((path or branch or name, name), journaled or attempt_number(ctx))
+        whole = compose_prompt(rendered, contract, ctx.feedback)
+        plan = plan_continuation(calls.before(), ctx.feedback, name) if continuing else None
         request = AgentRequest(
-            compose_prompt(rendered, contract, ctx.feedback),
+            whole if plan is None else plan.prompt,
             name,
             attempt=attempt_number(ctx),
             timeout=timeout,
@@ -351,6 +427,8 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             edits=edits,
             idle_timeout=idle_timeout,
             on_activity=report,
+            session=None if plan is None else plan.session,
+            on_session=calls.announce,
         )
         agents = scope.agents  # the run's cap on agent calls in flight
         with agents if agents is not None else contextlib.nullcontext():
@@ -359,17 +437,15 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             if isinstance(admitted, PipelineError):
                 return IOFailure(admitted)
             limit, held = admitted
-            started = io_ops.monotonic()
             try:
-                answer = agent(request)
-            except BaseException as exc:
-                # The prompt went out: keep it, and why no answer came, before the error goes on.
-                raised: IOResult[AgentResponse, PipelineError] = IOFailure(_raised(name, exc))
-                _exchanged(request, raised, raised, io_ops.monotonic() - started)
+                answer, seconds, request = _call(
+                    agent, request, calls, plan, feedback=ctx.feedback, whole=whole
+                )
+            except BaseException:  # journaled by _ask; its reservation is given back
                 _settle(scope, limit, held, None, branch)
                 raise
-            seconds = io_ops.monotonic() - started
         answer = answer.alt(lambda error: bounded_wait(error, timeout))
+        answer = calls.finish(answer)
         checked = answer.bind(lambda response: _outputs(response, contract, name))
         usage = _exchanged(request, answer, checked, seconds)
         charge(usage)
@@ -384,5 +460,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         when=when,
         rerun_on_resume=rerun_on_resume,
         kind="agent",
-        spec=AgentSpec(prompt, agent, contract, timeout, cwd, budget, edits, idle_timeout),
+        spec=AgentSpec(
+            prompt, agent, contract, timeout, cwd, budget, edits, idle_timeout, sessions
+        ),
     )

@@ -50,6 +50,7 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             budget=spec.budget,
             edits=spec.edits,
             idle_timeout=spec.idle_timeout,
+            sessions=spec.sessions,
         )
     if isinstance(spec, VerificationSpec):
         return with_verification(

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from adws.engine.context import WorkflowContext
     from adws.engine.errors import PipelineError
     from adws.engine.events import RunEvent, RunObserver
-    from adws.engine.scope import Decision
+    from adws.engine.scope import AgentSession, Decision
     from adws.engine.step import Workflow
     from adws.engine.usage import Budget, Usage
     from adws.journal import Journal, JournalObserver
@@ -143,6 +143,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     bases: Mapping[str, str] | None = None,
     decisions: Mapping[str, Decision] | None = None,
     kept: str | None = None,
+    sessions: Mapping[tuple[str, str], AgentSession] | None = None,
 ) -> int:
     """Run `workflow` from `ctx` with journal, progress and signals; return the exit code.
 
@@ -151,9 +152,10 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     `rerun` names the earlier steps a resume runs again first; `options`
     are journaled with the run, for the next resume. Worktrees go beside
     the journal (`<its folder>/worktrees`); a resume passes their recorded
-    `bases` and the `decisions` made at its approval steps. A run that
-    ends waiting for approval runs `--notify CMD RUN_ID MESSAGE`. `kept`
-    (a resume's kept steps and their cost) goes on the final line.
+    `bases`, the `decisions` made at its approval steps and the agent
+    `sessions` it continues. A run that ends waiting for approval runs
+    `--notify CMD RUN_ID MESSAGE`. `kept` (a resume's kept steps and their
+    cost) goes on the final line.
     """
     from adws.engine.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
     from adws.journal import JournalObserver  # noqa: PLC0415 - see the note on imports
@@ -209,6 +211,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
             worktrees=str(journal_path(args).resolve().parent / "worktrees"),
             bases=bases,
             decisions=decisions,
+            sessions=sessions,
         )
     _report(args, summary, ctx, options)
     if summary.status == "waiting" and getattr(args, "notify", None):

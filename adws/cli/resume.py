@@ -155,6 +155,7 @@ def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was ask
 ) -> ResumeStart:
     """Check the run may be resumed as asked and say where it starts; a refusal is exit 2."""
     from adws.journal.resume import prepare_resume  # noqa: PLC0415 - see the note on imports
+    from adws.journal.sessions import sessions_of  # noqa: PLC0415 - as above
     from adws.journal.workspaces import approvals_of, worktrees_of  # noqa: PLC0415 - as above
 
     attempts = journal.attempts(record.run_id)
@@ -175,6 +176,7 @@ def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was ask
             extra=extra,
             worktrees=worktrees_of(journal, record.run_id),
             approvals=approvals_of(journal, record.run_id),
+            sessions=sessions_of(journal, record.run_id),
         )
     except ValueError as exc:  # its inputs or a step's outputs are not readable
         msg = f"run {record.run_id} cannot be resumed: {exc} ({journal.path})"
@@ -298,6 +300,7 @@ def continue_run(
         bases=start.bases,
         decisions=start.decisions,
         kept=not_spent(kept_spend(start.plan, journal.attempts(record.run_id), start.reuse)),
+        sessions=start.sessions,
     )
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from adws.journal import AttemptRecord, Journal, RunRecord
     from adws.journal.exchanges import ExchangeRecord, Text
+    from adws.journal.sessions import SessionRecord
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
@@ -25,7 +26,10 @@ EXIT_OK: Final = EXIT_CODES["succeeded"]
 _ATTEMPTS: Final = ("retried", "failed", "succeeded", "cancelled")
 
 
-def _attempt_dict(attempt: AttemptRecord) -> dict[str, object]:
+def _attempt_dict(
+    attempt: AttemptRecord, sessions: Sequence[SessionRecord] = ()
+) -> dict[str, object]:
+    """Describe one attempt row for `--json`; `sessions` are its agent sessions."""
     return {
         "step": attempt.step,
         "attempt": attempt.attempt,
@@ -36,7 +40,17 @@ def _attempt_dict(attempt: AttemptRecord) -> dict[str, object]:
         "error": None if attempt.error is None else attempt.error.to_dict(),
         "usage": None if attempt.usage is None else attempt.usage.to_dict(),
         "sessions": list(attempt.sessions),
+        "agent_sessions": [found.to_dict() for found in sessions],
     }
+
+
+def _attempt_dicts(
+    attempts: Sequence[AttemptRecord], sessions: Sequence[SessionRecord]
+) -> list[dict[str, object]]:
+    from adws.journal.sessions import by_attempt  # noqa: PLC0415 - see the note on imports
+
+    mine = by_attempt(sessions, attempts)
+    return [_attempt_dict(row, found) for row, found in zip(attempts, mine, strict=True)]
 
 
 def _text_dict(text: Text | None) -> dict[str, object] | None:
@@ -93,6 +107,7 @@ def _one_attempt(
 ) -> int:
     from adws.engine.errors import json_safe  # noqa: PLC0415 - see the note on imports
     from adws.journal.exchanges import exchanges  # noqa: PLC0415 - see the note on imports
+    from adws.journal.sessions import sessions_of  # noqa: PLC0415 - see the note on imports
     from adws.render import attempt_text  # noqa: PLC0415 - see the note on imports
 
     rows, branches = _chosen(record, attempts, args.step, args.attempt)
@@ -105,7 +120,7 @@ def _one_attempt(
                 "run_id": record.run_id,
                 "step": args.step,
                 "attempt": rows[-1].attempt,
-                "rows": [_attempt_dict(row) for row in rows],
+                "rows": _attempt_dicts(rows, sessions_of(journal, record.run_id)),
                 "outputs": json_safe(rows[-1].outputs()),
                 "exchanges": [_exchange_dict(call) for call in calls],
                 "branches": branches,
@@ -135,8 +150,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         args.workflow = record.workflow
         out(to_mermaid(load_workflow(args), step_outcomes(attempts)))
         return unreadable(journal, [record], attempts)
+    from adws.journal.sessions import sessions_of  # noqa: PLC0415 - as above
     from adws.journal.workspaces import approvals_of, worktrees_of  # noqa: PLC0415 - as above
 
+    sessions = sessions_of(journal, record.run_id)
     worktrees = worktrees_of(journal, record.run_id)
     approvals = approvals_of(journal, record.run_id)
     if args.json:
@@ -145,12 +162,12 @@ def cmd_status(args: argparse.Namespace) -> int:
             "worktrees": [tree.to_dict() for tree in worktrees],
             "approvals": [asked.to_dict() for asked in approvals],
             "error": None if record.error is None else record.error.to_dict(),
-            "attempts": [_attempt_dict(attempt) for attempt in attempts],
+            "attempts": _attempt_dicts(attempts, sessions),
         }
         out_json(payload)
     else:
         from adws.render import status_text, workspaces_text  # noqa: PLC0415 - as above
 
-        text = status_text(record, attempts, verbose=args.verbose)
+        text = status_text(record, attempts, verbose=args.verbose, sessions=sessions)
         out("\n".join([text, *workspaces_text(worktrees, approvals)]))
     return unreadable(journal, [record], attempts)

@@ -22,6 +22,7 @@ from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.inner_events import (
     AgentActivity,
     AgentExchanged,
+    AgentSessionStarted,
     BranchAttemptFailed,
     BranchFinished,
     BranchStarted,
@@ -34,6 +35,7 @@ from adws.engine.usage import Budget, Usage
 __all__ = [
     "AgentActivity",
     "AgentExchanged",
+    "AgentSessionStarted",
     "AttemptFailed",
     "BranchAttemptFailed",
     "BranchFinished",
@@ -205,6 +207,7 @@ RunEvent: TypeAlias = (
     | AgentActivity
     | RoundFailed
     | AgentExchanged
+    | AgentSessionStarted
     | WorktreeRecorded
     | ObserverFailed
 )

@@ -43,6 +43,7 @@ from adws.engine.retry import (
     retry_step,
 )
 from adws.engine.scope import (
+    AgentSession,
     Decision,
     RunScope,
     Sleep,
@@ -197,6 +198,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     decisions: Mapping[str, Decision] | None = None,
     estimate: Callable[[str], Usage | None] | None = None,
     raised: Budget | None = None,
+    sessions: Mapping[tuple[str, str], AgentSession] | None = None,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run `workflow`'s steps in order and return the final context or the first error.
 
@@ -227,6 +229,8 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     the journal's history (see `adws.engine.reservations`); `raised` is a
     budget a person raised (`adws approve --max-cost`): each limit it sets
     replaces the workflow's, the caller's and every step's.
+    A resume passes `sessions`, the agent calls it found interrupted (by
+    their `(path, agent step)`), whose sessions those steps continue.
     """
     if max_agents is not None:
         require_count("run_workflow", "max_agents", max_agents)
@@ -247,6 +251,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
         decisions=decisions or {},
         estimate=estimate,
         raised=raised,
+        sessions=dict(sessions or {}),
     )
     token = enter_scope(scope)
     try:

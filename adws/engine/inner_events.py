@@ -17,6 +17,7 @@ from adws.engine.usage import Usage
 __all__ = [
     "AgentActivity",
     "AgentExchanged",
+    "AgentSessionStarted",
     "BranchAttemptFailed",
     "BranchFinished",
     "BranchStarted",
@@ -155,6 +156,30 @@ class AgentExchanged:
     usage: Usage | None
     error: PipelineError | None
     limit: int
+
+
+@final
+@attrs.frozen
+class AgentSessionStarted:
+    """An agent call runs in session `session_id`, as the agent's CLI named it.
+
+    Reported as soon as the CLI names its session (its init event), so a
+    call stopped halfway still has its session journaled. `path`,
+    `attempt` and `asked_by` name the call as `AgentExchanged` does.
+    `continued` says whether the call continued the session `continues`
+    of attempt `from_attempt` (None: no continuation was asked; False: it
+    was asked, and `why` says why the call started afresh instead).
+    """
+
+    run_id: str
+    path: str
+    attempt: int
+    asked_by: str
+    session_id: str
+    continued: bool | None = None
+    continues: str | None = None
+    from_attempt: int | None = None
+    why: str = ""
 
 
 @final

@@ -9,7 +9,8 @@ asks (`current_branch`); a `worktree` step names its folder the same way
 (`in_worktree`), so the agent and shell steps inside run there by default
 (`current_worktree`). What workspaces and approvals need from a resumed
 run's journal (each worktree's recorded base commit, each decision a person
-made) travels in the scope too.
+made) travels in the scope too, and so does the session each agent step's
+latest call ran in (`sessions`), for its next call to continue.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from adws.engine.reservations import Ledger
 from adws.engine.usage import Budget, Usage
 
 __all__ = [
+    "AgentSession",
     "Decision",
     "RunScope",
     "Sleep",
@@ -66,6 +68,23 @@ class Decision:
 
 @final
 @attrs.frozen
+class AgentSession:
+    """The session an agent step's latest call ran in, for its next call to continue.
+
+    `attempt` is the attempt that call belonged to (as the journal numbers
+    it); `feedback` the feedback lines the session has been told, so the
+    next call says only what is new. `interrupted` marks the call a resumed
+    run found cut off mid-way: its next call says the work was interrupted.
+    """
+
+    session_id: str
+    attempt: int
+    feedback: tuple[str, ...] = ()
+    interrupted: bool = False
+
+
+@final
+@attrs.frozen
 class RunScope:
     """What a step running inside `run_workflow` may need from its run.
 
@@ -86,7 +105,10 @@ class RunScope:
     `adws.engine.reservations`); `estimate` tells, by agent step name, what
     a call of that step costs by the journal's history (None: no history);
     `raised` is a budget `adws approve` raised, whose limits replace those
-    of the workflow and of every step.
+    of the workflow and of every step. `sessions` maps an agent call's
+    place, `(path, agent step)`, to the session its latest call ran in (a
+    resume starts it with the calls it found interrupted); the agent steps
+    keep it up to date.
     """
 
     run_id: str = ""
@@ -104,6 +126,7 @@ class RunScope:
     ledger: Ledger = attrs.field(factory=Ledger)
     estimate: Callable[[str], Usage | None] | None = None
     raised: Budget | None = None
+    sessions: dict[tuple[str, str], AgentSession] = attrs.field(factory=dict)
 
 
 _SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)

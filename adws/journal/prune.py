@@ -47,6 +47,7 @@ def prune(
         db.executemany("DELETE FROM worktrees WHERE run_id = ?", [(r,) for r in doomed])
         db.executemany("DELETE FROM approvals WHERE run_id = ?", [(r,) for r in doomed])
         db.executemany("DELETE FROM exchanges WHERE run_id = ?", [(r,) for r in doomed])
+        db.executemany("DELETE FROM agent_sessions WHERE run_id = ?", [(r,) for r in doomed])
         # A text stays while any exchange, of any run, still names it.
         db.execute(
             "DELETE FROM texts WHERE hash NOT IN (SELECT prompt FROM exchanges"

@@ -22,11 +22,12 @@ import attrs
 
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import ErrorType
-from adws.engine.scope import Decision
+from adws.engine.scope import AgentSession, Decision
 from adws.engine.usage import Usage
 from adws.flows import flow_of
 from adws.journal.fingerprint import step_fingerprints
 from adws.journal.plan import StepPlan, plan_resume, resume_point, stored_branches
+from adws.journal.sessions import interrupted_sessions
 from adws.journal.workspaces import WorktreeRecord, decisions_for  # attrs reads the annotation
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
     from adws.engine.step import Workflow
     from adws.journal.records import AttemptRecord, RunRecord
+    from adws.journal.sessions import SessionRecord
     from adws.journal.store import Guarded
     from adws.journal.workspaces import ApprovalRecord
 
@@ -65,6 +67,9 @@ class ResumeStart:
     attempt runs again. The caller resets them once the run is claimed
     (`adws.workspaces.drift.reset_in_flight`), never before: a resume refused by
     its claim must not touch a worktree another resume is working in."""
+    sessions: Mapping[tuple[str, str], AgentSession] = attrs.field(factory=dict)
+    """The agent calls the stopped run cut off, by `(path, agent step)`: their steps continue
+    those sessions, saying the work was interrupted (none when a worktree changed)."""
 
 
 def _first_open(plan: Sequence[StepPlan]) -> str | None:
@@ -166,6 +171,7 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     extra: Mapping[str, object] | None = None,
     worktrees: Sequence[WorktreeRecord] = (),
     approvals: Sequence[ApprovalRecord] = (),
+    sessions: Sequence[SessionRecord] = (),
 ) -> ResumeStart | str:
     """Check that `record` may be resumed as asked and say where it starts, or why it may not.
 
@@ -179,7 +185,10 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     or whose content changed since it was journaled (unless `accept_drift`,
     which goes on with the tree as it is: see `adws.workspaces.drift`).
     `worktrees` and `approvals` are the run's journaled ones
-    (`adws.journal.workspaces`).
+    (`adws.journal.workspaces`), `sessions` its agent sessions
+    (`adws.journal.sessions`): an agent call the stopped run cut off
+    continues its session, unless a worktree of the run changed (the
+    session would remember work that is no longer there).
     """
     steps = step_fingerprints(workflow)
     plan = resume_plan(
@@ -194,8 +203,8 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     if refused is None and extra:
         refused = _refuse_inputs(extra, _written_by(workflow, plan, attempts), record.run_id)
     resets = _in_flight(worktrees, record, attempts)
+    kept = [tree for tree in worktrees if tree not in resets]
     if refused is None and not accept_drift:
-        kept = [tree for tree in worktrees if tree not in resets]
         refused = _refuse_drift(kept, record.run_id)
     if refused is not None:
         return refused
@@ -207,6 +216,9 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     # A parallel step that failed keeps the branches that succeeded; one run again on purpose
     # (--from, --rerun-changed) runs all of them.
     unfinished = _first_open(plan_resume(names, attempts)) == resume_from
+    cut_off = interrupted_sessions(record, sessions, resume_from if unfinished else None)
+    if cut_off and (resets or (accept_drift and _refuse_drift(kept, record.run_id))):
+        cut_off = {}
     return ResumeStart(
         resume_from,
         WorkflowContext(inputs={**ctx.inputs, **extra}),
@@ -218,6 +230,7 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
         {tree.label: tree.base for tree in worktrees if tree.base},
         decisions_for(approvals, attempts),
         resets,
+        cut_off,
     )
 
 

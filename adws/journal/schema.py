@@ -17,7 +17,10 @@ directory git made for each worktree (adws's git names it; a `.git` that
 points elsewhere is drift) and how many of the run's attempt rows were
 recorded before the worktree's latest (a resume tells an attempt still in
 flight from one that ended); 12 keeps, with a decision on a question a budget
-asked, the budget `adws approve --max-cost/--max-tokens` raised it to.
+asked, the budget `adws approve --max-cost/--max-tokens` raised it to; 13
+keeps the session each agent call ran in (`agent_sessions`), as soon as its
+CLI names it, with the session it continued, why it could not, and whether
+the call ended.
 """
 
 from __future__ import annotations
@@ -145,5 +148,15 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE worktrees ADD COLUMN attempts INTEGER",
     ),
     ("ALTER TABLE approvals ADD COLUMN budget TEXT",),
+    (
+        (
+            "CREATE TABLE agent_sessions (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+            " run_id TEXT NOT NULL, step TEXT NOT NULL, attempt INTEGER NOT NULL,"
+            " asked_by TEXT NOT NULL, session_id TEXT NOT NULL, continued INTEGER,"
+            " continues TEXT, from_attempt INTEGER, why TEXT,"
+            " ended INTEGER NOT NULL DEFAULT 0, recorded TEXT NOT NULL, started REAL)"
+        ),
+        "CREATE INDEX agent_sessions_by_run ON agent_sessions(run_id, id)",
+    ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 from adws import io_ops
 from adws.engine.events import (
     AgentExchanged,
+    AgentSessionStarted,
     AttemptFailed,
     BranchAttemptFailed,
     BranchFinished,
@@ -32,6 +33,7 @@ from adws.engine.events import (
 from adws.engine.usage import Usage
 from adws.journal.codec import encode_context, encode_error, encode_outputs
 from adws.journal.exchanges import exchange_statements
+from adws.journal.sessions import ended_statement, session_statement
 from adws.journal.workspaces import asked_statement, stored
 
 if TYPE_CHECKING:
@@ -204,7 +206,11 @@ def statements_for(  # noqa: C901, PLR0911, PLR0913 - one case per kind of event
         case BranchFinished(status="cancelled"):
             return [_attempt(event, event.attempts, "cancelled", event.seconds, None)]
         case AgentExchanged():
-            return exchange_statements(event, transcripts=transcripts)
+            ended = ended_statement(event)
+            statements = exchange_statements(event, transcripts=transcripts)
+            return statements if ended is None else [*statements, ended]
+        case AgentSessionStarted():
+            return [session_statement(event)]
         case RoundFailed():
             marked = event.error.with_context(round=event.round)
             return [

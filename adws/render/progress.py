@@ -14,6 +14,7 @@ from adws.engine.errors import ErrorType
 from adws.engine.events import (
     AgentActivity,
     AgentExchanged,
+    AgentSessionStarted,
     AttemptFailed,
     BranchAttemptFailed,
     BranchFinished,
@@ -107,6 +108,8 @@ def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911, PLR0912 - one 
         case AgentExchanged():
             answered = "answered" if event.answer is not None else "gave no answer"
             return f"{event.path} … {event.asked_by}'s agent {answered} in {seconds(event.seconds)}"
+        case AgentSessionStarted():
+            return _session_line(event)
         case RunFinished():
             head = f"{event.workflow} {event.status} in {seconds(event.seconds)}"
             spent = _spent(event)
@@ -117,6 +120,24 @@ def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911, PLR0912 - one 
             where = f" at {event.error.step_name}" if event.error.step_name else ""
             return f"{head}{where}: {short(event.error)} (run {event.run_id}){spent}"
     return f"warning: observer {event.observer} failed and was detached: {event.message}"
+
+
+def _session_line(event: AgentSessionStarted) -> str:
+    """Say that a call continues its session, or why it could not; "" for a fresh call.
+
+    >>> _session_line(AgentSessionStarted("r", "ask", 2, "ask", "s-1", True, "s-1", 1))
+    '      ask … continuing session s-1 of attempt 1'
+    >>> lost = AgentSessionStarted("r", "ask", 2, "ask", "s-2", False, "s-1", 1, "gone")
+    >>> print(_session_line(lost))
+          ask … session s-1 of attempt 1 not continued (gone): new session s-2
+    """
+    if event.continued is None:
+        return ""
+    where = f"      {event.path} … "
+    before = f"session {event.continues} of attempt {event.from_attempt}"
+    if event.continued:
+        return f"{where}continuing {before}"
+    return f"{where}{before} not continued ({event.why}): new session {event.session_id}"
 
 
 def _waiting(event: RunFinished, spent: str) -> str:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from adws.journal import AttemptRecord, RunRecord, StepPlan
     from adws.journal.exchanges import ExchangeRecord, Text
+    from adws.journal.sessions import SessionRecord
 
 __all__ = [
     "attempt_text",
@@ -183,11 +184,16 @@ def _summary(rows: Sequence[AttemptRecord]) -> str:
     return f"{status} ({', '.join(facts)})"
 
 
-def _attempt_line(row: AttemptRecord, prefix: str) -> str:
-    """Say how one attempt ended and which agent sessions it used (to find its transcript)."""
+def _attempt_line(row: AttemptRecord, prefix: str, said: str = "") -> str:
+    """Say how one attempt ended and which agent sessions it used (to find its transcript).
+
+    `said` describes its sessions from the journal's `agent_sessions`; a
+    journal from before them names only their ids.
+    """
     what = row_word(row) if row.error is None else short(row.error)
-    sessions = f" · session {', '.join(row.sessions)}" if row.sessions else ""
-    return f"{prefix}{_label(row)}: {what}{sessions}"
+    if not said and row.sessions:
+        said = f"session {', '.join(row.sessions)}"
+    return f"{prefix}{_label(row)}: {what}" + (f" · {said}" if said else "")
 
 
 def _label(row: AttemptRecord) -> str:
@@ -199,11 +205,30 @@ def _label(row: AttemptRecord) -> str:
     return label
 
 
-def _problems(rows: Sequence[AttemptRecord], prefix: str) -> list[str]:
-    return [_attempt_line(row, prefix) for row in rows if row.error is not None or row.sessions]
+def _problems(rows: Sequence[AttemptRecord], prefix: str, sessions: Mapping[int, str]) -> list[str]:
+    lines = []
+    for row in rows:
+        said = sessions.get(id(row), "")
+        if row.error is not None or row.sessions or said:
+            lines.append(_attempt_line(row, prefix, said))
+    return lines
 
 
-def _branch_lines(step: str, attempts: Sequence[AttemptRecord]) -> list[str]:
+def _said(sessions: Sequence[SessionRecord], attempts: Sequence[AttemptRecord]) -> dict[int, str]:
+    """Describe each attempt row's agent sessions, by the row's identity (`id`)."""
+    from adws.journal.sessions import by_attempt  # noqa: PLC0415 - only for runs with sessions
+
+    said: dict[int, str] = {}
+    for row, found in zip(attempts, by_attempt(sessions, attempts), strict=True):
+        texts = list(dict.fromkeys(record.describe() for record in found))
+        if texts:
+            said[id(row)] = ", ".join(texts)
+    return said
+
+
+def _branch_lines(
+    step: str, attempts: Sequence[AttemptRecord], sessions: Mapping[int, str]
+) -> list[str]:
     """One line per branch of a parallel step, in declaration order, then its errors."""
     branches: dict[str, list[AttemptRecord]] = {}
     for attempt in attempts:
@@ -214,19 +239,25 @@ def _branch_lines(step: str, attempts: Sequence[AttemptRecord]) -> list[str]:
     for path in sorted(branches, key=lambda path: branch_order(path, seen)):
         rows = branches[path]
         lines.append(f"       {path}: {_summary(rows)}")
-        lines.extend(_problems(rows, "         "))
+        lines.extend(_problems(rows, "         ", sessions))
     return lines
 
 
 def status_text(
-    record: RunRecord, attempts: Sequence[AttemptRecord], *, verbose: bool = False
+    record: RunRecord,
+    attempts: Sequence[AttemptRecord],
+    *,
+    verbose: bool = False,
+    sessions: Sequence[SessionRecord] = (),
 ) -> str:
     """Render `adws status RUN`: the run, then each step's attempts, branches and errors.
 
     Steps are timed by the wall clock; branches are listed as declared
     (a fan-out's by index); the run's error is printed whole (`verbose`:
-    with the traceback of a step that raised).
+    with the traceback of a step that raised). `sessions` are the run's
+    agent sessions: each attempt says `session S (continued from attempt N)`.
     """
+    said = _said(sessions, attempts) if sessions else {}
     status = run_word(record.status) + (
         " (stale: its process is gone; `adws resume` continues it)" if record.stale else ""
     )
@@ -246,8 +277,8 @@ def status_text(
             lines.append(f"  {index}. {name}: skipped" + (f" ({reason})" if reason else ""))
             continue
         lines.append(f"  {index}. {name}: {_summary(mine)}")
-        lines.extend(_problems(mine, "       "))
-        lines.extend(_branch_lines(name, attempts))
+        lines.extend(_problems(mine, "       ", said))
+        lines.extend(_branch_lines(name, attempts, said))
     error = record.error
     if error is not None:
         if waits(error):  # a question, not a failure

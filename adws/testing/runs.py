@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, final
 import attrs
 
 from adws.agents.base import AgentRequest
+from adws.agents.sessions import continues_sessions
 from adws.agents.swap import use_agent
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
@@ -29,6 +30,7 @@ from adws.engine.usage import Usage
 from adws.journal import Journal, JournalObserver
 from adws.journal.fingerprint import fingerprint, step_fingerprints
 from adws.journal.resume import prepare_resume
+from adws.journal.sessions import sessions_of
 from adws.journal.workspaces import approvals_of, worktrees_of
 from adws.summary import RunSummary
 
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from returns.io import IOResult
 
     from adws.agents.base import AgentBackend, AgentResponse
-    from adws.engine.scope import Decision
+    from adws.engine.scope import AgentSession, Decision
     from adws.engine.step import Step, Workflow
 
 __all__ = ["RunReport", "StepReport", "resume", "run"]
@@ -81,6 +83,11 @@ class _Asked:
         self.seen: dict[str, list[AgentRequest]] = {}
         self.lock = threading.Lock()
 
+    @property
+    def continues_sessions(self) -> bool:
+        """Continue sessions when the agent it wraps does (see `adws.agents.sessions`)."""
+        return continues_sessions(self.agent)
+
     def observe(self, event: RunEvent) -> None:
         if isinstance(event, StepStarted | AttemptFailed | StepSucceeded):
             self.step = event.step
@@ -124,6 +131,7 @@ def _execute(  # noqa: PLR0913 - run's and resume's options, all keyword-only
     rerun: tuple[str, ...] = (),
     bases: Mapping[str, str] | None = None,
     decisions: Mapping[str, Decision] | None = None,
+    sessions: Mapping[tuple[str, str], AgentSession] | None = None,
 ) -> RunReport:
     asked = _Asked(agent) if agent is not None else None
     steps = step_fingerprints(workflow)  # the workflow as written, whatever stop_after does
@@ -148,6 +156,7 @@ def _execute(  # noqa: PLR0913 - run's and resume's options, all keyword-only
         rerun=rerun,
         bases=bases,
         decisions=decisions,
+        sessions=sessions,
     )
     seen = asked.seen if asked is not None else {}
     finished = summary.finished
@@ -220,6 +229,7 @@ def resume(
         store.attempts(found.run_id),
         worktrees=worktrees_of(store, found.run_id),
         approvals=approvals_of(store, found.run_id),
+        sessions=sessions_of(store, found.run_id),
         **how,
     )
     if isinstance(start, str):
@@ -239,4 +249,5 @@ def resume(
         rerun=start.rerun,
         bases=start.bases,
         decisions=start.decisions,
+        sessions=start.sessions,
     )

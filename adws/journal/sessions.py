@@ -1,0 +1,216 @@
+"""The agent sessions of a run: which session each call ran in, and which it continued.
+
+Each `AgentSessionStarted` becomes one `agent_sessions` row as soon as the
+agent's CLI names its session, before the call ends: a call stopped
+halfway (Ctrl-C, a killed process) still has its session journaled, and
+the call's exchange, once recorded, marks it `ended` (unless the call was
+interrupted). `adws status` shows per attempt `session S (continued from
+attempt N)`; a resume continues the sessions of the calls it finds cut off
+(`interrupted_sessions`). A journal older than this table has no rows, and
+a row no adws could have written is left out, never raised.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, final
+
+import attrs
+
+from adws import io_ops
+from adws.engine.errors import ErrorType
+from adws.engine.scope import AgentSession
+from adws.journal.records import LATEST_CLOCK, checked_seconds, checked_text, checked_whole
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from adws.engine.events import AgentExchanged, AgentSessionStarted
+    from adws.journal.records import AttemptRecord, RunRecord
+    from adws.journal.schema import Statement
+    from adws.journal.store import Journal
+
+__all__ = [
+    "SessionRecord",
+    "by_attempt",
+    "ended_statement",
+    "interrupted_sessions",
+    "session_statement",
+    "sessions_of",
+]
+
+_INSERT: Final = (
+    "INSERT INTO agent_sessions (run_id, step, attempt, asked_by, session_id, continued,"
+    " continues, from_attempt, why, recorded, started)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_ENDED: Final = (
+    "UPDATE agent_sessions SET ended = 1"
+    " WHERE run_id = ? AND step = ? AND attempt = ? AND asked_by = ? AND ended = 0"
+)
+_SELECT: Final = (
+    "SELECT step, attempt, asked_by, session_id, continued, continues, from_attempt, why, ended,"
+    " started FROM agent_sessions WHERE run_id = ? ORDER BY id"
+)
+
+
+def session_statement(event: AgentSessionStarted) -> Statement:
+    """Return the row that records the session an agent call runs in."""
+    continued = None if event.continued is None else int(event.continued)
+    return (
+        _INSERT,
+        (
+            event.run_id,
+            event.path,
+            event.attempt,
+            event.asked_by,
+            event.session_id,
+            continued,
+            event.continues,
+            event.from_attempt,
+            event.why or None,
+            io_ops.utc_now(),
+            io_ops.wall_clock(),
+        ),
+    )
+
+
+def ended_statement(event: AgentExchanged) -> Statement | None:
+    """Mark the sessions of an agent call that ended as ended; None for an interrupted call."""
+    if event.error is not None and event.error.error_type == ErrorType.INTERRUPTED:
+        return None
+    return (_ENDED, (event.run_id, event.path, event.attempt, event.asked_by))
+
+
+@final
+@attrs.frozen
+class SessionRecord:
+    """One journaled agent session: the call it served, and what it continued.
+
+    `continued` is None when the call asked for no continuation, True when
+    it continued session `continues` of attempt `from_attempt`, False when
+    that session was lost and the call started afresh (`why`). `ended` says
+    the call ended (was answered, or failed) rather than being cut off.
+    """
+
+    step: str
+    """The attempt's path: the step, or the branch (`verify_claims[2]`)."""
+    attempt: int
+    asked_by: str
+    session_id: str
+    continued: bool | None
+    continues: str | None
+    from_attempt: int | None
+    why: str
+    ended: bool
+    at: float | None = None
+    """When the agent named the session, in Unix seconds."""
+
+    def describe(self) -> str:
+        """Say which session the call ran in and what it continued.
+
+        >>> SessionRecord("ask", 2, "ask", "s-1", True, "s-1", 1, "", True).describe()
+        'session s-1 (continued from attempt 1)'
+        >>> SessionRecord("ask", 2, "ask", "s-2", False, "s-1", 1, "gone", True).describe()
+        'session s-2 (not continued from attempt 1: gone)'
+        """
+        if self.continued is None:
+            return f"session {self.session_id}"
+        if self.continued:
+            return f"session {self.session_id} (continued from attempt {self.from_attempt})"
+        before = f"not continued from attempt {self.from_attempt}"
+        return f"session {self.session_id} ({before}: {self.why})"
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the record for `--json`."""
+        return {
+            "session_id": self.session_id,
+            "asked_by": self.asked_by,
+            "continued": self.continued,
+            "continues": self.continues,
+            "from_attempt": self.from_attempt,
+            "why": self.why or None,
+            "ended": self.ended,
+        }
+
+
+def _record(row: Sequence[Any]) -> SessionRecord | None:
+    problems: list[str] = []
+    step = checked_text(row[0], "step", problems)
+    attempt = checked_whole(row[1], "attempt", problems)
+    asked_by = checked_text(row[2], "asked_by", problems)
+    session = checked_text(row[3], "session_id", problems)
+    continued = checked_whole(row[4], "continued", problems, most=1, optional=True)
+    continues = checked_text(row[5], "continues", problems, optional=True)
+    from_attempt = checked_whole(row[6], "from_attempt", problems, optional=True)
+    why = checked_text(row[7], "why", problems, optional=True)
+    ended = checked_whole(row[8], "ended", problems, most=1)
+    at = checked_seconds(row[9], "started", problems, most=LATEST_CLOCK, optional=True)
+    if problems or not session:
+        return None
+    flag = None if continued is None else bool(continued)
+    return SessionRecord(
+        step, attempt, asked_by, session, flag, continues, from_attempt, why or "", bool(ended), at
+    )
+
+
+def sessions_of(journal: Journal, run_id: str) -> list[SessionRecord]:
+    """List a run's agent sessions in the order they started (none before this table)."""
+    if not journal.has_table("agent_sessions"):
+        return []
+    found = (_record(row) for row in journal.query(_SELECT, (run_id,)))
+    return [record for record in found if record is not None]
+
+
+_ATTEMPTS: Final = frozenset({"retried", "failed", "succeeded", "cancelled"})
+
+
+def by_attempt(
+    sessions: Sequence[SessionRecord], attempts: Sequence[AttemptRecord]
+) -> list[list[SessionRecord]]:
+    """Give each attempt row (in order) the sessions its calls ran in.
+
+    A session belongs to the first row of its path and attempt number that
+    ended after the session started: a resumed run numbers its attempts
+    from 1 again, and its interrupted attempt ended before the resume's
+    sessions began. Verification rounds are not attempts: they get none.
+    """
+    found: list[list[SessionRecord]] = [[] for _ in attempts]
+    for record in sessions:
+        rows = [
+            index
+            for index, row in enumerate(attempts)
+            if (row.step, row.attempt) == (record.step, record.attempt) and row.status in _ATTEMPTS
+        ]
+        ended_after = (index for index in rows if _ended_after(attempts[index], record.at))
+        chosen = next(ended_after, rows[-1] if rows else None)
+        if chosen is not None:
+            found[chosen].append(record)
+    return found
+
+
+def _ended_after(row: AttemptRecord, at: float | None) -> bool:
+    """Tell whether an attempt row ended after `at` (so a session started then is its)."""
+    started = row.started
+    return at is None or started is None or started + row.seconds >= at
+
+
+def interrupted_sessions(
+    record: RunRecord, sessions: Sequence[SessionRecord], step: str | None
+) -> Mapping[tuple[str, str], AgentSession]:
+    """Find the agent calls of `step` (and its branches) that a stopped run cut off.
+
+    Only a run that stopped without recording its end (interrupted, or its
+    process gone) had a call in flight; each path's agent step's latest
+    session is one when its call never ended.
+    """
+    if step is None or not (record.status == "interrupted" or record.stale):
+        return {}
+    latest: dict[tuple[str, str], SessionRecord] = {}
+    for found in sessions:
+        if found.step == step or found.step.startswith(f"{step}["):
+            latest[found.step, found.asked_by] = found
+    return {
+        key: AgentSession(found.session_id, found.attempt, interrupted=True)
+        for key, found in latest.items()
+        if not found.ended
+    }
