@@ -31,8 +31,10 @@ def test_a_journal_row_of_any_json_decodes_to_options_adws_could_have_recorded(
             assert isinstance(value, int)
             assert not isinstance(value, bool)
             assert (1 if name == "max_agents" else 0) <= value < 2**63
-        elif name == "no_transcripts":
-            assert value is True or value is False
+        elif name in {"no_transcripts", "raised"}:
+            assert value is True  # False is never recorded: it is the default
+        elif name == "on_budget":
+            assert value in {"fail", "ask"}
         else:
             assert isinstance(value, str)
 
