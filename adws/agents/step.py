@@ -203,7 +203,9 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     hang, a timeout) are retried without feedback: the model never
     answered. An `AgentUnavailable` that names when the service will take
     calls again is retried after that wait, through the run's `sleep`, when
-    the wait fits in `timeout`; otherwise it fails now, saying so.
+    the wait fits in the run's `max_wait` (whatever `timeout`: it bounds a
+    call, not the wait between calls); a later reset parks the run
+    (`Parked`, see `adws.engine.parking`), the failed call charged once.
     """
     owner = f"agent_step {name!r}"
     require_type(owner, "prompt", prompt, str, "a str")
@@ -264,7 +266,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
                 _exchanged(request, raised, raised, io_ops.monotonic() - started)
                 raise
             seconds = io_ops.monotonic() - started
-        answer = answer.alt(lambda error: bounded_wait(error, timeout))
+        answer = answer.alt(lambda error: bounded_wait(error, scope.max_wait))
         checked = answer.bind(lambda response: _outputs(response, contract, name))
         charge(_exchanged(request, answer, checked, seconds))
         return checked.map(ctx.merge_outputs)

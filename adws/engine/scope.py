@@ -25,6 +25,7 @@ import attrs
 from adws import io_ops
 from adws.engine.events import RunEvent
 from adws.engine.metering import Meter
+from adws.engine.parking import DEFAULT_MAX_WAIT
 from adws.engine.usage import Budget
 
 __all__ = [
@@ -80,7 +81,9 @@ class RunScope:
     default journal); `bases` maps a worktree's label to the base commit a
     resumed run recorded for it, so a worktree adws removed starts again
     from there; `decisions` maps an approval step's name to what a person
-    decided since the run began waiting there.
+    decided since the run began waiting there. `max_wait` is the longest an
+    agent step waits in-process for a limit to reset (seconds); a reset
+    further away parks the run (see `adws.engine.parking`).
     """
 
     run_id: str = ""
@@ -95,6 +98,7 @@ class RunScope:
     worktrees: str = ""
     bases: Mapping[str, str] = attrs.field(factory=dict)
     decisions: Mapping[str, Decision] = attrs.field(factory=dict)
+    max_wait: float = DEFAULT_MAX_WAIT
 
 
 _SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)

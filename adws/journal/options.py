@@ -2,7 +2,8 @@
 
 `adws run W --agent claude --max-cost 5` records `agent` and `max_cost`
 with the run (`--notify CMD` too, so `adws approve` notifies the same
-way); a plain `adws resume RUN` uses them again, and an option given to
+way, and `--max-wait`, or `$ADWS_MAX_WAIT`, so a resume parks as the run
+did); a plain `adws resume RUN` uses them again, and an option given to
 the resume overrides the recorded one (and is recorded in its
 place, so a later resume keeps it). Paths (`workflows`, `record`,
 `replay`) are kept absolute, so a resume works from any folder; a
@@ -32,6 +33,7 @@ _NAMES: Final = (
     "replay",
     "no_transcripts",
     "notify",
+    "max_wait",
 )
 _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "agent": (str,),
@@ -45,6 +47,7 @@ _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "replay": (str,),
     "no_transcripts": (bool,),
     "notify": (str,),
+    "max_wait": (float, int),
 }
 _EXCLUSIVE: Final = ("record", "replay")
 """Giving one of these to a resume replaces both: a run records or replays, never both."""
@@ -88,6 +91,8 @@ class RunOptions:
     """True when the run keeps only hashes of what agents were asked and answered."""
     notify: str | None = None
     """A command run with the run id and the message when the run starts waiting for approval."""
+    max_wait: float | None = None
+    """How long the run waits in its process for an agent's limit to reset before it parks."""
 
     def to_dict(self) -> dict[str, object]:
         """Return the options that are set, by name, for the journal and `--json`."""
@@ -103,7 +108,7 @@ class RunOptions:
         """Decode what `to_json` wrote; anything else in the row is ignored, never trusted.
 
         >>> RunOptions.from_json('{"agent": "x", "max_cost": -1, "other": 2}')
-        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None, notify=None)
+        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None, notify=None, max_wait=None)
         """  # noqa: E501
         try:
             loaded: Any = json.loads(text) if text else {}

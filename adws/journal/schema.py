@@ -16,7 +16,8 @@ approval steps asked, with the decisions people made; 11 keeps the git
 directory git made for each worktree (adws's git names it; a `.git` that
 points elsewhere is drift) and how many of the run's attempt rows were
 recorded before the worktree's latest (a resume tells an attempt still in
-flight from one that ended).
+flight from one that ended); 12 keeps when a parked run may go on
+(`runs.wake_at`, Unix seconds) and why it parked (`runs.parked_reason`).
 """
 
 from __future__ import annotations
@@ -142,6 +143,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
         "ALTER TABLE worktrees ADD COLUMN gitdir TEXT",
         "ALTER TABLE worktrees ADD COLUMN attempts INTEGER",
+    ),
+    (
+        "ALTER TABLE runs ADD COLUMN wake_at REAL",
+        "ALTER TABLE runs ADD COLUMN parked_reason TEXT",
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

@@ -14,7 +14,8 @@ It speaks Anthropic's `/v1/messages` (streamed and not) and OpenAI's
 `/v1/responses` (what codex uses), with the standard library only. Replies:
 text (`Reply.text`, optionally after a `delay`: a slow or silent model),
 HTTP errors (`Reply.error`, with `retry-after`; `Reply.usage_limit` for
-codex's usage limit with its reset time), tool calls (`Reply.tool`: Claude
+a subscription's usage limit with its reset time, as codex and claude
+read it), tool calls (`Reply.tool`: Claude
 Code's `Write` or `Bash`, codex's `exec_command`), dropped streams
 (`Reply.drop`). A request with no reply left is answered 500 and noted in
 `unanswered`. `claude_env` and `codex_env` return the environment each CLI
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["FakeModelAPI", "Reply"]
 
 FAKE_KEY: Final = "sk-adws-fake-key"
+FAKE_OAUTH_TOKEN: Final = "sk-ant-oat01-adws-fake-token"  # noqa: S105 - no secret: a fake's
+"""What `claude_env(..., oauth=True)` signs in with: a subscription's token, not an API key."""
 
 
 @final
@@ -112,18 +115,25 @@ class FakeModelAPI:
                 reply = attrs.evolve(reply, arguments=reply.arguments_from(prompt))
             return reply
 
-    def claude_env(self, home: Path, *, max_retries: int = 2) -> dict[str, str]:
+    def claude_env(
+        self, home: Path, *, max_retries: int = 2, oauth: bool = False
+    ) -> dict[str, str]:
         """Return the environment that points `claude` (or the SDK's CLI) at this API.
 
         A throwaway `home` keeps the user's settings and sessions out;
         `max_retries` bounds the CLI's own API retries (its default is 10).
+        `oauth` signs in as a subscription does (`CLAUDE_CODE_OAUTH_TOKEN`,
+        no API key): only then does claude read a usage limit
+        (`Reply.usage_limit`) and say when it resets.
         """
         home.mkdir(parents=True, exist_ok=True)
+        signed_in = {"CLAUDE_CODE_OAUTH_TOKEN": FAKE_OAUTH_TOKEN} if oauth else {}
         return {
             "HOME": str(home),
             "CLAUDE_CONFIG_DIR": str(home / ".claude"),
             "ANTHROPIC_BASE_URL": self.url,
-            "ANTHROPIC_API_KEY": FAKE_KEY,
+            "ANTHROPIC_API_KEY": "" if oauth else FAKE_KEY,
+            **signed_in,
             "ANTHROPIC_AUTH_TOKEN": "",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
