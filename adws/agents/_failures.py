@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Final
+from typing import Final, TypeGuard
 
 import attrs
 
@@ -62,13 +62,17 @@ def bounded_wait(error: PipelineError, max_wait: float) -> PipelineError:
     """
     if error.error_type != ErrorType.AGENT_UNAVAILABLE:
         return error
+    now = io_ops.wall_clock()
     wait = retry_after(error)
     if wait is None:
-        wait = _seconds_until(error.context.get("resets_at"), error.context.get("resets_at_clock"))
-    if wait is None:
-        return error
+        reset = _reset_at(error.context.get("resets_at"), error.context.get("resets_at_clock"), now)
+        if reset is None:
+            return error
+        wake_at, wait = max(reset, now), max(reset - now, 0.0)
+    else:
+        wake_at = now + wait
     if wait > max_wait:
-        return park(error, io_ops.wall_clock() + wait, _reason(error))
+        return park(error, wake_at, _reason(error))
     return error.with_context(retry_after=round(wait, 3))
 
 
@@ -88,18 +92,22 @@ _JUST_PAST: Final = -60
 """A reset named to the minute may be up to a minute ago: that minute is still this one."""
 
 
-def _seconds_until(epoch: object, clock: object) -> float | None:
-    """Return the seconds until a named reset (an epoch, or a local `HH:MM`), if one is named."""
-    now = io_ops.wall_clock()
-    if isinstance(epoch, int | float) and not isinstance(epoch, bool) and epoch < _LATEST_EPOCH:
-        return max(float(epoch) - now, 0.0)
-    if isinstance(clock, str):
-        local = time.localtime(now)
-        hour, minute = (int(part) for part in clock.split(":"))
-        # Codex names a local time of day, its seconds cut off: the reset comes before the
-        # named minute ends, so that is the wait. A minute long past names tomorrow's.
-        delta = (hour * 60 + minute) * 60 - (
-            local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec
-        )
-        return float(delta + 60 if delta > _JUST_PAST else delta + 86_460)
-    return None
+def _is_epoch(value: object) -> TypeGuard[float]:
+    """Tell whether a `resets_at` is a time in seconds (not milliseconds, not forged)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and value < _LATEST_EPOCH
+
+
+def _reset_at(epoch: object, clock: object, now: float) -> float | None:
+    """Return when a named reset comes (an epoch, or a local `HH:MM`), if one is named."""
+    if _is_epoch(epoch):
+        return float(epoch)
+    if not isinstance(clock, str):
+        return None
+    hour, minute = (int(part) for part in clock.split(":"))
+    year, month, day = time.localtime(now)[:3]
+    start = time.mktime((year, month, day, hour, minute, 0, 0, 0, -1))
+    if start - now <= _JUST_PAST:  # long past: it names tomorrow's (mktime rolls the date)
+        start = time.mktime((year, month, day + 1, hour, minute, 0, 0, 0, -1))
+    # Codex names a local time of day, its seconds cut off: the reset comes before the named
+    # minute ends, so that is when to come back.
+    return start + 60

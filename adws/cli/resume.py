@@ -304,7 +304,9 @@ def _due(args: argparse.Namespace) -> int:
         out(f"no parked run of this host is due in {journal.path}")
         return EXIT_OK
     codes: list[int] = []
-    for record in reversed(due):  # oldest first
+    for listed in reversed(due):  # oldest first
+        # Read whole, as a claim compares it (its last attempt): `runs` lists it without.
+        record = find_run(journal, listed.run_id)
         try:
             code = continue_run(argparse.Namespace(**vars(args)), journal, record)
         except UsageError as exc:
