@@ -314,9 +314,8 @@ def _due(args: argparse.Namespace) -> int:
             codes.append(EXIT_USAGE)
             continue
         codes.append(code)
-        found = journal.find(record.run_id)
-        now_is = ended(found.status, found.error) if not isinstance(found, str) else found
-        out(f"{record.run_id} {record.workflow}: {now_is} (exit {code})")
+        found = find_run(journal, record.run_id)
+        out(f"{record.run_id} {record.workflow}: {ended(found.status, found.error)} (exit {code})")
         if code in _INTERRUPTED:
             break  # a Ctrl-C stops the round: the runs after it stay parked
     return _worst(codes)

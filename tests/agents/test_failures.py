@@ -22,9 +22,9 @@ from adws.agents import AgentRequest, AgentResponse, CommandAgent, ScriptedAgent
 from adws.agents.step import AgentSpec
 from adws.agents.swap import limits_of
 from adws.engine.errors import INFRASTRUCTURE, ErrorType
+from adws.engine.events import RunFinished
 from adws.engine.step import default_retry_on
 from adws.testing import FunctionAgent
-from adws.engine.events import RunFinished
 from tests.conftest import Events, FakeSleep, failure, success
 
 
@@ -160,7 +160,7 @@ def test_a_limit_without_a_name_parks_for_the_first_line_of_its_message(
 
 
 def test_max_wait_must_be_a_number_of_seconds() -> None:
-    with pytest.raises(ValueError, match="max_wait must be a finite number >= 0.0, got -1"):
+    with pytest.raises(ValueError, match=r"max_wait must be a finite number >= 0\.0, got -1"):
         run_workflow(Workflow("w", ()), max_wait=-1)
 
 
