@@ -160,3 +160,57 @@ class FakeModelAPI:
         lines += [f"{key} = {json.dumps(value)}" for key, value in provider.items()]
         (codex_home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
         return {"HOME": str(home), "CODEX_HOME": str(codex_home), "ADWS_FAKE_API_KEY": FAKE_KEY}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve scripted replies until stopped, printing the environment a CLI needs first.
+
+    `python -m adws.testing.model_api --home DIR --usage-limit 5 --text 'STATUS: done'`
+    queues, in order, a usage limit that resets 5 seconds after the server
+    starts and an answer (`\\n` in it is a new line), then prints one
+    `export NAME=VALUE` line per variable the CLI needs (`--cli claude`,
+    signed in with an OAuth token, or `codex`), so a shell can source them
+    and run `adws` offline against it. It serves until SIGTERM or Ctrl-C.
+    """
+    import argparse  # noqa: PLC0415 - only the command line needs it
+    import shlex  # noqa: PLC0415 - as above
+    import signal  # noqa: PLC0415 - as above
+    import sys  # noqa: PLC0415 - as above
+    import time  # noqa: PLC0415 - as above
+    from pathlib import Path  # noqa: PLC0415 - as above
+
+    parser = argparse.ArgumentParser(prog="python -m adws.testing.model_api")
+    parser.add_argument("--home", required=True, help="a throwaway home for the CLI")
+    parser.add_argument("--cli", choices=["claude", "codex"], default="claude")
+    parser.add_argument(
+        "--usage-limit",
+        type=int,
+        action="append",
+        dest="replies",
+        metavar="SECONDS",
+        help="queue a usage limit resetting SECONDS from now",
+    )
+    parser.add_argument(
+        "--text", action="append", dest="replies", metavar="TEXT", help="queue an answer"
+    )
+    args = parser.parse_args(argv)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    with FakeModelAPI() as api:
+        for reply in args.replies or []:
+            if isinstance(reply, int):
+                api.script(Reply.usage_limit(reply, time.time()))
+            else:
+                api.script(Reply.text(reply.replace("\\n", "\n")))
+        home = Path(args.home)
+        env = api.codex_env(home) if args.cli == "codex" else api.claude_env(home, oauth=True)
+        for name, value in env.items():
+            sys.stdout.write(f"export {name}={shlex.quote(value)}\n")
+        sys.stdout.flush()
+        stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -10,7 +10,10 @@ codex reads). Each `adws` command is a process of its own, with its own
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Final
@@ -20,7 +23,7 @@ import pytest
 from adws.testing import FakeModelAPI, Reply
 from adws.testing._wire import prompt_of
 from tests.agents.clis import git_repo, needs, on_path
-from tests.conftest import start_adws
+from tests.conftest import REPO, start_adws
 
 pytestmark = [pytest.mark.agent_process, pytest.mark.agent_cli, pytest.mark.slow]
 
@@ -241,3 +244,31 @@ def test_a_fan_out_parks_only_the_branch_and_a_resume_keeps_its_siblings(
     summary, end = json.JSONDecoder().raw_decode(due.stdout)
     assert due.stdout[end:] == f"\n{run_id} fan: succeeded (exit 0)\n"
     assert [branch["summary"] for branch in summary["inputs"]["each"]] == ["zero", "one", "two"]
+
+
+@needs("claude")
+def test_make_demo_parked_parks_a_run_and_resume_due_finishes_it(tmp_path: Path) -> None:
+    """`make demo-parked` runs demo/parked.sh: the README's transcript, offline."""
+    done = subprocess.run(
+        ["sh", "demo/parked.sh"],
+        cwd=REPO,
+        env={
+            **os.environ,
+            "ADWS": f"{sys.executable} -m adws",
+            "PYTHON": sys.executable,
+            "PYTHONPATH": str(REPO),
+            "TMPDIR": str(tmp_path),
+            "RESET": "8",
+            "PATH": on_path(),
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("(exit 75)") == 2  # the run parked; a resume before the time
+    (run_id,) = re.findall(r"^\$ adws resume (\w+)$", done.stdout, re.MULTILINE)
+    assert f"\n$ adws resume --due\n{run_id} ask: succeeded (exit 0)\n" in done.stdout
+    assert f"run {run_id} · ask · succeeded" in done.stdout
+    assert "parked until " in done.stderr
