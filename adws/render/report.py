@@ -314,10 +314,7 @@ def _run_error(record: RunRecord) -> str:
     if record.status == "parked":
         until = parked_until(record.wake_at, record.parked_reason or error.message)
         said = f"{error.step_name}: {error.message}"
-        return (
-            f'<div class="parked run-parked" data-wake-at="{_e(str(record.wake_at))}">'
-            f"<h2>{_e(until)}</h2>{capped(said, shows)}</div>"
-        )
+        return f'<div class="parked run-parked"><h2>{_e(until)}</h2>{capped(said, shows)}</div>'
     if waits(error):
         question = f"{error.step_name}: {error.message}"
         return (

@@ -109,7 +109,6 @@ def test_status_runs_and_the_report_show_until_when_and_why(
     assert (listed["wake_at"], listed["parked_reason"]) == (NOW + 3600, "fake usage limit")
     assert main(["report", run_id, "-o", "page.html"]) == 0
     page = (project / "page.html").read_text()
-    assert f'data-wake-at="{NOW + 3600}"' in page
     assert f"<h2>parked until {clock(NOW + 3600)}: fake usage limit</h2>" in page
     assert '<span class="badge parked">parked</span>' in page
 

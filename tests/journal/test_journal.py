@@ -226,7 +226,7 @@ def test_a_journal_from_a_newer_adws_is_refused(tmp_path: Path) -> None:
     db.commit()
     db.close()
     with pytest.raises(
-        JournalError, match=r"written by a newer adws \(schema 99, this one knows 11\)"
+        JournalError, match=r"written by a newer adws \(schema 99, this one knows 12\)"
     ):
         Journal(path)
 
@@ -247,6 +247,7 @@ def test_reopening_does_not_migrate_twice(tmp_path: Path) -> None:
         (9,),
         (10,),
         (11,),
+        (12,),
     ]
 
 

@@ -278,7 +278,7 @@ def test_a_read_only_journal_from_a_newer_adws_is_refused(tmp_path: Path) -> Non
     db.commit()
     db.close()
     with pytest.raises(
-        JournalError, match=r"written by a newer adws \(schema 99, this one knows 11\)"
+        JournalError, match=r"written by a newer adws \(schema 99, this one knows 12\)"
     ):
         Journal(path, readonly=True)
 
