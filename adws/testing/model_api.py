@@ -163,11 +163,11 @@ class FakeModelAPI:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Serve scripted replies until stopped, printing the environment a CLI needs first.
+    r"""Serve scripted replies until stopped, printing the environment a CLI needs first.
 
     `python -m adws.testing.model_api --home DIR --usage-limit 5 --text 'STATUS: done'`
     queues, in order, a usage limit that resets 5 seconds after the server
-    starts and an answer (`\\n` in it is a new line), then prints one
+    starts and an answer (`\n` in it is a new line), then prints one
     `export NAME=VALUE` line per variable the CLI needs (`--cli claude`,
     signed in with an OAuth token, or `codex`), so a shell can source them
     and run `adws` offline against it. It serves until SIGTERM or Ctrl-C.
