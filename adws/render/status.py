@@ -282,7 +282,7 @@ def status_text(
 def _parked_lines(record: RunRecord) -> list[str]:
     """Say until when and why the run is parked, what the agent said, and how it goes on."""
     error = record.error
-    reason = record.parked_reason or (error.message if error is not None else "")
+    reason = record.parked_reason or (error.message if error is not None else "its agent's limit")
     lines = [parked_until(record.wake_at, reason)]
     if error is not None:
         where = f"at {error.step_name}: " if error.step_name else ""
