@@ -11,7 +11,7 @@ CODEX := @openai/codex@0.169.0
 CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install clis browser demo demo-best-of lint typecheck layout test check bench clean
+.PHONY: help install clis browser demo demo-best-of demo-parked lint typecheck layout test check bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -56,6 +56,9 @@ demo: $(RUNTIME) ## Run deep_research with the offline demo agent (installs only
 # Offline too: three demo agents in worktrees of a throwaway repository, an approval, a merge.
 demo-best-of: $(RUNTIME) ## Run implement_best_of on a throwaway git repository and approve it
 	ADWS=$(BIN)/adws sh demo/best_of.sh
+
+demo-parked: $(RUNTIME) clis ## Park a run on a usage limit and finish it with resume --due (offline, real claude)
+	ADWS=$(BIN)/adws PYTHON=$(BIN)/python sh demo/parked.sh
 
 lint: $(DEV) ## ruff check and ruff format --check
 	$(BIN)/ruff check .

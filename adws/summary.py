@@ -24,13 +24,21 @@ from adws.engine.events import (
     StepSucceeded,
     WorktreeRecorded,
 )
+from adws.engine.parking import wake_at
 from adws.engine.usage import Usage
 
 __all__ = ["RunSummary", "StepRecord", "StepStatus"]
 
 StepStatus: TypeAlias = Literal[
-    "not_run", "running", "succeeded", "failed", "skipped", "carried_over", "waiting"
+    "not_run", "running", "succeeded", "failed", "skipped", "carried_over", "waiting", "parked"
 ]
+
+
+def _paused(error: PipelineError) -> StepStatus:
+    """Say how a step's last attempt ended: `failed`, or paused (`waiting`, `parked`)."""
+    if error.error_type == ErrorType.AWAITING_APPROVAL:
+        return "waiting"
+    return "parked" if error.error_type == ErrorType.PARKED else "failed"
 
 
 @final
@@ -111,9 +119,8 @@ class RunSummary:
                 record.attempts = event.attempt
                 record.seconds += event.seconds
                 record.spend(event.usage)
-                if not event.will_retry:  # a pause for approval has not failed: it waits
-                    waits = event.error.error_type == ErrorType.AWAITING_APPROVAL
-                    record.status, record.error = "waiting" if waits else "failed", event.error
+                if not event.will_retry:  # a pause for approval or a limit has not failed
+                    record.status, record.error = _paused(event.error), event.error
             case StepSucceeded():
                 record = self.steps[event.index]
                 record.status, record.attempts = "succeeded", event.attempts
@@ -144,6 +151,8 @@ class RunSummary:
     def to_dict(self) -> dict[str, object]:
         """Return the `--json` object: run id, workflow, status, steps, inputs, error, usage.
 
+        `wake_at` is when a parked run may go on (Unix seconds; None unless parked).
+
         `usage` is the run's whole spend (a resumed run's earlier sessions
         included; None when no agent reported any), `budget` its limits.
         """
@@ -159,6 +168,7 @@ class RunSummary:
             "steps": [record.to_dict() for record in self.steps],
             "inputs": json_safe(inputs),
             "error": None if self.error is None else self.error.to_dict(),
+            "wake_at": wake_at(self.error),
             "usage": usage,
             "budget": budget,
             "warnings": list(self.warnings),

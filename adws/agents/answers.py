@@ -81,12 +81,18 @@ def api_error(  # noqa: PLR0913 - one error's parts, most of them optional
     'claude: API error 429 (rate limited): API Error: Rate limited'
     >>> api_error("codex", None, "stream disconnected", None, {}).args[0]
     'codex: the model API failed: stream disconnected'
-    """
+
+    `details["limit"]` names it in a few words, for a run it parks:
+
+    >>> api_error("codex", 429, "You've hit your usage limit", None, {}, reason="usage limit").details["limit"]
+    'codex usage limit'
+    """  # noqa: E501
     if status is None:
-        head = "the model API failed"
+        head, limit = "the model API failed", f"{cli} model API failure"
     else:
-        head = f"API error {status} ({reason or STATUS_NAMES.get(status, 'error')})"
-    found = {**details, "api_error_status": status}
+        named = reason or STATUS_NAMES.get(status, "error")
+        head, limit = f"API error {status} ({named})", f"{cli} {named}"
+    found = {**details, "api_error_status": status, "limit": limit}
     if status in _PERMANENT_STATUSES:
         found["permanent"] = True
     message = f"{cli}: {head}: {detail}"

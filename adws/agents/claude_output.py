@@ -15,8 +15,12 @@ charged either way.
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Final
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from adws import io_ops
 from adws.agents.answers import AnswerError, api_error, count, event_of, json_object, usage_of
 from adws.agents.base import AgentResponse
 from adws.engine.errors import ErrorType
@@ -32,6 +36,8 @@ _TARGETS: Final = ("file_path", "notebook_path", "path", "command", "url", "patt
 """The tool-input fields that say what a tool call acts on, most telling first."""
 
 _CLI: Final = "claude"
+_USAGE_LIMIT: Final = "usage_limit_reached"
+"""What claude's result names as `api_error` when a subscription's usage limit is reached."""
 EDITS_HINT: Final = "let the step change files with agent_step(..., edits=True)"
 
 
@@ -81,6 +87,52 @@ def _denials(denials: object) -> str | None:
     return "; ".join(dict.fromkeys(described))
 
 
+_RESETS: Final = re.compile(
+    r"resets (?:(?P<month>[A-Z][a-z]{2}) (?P<day>\d{1,2}), )?"
+    r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))? ?(?P<half>am|pm)(?: \((?P<zone>[^)]+)\))?",
+    re.IGNORECASE,
+)
+"""Claude names a limit's reset in its result text: `resets 11:24am (UTC)`, `resets 3pm`,
+`resets Nov 30, 3:44pm (America/New_York)`."""
+
+
+def _named_reset(text: str) -> dict[str, object]:
+    """Read the reset time claude's text names as `resets_at`, the end of the minute it names.
+
+    Claude cuts the seconds off, so the limit has reset once that minute is over.
+
+    >>> import time
+    >>> named = _named_reset("You've hit your 5-hour limit · resets 11:24am (UTC)")["resets_at"]
+    >>> time.strftime("%H:%M:%S", time.gmtime(named))
+    '11:25:00'
+    >>> _named_reset("no time here"), _named_reset("resets 3pm (Not/AZone)")
+    ({}, {})
+    >>> _named_reset("resets Feb 30, 3:44pm (UTC)"), _named_reset("resets 3:75pm")
+    ({}, {})
+    """
+    found = _RESETS.search(text)
+    if found is None:
+        return {}
+    try:
+        zone: tzinfo | None = ZoneInfo(found["zone"]) if found["zone"] else None
+    except (ValueError, ZoneInfoNotFoundError):
+        return {}
+    now = datetime.fromtimestamp(io_ops.wall_clock(), tz=zone).astimezone(zone)
+    hour = int(found["hour"]) % 12 + (12 if found["half"].lower() == "pm" else 0)
+    try:
+        named = now.replace(hour=hour, minute=int(found["minute"] or 0), second=0, microsecond=0)
+        if found["month"] is not None:
+            month = datetime.strptime(found["month"], "%b").month  # noqa: DTZ007 - the month alone
+            named = named.replace(month=month, day=int(found["day"]))
+    except ValueError:  # no such minute, month or day
+        return {}
+    if named < now - timedelta(days=1):  # a date named in January, read in December
+        named = named.replace(year=named.year + 1)
+    elif found["month"] is None and named < now - timedelta(minutes=1):
+        named += timedelta(days=1)  # a time of day already past names tomorrow's
+    return {"resets_at": (named + timedelta(minutes=1)).timestamp()}
+
+
 def claude_result(envelope: Mapping[str, object], extra: Mapping[str, object]) -> AgentResponse:
     """Turn Claude's result object into the answer, or an `AnswerError` that keeps its cost.
 
@@ -101,7 +153,11 @@ def claude_result(envelope: Mapping[str, object], extra: Mapping[str, object]) -
         texts = [str(e) for e in errors if e] if isinstance(errors, list) else []
         detail = "; ".join(texts) or (answer if isinstance(answer, str) and answer else "no detail")
         if isinstance(status, int) and not isinstance(status, bool):
-            raise api_error(_CLI, status, detail, usage, details)
+            if "resets_at" not in details:  # `--output-format json` names it only in the text
+                details.update(_named_reset(detail))
+            limited = envelope.get("api_error") == _USAGE_LIMIT or "resets_at" in details
+            reason = "usage limit" if limited else None
+            raise api_error(_CLI, status, detail, usage, details, reason=reason)
         msg = f"claude reported an error ({envelope.get('subtype', 'error')}): {detail}"
         raise AnswerError(msg, usage, details=details)
     refused = _denials(envelope.get("permission_denials"))

@@ -368,7 +368,9 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     hang, a timeout) are retried without feedback: the model never
     answered. An `AgentUnavailable` that names when the service will take
     calls again is retried after that wait, through the run's `sleep`, when
-    the wait fits in `timeout`; otherwise it fails now, saying so.
+    the wait fits in the run's `max_wait` (whatever `timeout`: it bounds a
+    call, not the wait between calls); a later reset parks the run
+    (`Parked`, see `adws.engine.parking`), the failed call charged once.
 
     `sessions="continue"` (the default): a retry after a rejected answer,
     and the next round of a `with_verification`, continue the agent's
@@ -444,7 +446,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             except BaseException:  # journaled by _ask; its reservation is given back
                 _settle(scope, limit, held, None, branch)
                 raise
-        answer = answer.alt(lambda error: bounded_wait(error, timeout))
+        answer = answer.alt(lambda error: bounded_wait(error, scope.max_wait))
         answer = calls.finish(answer)
         checked = answer.bind(lambda response: _outputs(response, contract, name))
         usage = _exchanged(request, answer, checked, seconds)

@@ -101,7 +101,7 @@ class _Coordinator:
             self.total,
             statuses.count("succeeded"),
             statuses.count("failed"),
-            statuses.count("blocked") + statuses.count("waiting"),
+            statuses.count("blocked") + statuses.count("waiting") + statuses.count("parked"),
             statuses.count("interrupted"),
             len(self.assigned),
             io_ops.monotonic() - self.started,

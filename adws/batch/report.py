@@ -52,6 +52,8 @@ class Progress:
     def line(self, batch_id: str) -> str:
         """Render the progress line: done, failed, blocked, running, runs per minute, ETA.
 
+        Blocked counts the runs that wait: for a person, or parked on a limit.
+
         >>> Progress(10, 4, 1, 0, 0, 2, 30.0).line("b1")
         'batch b1: 4/10 done, 1 failed, 0 blocked, 2 running · 10 runs/min · ETA 0m30s'
         """
@@ -95,7 +97,9 @@ class BatchReport:
     def status(self) -> str:
         """`interrupted`, else `failed` (a run, the journal, a run not run), else `blocked`...
 
-        A run waiting for approval counts as blocked: a person must act.
+        A run waiting for approval counts as blocked: a person must act. Then
+        `parked`: a run parked on an agent's limit goes on later (`adws
+        resume --due`). The progress line counts parked runs with blocked ones.
         """
         counts = self.counts()
         if self.interrupted:
@@ -106,6 +110,8 @@ class BatchReport:
             return "failed"
         if counts.get("blocked") or counts.get("waiting"):
             return "blocked"
+        if counts.get("parked"):
+            return "parked"
         return "succeeded" if set(counts) <= {"succeeded"} else "failed"
 
     def to_dict(self) -> dict[str, object]:

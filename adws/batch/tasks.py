@@ -279,6 +279,7 @@ def execute(
     """
     from adws.agents.offline import OFFLINE  # noqa: PLC0415 - as above
     from adws.engine.executor import run_workflow  # noqa: PLC0415 - as above
+    from adws.engine.parking import DEFAULT_MAX_WAIT  # noqa: PLC0415 - as above
     from adws.engine.scope import Decision  # noqa: PLC0415 - as above
     from adws.engine.usage import Usage  # noqa: PLC0415 - as above
     from adws.journal.codec import decode_context, decode_outputs, encode_error  # noqa: PLC0415 - as above
@@ -312,6 +313,7 @@ def execute(
             budget=options.budget(),
             raised=options.raised_budget(),
             spent=spent,
+            max_wait=DEFAULT_MAX_WAIT if options.max_wait is None else options.max_wait,
             rerun=task.rerun,
             worktrees=task.batch.worktrees,
             bases=json.loads(task.bases_json),

@@ -11,7 +11,8 @@ a command needs but cannot read, exit code 1); only a second
 signal during a run exits from elsewhere (`adws.interrupts`, at once).
 
 Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, 3 blocked
-(or waiting for approval), 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. After a run, every input the run
+(or waiting for approval), 75 parked on an agent's usage limit (`EX_TEMPFAIL`),
+130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. After a run, every input the run
 produced whose name ends in `_path` is printed, so a workflow can tell its
 user where its artifacts went (`report_path: reports/...md`).
 """
@@ -32,7 +33,15 @@ __all__ = ["EXIT_CODES", "main"]
 
 EXIT_USAGE: Final = 2
 EXIT_UNREADABLE: Final = 1
-EXIT_CODES: Final = {"succeeded": 0, "failed": 1, "blocked": 3, "waiting": 3, "interrupted": 130}
+EXIT_CODES: Final = {
+    "succeeded": 0,
+    "failed": 1,
+    "blocked": 3,
+    "waiting": 3,
+    "parked": 75,
+    "interrupted": 130,
+}
+"""75 is `EX_TEMPFAIL` (sysexits.h): try again later, as a parked run asks."""
 
 # Each command's module is imported when it runs, so `adws --help` imports only argparse.
 _HANDLERS: Final = {

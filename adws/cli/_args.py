@@ -25,11 +25,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUSY_VAR",
+    "MAX_WAIT_VAR",
     "UnreadableRowsError",
     "UsageError",
     "apply_options",
     "given_options",
     "journal_path",
+    "max_wait",
     "open_journal",
     "parse_inputs",
     "read_answer",
@@ -171,6 +173,29 @@ def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, obj
     return inputs
 
 
+MAX_WAIT_VAR: Final = "ADWS_MAX_WAIT"
+"""Seconds a run waits in its process for an agent's limit to reset (default 900)."""
+
+
+def max_wait(args: argparse.Namespace) -> float | None:
+    """Return `--max-wait`, else `$ADWS_MAX_WAIT`, else None; a bad value is exit 2."""
+    given: float | None = getattr(args, "max_wait", None)
+    if given is not None:
+        return given
+    text = os.environ.get(MAX_WAIT_VAR)
+    if text is None:
+        return None
+    from argparse import ArgumentTypeError  # noqa: PLC0415 - see the note on imports
+
+    from adws.cli._values import seconds  # noqa: PLC0415 - as above
+
+    try:
+        return seconds(text)
+    except ArgumentTypeError as exc:
+        msg = f"{MAX_WAIT_VAR}={text!r}: {exc}"
+        raise UsageError(msg) from exc
+
+
 def _absolute(path: str | None) -> str | None:
     return None if path is None else str(Path(path).resolve())
 
@@ -180,7 +205,8 @@ def given_options(args: argparse.Namespace, *, resume: bool = False) -> RunOptio
 
     A run records the workflows folder it was found in (`--workflows`,
     `$ADWS_WORKFLOWS` or `./workflows`), so a resume from another folder or
-    shell finds it; a resume takes one only from `--workflows`.
+    shell finds it; a resume takes one only from `--workflows`. The same
+    goes for `--max-wait` and `$ADWS_MAX_WAIT`.
     """
     from adws.discovery import workflows_dir  # noqa: PLC0415 - see the note on imports
     from adws.journal.options import RunOptions  # noqa: PLC0415 - see the note on imports
@@ -200,6 +226,7 @@ def given_options(args: argparse.Namespace, *, resume: bool = False) -> RunOptio
         no_transcripts=True if args.no_transcripts else None,
         notify=getattr(args, "notify", None),
         on_budget=getattr(args, "on_budget", None),
+        max_wait=getattr(args, "max_wait", None) if resume else max_wait(args),
     )
 
 

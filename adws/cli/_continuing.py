@@ -24,9 +24,25 @@ def add_resume(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
         "whose definition changed is refused (see --rerun-changed, --keep-changed), and so is a "
         "kept worktree that changed since the run left it (see --accept-drift). The run is claimed "
         "compare-and-set: if it changed since this command read it (another resume, an approval), "
-        "nothing is done (exit 2).",
+        "nothing is done (exit 2). A run parked on an agent's usage limit is resumed only once "
+        "its time has come (before: exit 75, naming the time; see --now), and --due resumes, "
+        "one after another, every parked run of this host whose time has come (for cron or a "
+        "timer), printing one line per run; its exit code is the worst of theirs: 130 (or the "
+        "signal's) if one was interrupted (no later run starts), else 1 if one failed, else 2 "
+        "if one could not be resumed, else 3 if one is blocked or waits for approval, else 75 "
+        "if one parked again, else 0 (also when none was due).",
     )
-    resume.add_argument("run", help="run id (or a unique prefix)")
+    resume.add_argument("run", nargs="?", help="run id (or a unique prefix)")
+    resume.add_argument(
+        "--now",
+        action="store_true",
+        help="resume a parked run before the time its agent's limit resets",
+    )
+    resume.add_argument(
+        "--due",
+        action="store_true",
+        help="resume every parked run of this host whose time has come, oldest first",
+    )
     resume.add_argument(
         "--plan",
         action="store_true",

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, journal_path, open_journal, recorded, select_agent
+from adws.cli._args import (
+    UsageError,
+    journal_path,
+    max_wait,
+    open_journal,
+    recorded,
+    select_agent,
+)
 from adws.cli._output import err, out_json
 from adws.cli.workflows import load_workflow
 from adws.interrupts import Interrupts
@@ -158,6 +165,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     cost) goes on the final line.
     """
     from adws.engine.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
+    from adws.engine.parking import DEFAULT_MAX_WAIT  # noqa: PLC0415 - as above
     from adws.journal import JournalObserver  # noqa: PLC0415 - see the note on imports
     from adws.journal.exchanges import keeps_transcripts  # noqa: PLC0415 - see the note on imports
     from adws.journal.fingerprint import (  # noqa: PLC0415 - see the note on imports
@@ -167,6 +175,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     from adws.summary import RunSummary  # noqa: PLC0415 - see the note on imports
 
     journal = open_journal(args)
+    waits = max_wait(args)
     run_id = run_id or new_run_id()
     summary = RunSummary()
 
@@ -212,6 +221,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
             bases=bases,
             decisions=decisions,
             sessions=sessions,
+            max_wait=DEFAULT_MAX_WAIT if waits is None else waits,
         )
     _report(args, summary, ctx, options)
     if summary.status == "waiting" and getattr(args, "notify", None):

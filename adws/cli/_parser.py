@@ -13,7 +13,7 @@ from typing import Any
 
 from adws.cli._continuing import add_approvals, add_going_on, add_resume
 from adws.cli._seeing import add_report, add_seeing, add_status, add_transcripts
-from adws.cli._values import days, money, positive, tokens, whole
+from adws.cli._values import days, money, positive, seconds, tokens, whole
 
 __all__ = ["build_parser"]
 
@@ -80,6 +80,14 @@ def _add_agent_options(running: argparse.ArgumentParser) -> None:
         "--max-tokens N), which raises the budget and continues, or adws reject RUN",
     )
     running.add_argument(
+        "--max-wait",
+        type=seconds,
+        metavar="SECONDS",
+        help="wait in this process at most this long for an agent's usage limit to reset "
+        "(default: $ADWS_MAX_WAIT, else 900); a later reset parks the run until then (exit 75; "
+        "adws resume --due goes on once it has come)",
+    )
+    running.add_argument(
         "--notify",
         metavar="CMD",
         help="when the run starts waiting for approval, run CMD (split like --agent) with the "
@@ -114,7 +122,8 @@ def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
         "options apply to each run and are recorded with it (`adws resume RUN` and `batch "
         "--resume` use them again). Exit codes: 0 all succeeded, 1 any failed (or not "
         "started, or not recorded), 2 usage (or the batch or a run is held by another "
-        "process), 3 any blocked and none failed, 130 interrupted.",
+        "process), 3 any blocked (or waiting for approval) and none failed, 75 any parked on an "
+        "agent's limit and none failed or blocked, 130 interrupted.",
     )
     batch.set_defaults(record=None, replay=None)
     batch.add_argument("workflow", nargs="?", help="workflow name")
@@ -213,7 +222,8 @@ def _top_parser() -> argparse.ArgumentParser:
         prog="adws",
         description="Run AI-developer workflows as pipelines that fail closed.",
         epilog="Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, "
-        "3 blocked or waiting for approval, 130 interrupted.",
+        "3 blocked or waiting for approval, 75 parked on an agent's usage limit (adws resume "
+        "--due goes on once it resets), 130 interrupted.",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="print adws's version and exit")
     return parser
@@ -271,7 +281,16 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--workflow", help="only runs of this workflow")
     runs.add_argument(
         "--status",
-        choices=["queued", "running", "succeeded", "failed", "blocked", "interrupted", "waiting"],
+        choices=[
+            "queued",
+            "running",
+            "succeeded",
+            "failed",
+            "blocked",
+            "interrupted",
+            "waiting",
+            "parked",
+        ],
         help="only runs with this status",
     )
     runs.add_argument("--limit", type=whole, metavar="N", help="at most N runs")

@@ -8,7 +8,7 @@ from typing import Final
 
 from adws.engine._limits import MAX_COST_USD, MAX_COUNT
 
-__all__ = ["days", "money", "positive", "tokens", "whole"]
+__all__ = ["MOST_WAIT", "days", "money", "positive", "seconds", "tokens", "whole"]
 
 
 def positive(text: str) -> int:
@@ -38,6 +38,15 @@ def _bounded(text: str, most: float, what: str) -> float:
 def money(text: str) -> float:
     """Parse a finite amount of US dollars from 0 to `MAX_COST_USD`, for argparse."""
     return _bounded(text, MAX_COST_USD, "an amount in US dollars")
+
+
+MOST_WAIT: Final = 30 * 86_400.0
+"""A month: no usage window a service names is longer; waiting longer in one process is a bug."""
+
+
+def seconds(text: str) -> float:
+    """Parse a finite number of seconds from 0 to a month (`--max-wait`), for argparse."""
+    return _bounded(text, MOST_WAIT, "a number of seconds")
 
 
 def _digits(text: str, most: int) -> bool:

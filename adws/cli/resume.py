@@ -54,6 +54,10 @@ def _raise(
     return Budget(args.max_cost, args.max_tokens)
 
 
+EXIT_FAILED: Final = EXIT_CODES["failed"]
+EXIT_USAGE: Final = 2
+
+
 def _stop_children(record: RunRecord, *, force: bool) -> None:
     """Refuse to resume over a child the run left running, or (`--force`) stop it first."""
     alive = record.live_children()
@@ -316,19 +320,94 @@ def _reset(journal: Journal, record: RunRecord, start: ResumeStart) -> None:
             err(line)
 
 
+def _too_early(record: RunRecord) -> str | None:
+    """Say why a parked run may not go on yet (its limit resets later), or None if it may."""
+    from adws.render.words import parked_until  # noqa: PLC0415 - see the note on imports
+
+    if record.status != "parked" or record.due(io_ops.wall_clock()):
+        return None
+    until = parked_until(record.wake_at, record.parked_reason or "its agent's limit")
+    return (
+        f"run {record.run_id} is {until}; adws resume {record.run_id} --now goes on before "
+        "(the agent may refuse again), adws resume --due once the time has come"
+    )
+
+
+_INTERRUPTED: Final = frozenset({130, 143, 129})
+_WORST: Final = (0, EXIT_CODES["parked"], EXIT_CODES["blocked"], EXIT_USAGE, EXIT_FAILED)
+"""Exit codes from best to worst, for `--due`: an interruption is worse than all of them."""
+
+
+def _worst(codes: list[int]) -> int:
+    """Return the worst of the runs' exit codes (see `adws resume --help`)."""
+    stopped = [code for code in codes if code in _INTERRUPTED]
+    if stopped:
+        return stopped[0]
+    return max(codes, key=lambda code: _WORST.index(code) if code in _WORST else len(_WORST))
+
+
+def _due(args: argparse.Namespace) -> int:
+    """Resume every parked run of this host whose time has come, oldest first."""
+    import argparse  # noqa: PLC0415 - see the note on imports
+    import socket  # noqa: PLC0415 - as above
+
+    from adws.render.words import ended  # noqa: PLC0415 - as above
+
+    for given, flag in ((args.run, "a run id"), (args.plan, "--plan"), (args.from_step, "--from")):
+        if given:
+            msg = f"--due resumes every parked run whose time has come; leave out {flag}"
+            raise UsageError(msg)
+    if args.input or args.inputs:
+        msg = "--due resumes every parked run whose time has come; leave out -i and --inputs"
+        raise UsageError(msg)
+    journal = require_journal(args)
+    now, host = io_ops.wall_clock(), socket.gethostname()
+    due = [run for run in journal.runs(status="parked") if run.host == host and run.due(now)]
+    if not due:
+        out(f"no parked run of this host is due in {journal.path}")
+        return EXIT_OK
+    codes: list[int] = []
+    for listed in reversed(due):  # oldest first
+        # Read whole, as a claim compares it (its last attempt): `runs` lists it without.
+        record = find_run(journal, listed.run_id)
+        try:
+            code = continue_run(argparse.Namespace(**vars(args)), journal, record)
+        except UsageError as exc:
+            out(f"{record.run_id} {record.workflow}: not resumed: {exc}")
+            codes.append(EXIT_USAGE)
+            continue
+        codes.append(code)
+        found = find_run(journal, record.run_id)
+        out(f"{record.run_id} {record.workflow}: {ended(found.status, found.error)} (exit {code})")
+        if code in _INTERRUPTED:
+            break  # a Ctrl-C stops the round: the runs after it stay parked
+    return _worst(codes)
+
+
 def cmd_resume(args: argparse.Namespace) -> int:
     """Continue a run from its first step that did not succeed (or show the plan).
 
     A run waiting for approval whose wait expired is ended as rejected
-    (reason `timeout`); one still waiting waits again.
+    (reason `timeout`); one still waiting waits again. A parked run goes on
+    only once its time has come, unless `--now`; `--due` resumes every
+    parked run of this host whose time has come.
     """
     from adws.cli._waits import expired  # noqa: PLC0415 - see the note on imports
 
+    if args.due:
+        return _due(args)
+    if args.run is None:
+        msg = "name the run to resume (adws runs lists them), or pass --due"
+        raise UsageError(msg)
     journal = require_journal(args, readonly=args.plan)
     record = find_run(journal, args.run)
     if record.status == "succeeded" and not args.plan:
         err(f"run {record.run_id} already succeeded; nothing to resume")
         return EXIT_OK
+    early = None if args.plan or args.now else _too_early(record)
+    if early is not None:
+        err(f"adws: {early}")
+        return EXIT_CODES["parked"]
     if args.plan:
         _, described = _options(args, record)
         args.workflow = record.workflow

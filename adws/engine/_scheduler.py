@@ -6,8 +6,10 @@ starts at most `max_concurrency` at once, reuses what a resumed run stored,
 reports each branch's end to the run's observers, and, unless told to let
 every branch finish (`fail_fast=False`), cancels the branches still running
 once the step can no longer succeed: their process groups are stopped and
-no new process starts. Ctrl-C (or SIGTERM) cancels them all, waits for
-their threads and re-raises. What the outcomes mean for the step (the
+no new process starts. A branch that parks (its agent's limit resets past
+the run's `max_wait`) has not failed: its siblings run to their end.
+Ctrl-C (or SIGTERM) cancels them all, waits for their threads and
+re-raises. What the outcomes mean for the step (the
 verdict) is `adws.engine.concurrency`'s business.
 """
 
@@ -28,6 +30,7 @@ from adws import io_ops
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
 from adws.engine.events import BranchAttemptFailed, BranchFinished, BranchStarted, BranchStatus
+from adws.engine.parking import is_parked
 from adws.engine.retry import retry_step
 from adws.engine.scope import RunScope, current_scope, enter_branch
 from adws.engine.step import Step
@@ -143,8 +146,8 @@ def run_branches(  # noqa: C901, PLR0915 - the scheduler: start, watch, cancel, 
         outcome = outcomes[index]
         if outcome.status in {"succeeded", "reused"}:
             counts["done"] += 1
-        elif outcome.status == "failed":
-            counts["failed"] += 1
+        elif outcome.status == "failed" and not is_parked(outcome.error):
+            counts["failed"] += 1  # a parked branch has not failed: its siblings go on
         branch = branches[index]
         scope.emit(
             BranchFinished(

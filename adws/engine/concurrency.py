@@ -23,6 +23,11 @@ Rules (see "Concurrency inside a run" in DESIGN.md):
 - `min_successes=k`: the step succeeds once the branches have finished if
   at least k succeeded; as soon as k can no longer be reached, the rest are
   cancelled and the step fails as above.
+- A branch whose agent's limit resets past the run's `max_wait` parks (see
+  `adws.engine.parking`): it has not failed, so nothing is cancelled for
+  it; once every branch ended, a step that could still succeed when the
+  parked ones wake parks too (`Parked`, waking when the last of them may),
+  and a resume keeps the branches that succeeded.
 - `fail_fast=False`: nothing is cancelled; every branch runs to its end,
   and then the step fails with every failed branch's error: the first in
   declaration order is the step's error (its step name and kind), its
@@ -56,6 +61,7 @@ from adws._checks import require_callable, require_count, require_input_name, re
 from adws.engine._scheduler import Branch, Outcome, run_branches
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import ErrorType, PipelineError
+from adws.engine.parking import is_parked, parked_branches
 from adws.engine.scope import current_branch
 from adws.engine.step import Step
 
@@ -126,9 +132,14 @@ def _verdict(
     """
     succeeded = sum(outcome.status in {"succeeded", "reused"} for outcome in outcomes)
     needed = len(branches) if min_successes is None else min_successes
-    failures = [outcome.error for outcome in outcomes if outcome.error is not None]
+    errors = [outcome.error for outcome in outcomes if outcome.error is not None]
     if succeeded >= needed:
-        return [error.to_dict() for error in failures]
+        return [error.to_dict() for error in errors]
+    parked = [error for error in errors if is_parked(error)]
+    failures = [error for error in errors if not is_parked(error)]
+    if parked and succeeded + len(parked) >= needed:
+        # The step can still succeed once they wake: it parks; a resume keeps the siblings.
+        return parked_branches(name, parked, len(branches), _branches_map(branches, outcomes))
     if failures:
         first = failures[0] if fail_fast else _all_failures(failures)
         return first.with_context(branches=_branches_map(branches, outcomes))

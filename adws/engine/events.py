@@ -55,24 +55,28 @@ __all__ = [
     "status_of",
 ]
 
-RunStatus: TypeAlias = Literal["succeeded", "failed", "blocked", "interrupted", "waiting"]
+RunStatus: TypeAlias = Literal["succeeded", "failed", "blocked", "interrupted", "waiting", "parked"]
 
 _STATUS_OF: Final[dict[str, RunStatus]] = {
     ErrorType.BLOCKED: "blocked",
     ErrorType.INTERRUPTED: "interrupted",
     ErrorType.AWAITING_APPROVAL: "waiting",
+    ErrorType.PARKED: "parked",
 }
 
 
 def status_of(error: PipelineError | None) -> RunStatus:
     """Name the run status a final error (or its absence) means.
 
-    `waiting` is a run paused at an `approval_step`: it has not ended.
+    `waiting` is a run paused at an `approval_step`, `parked` one whose
+    agent's limit resets later than it may wait: neither has ended.
 
     >>> status_of(None), status_of(PipelineError("s", "Blocked", "why"))
     ('succeeded', 'blocked')
     >>> status_of(PipelineError("ok", "AwaitingApproval", "merge?"))
     'waiting'
+    >>> status_of(PipelineError("ask", "Parked", "claude usage limit", {"wake_at": 1.0}))
+    'parked'
     """
     if error is None:
         return "succeeded"

@@ -18,7 +18,7 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
-from adws._checks import require_count
+from adws._checks import require_count, require_seconds
 from adws.engine._emitter import Emitter
 from adws.engine._start import Start, starting_point
 from adws.engine.context import WorkflowContext, promote
@@ -34,6 +34,7 @@ from adws.engine.events import (
     status_of,
 )
 from adws.engine.metering import Meter, charging
+from adws.engine.parking import DEFAULT_MAX_WAIT
 from adws.engine.retry import (
     OnAttemptFailed,
     attempt_number,
@@ -77,6 +78,7 @@ __all__ = [
 
 _INTERRUPTED_MESSAGE: Final = "interrupted by Ctrl-C"
 _NAME: Final = operator.attrgetter("name")
+_PAUSES: Final = frozenset({ErrorType.AWAITING_APPROVAL, ErrorType.PARKED})
 
 
 def new_run_id() -> str:
@@ -199,6 +201,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     estimate: Callable[[str], Usage | None] | None = None,
     raised: Budget | None = None,
     sessions: Mapping[tuple[str, str], AgentSession] | None = None,
+    max_wait: float = DEFAULT_MAX_WAIT,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run `workflow`'s steps in order and return the final context or the first error.
 
@@ -231,9 +234,13 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     replaces the workflow's, the caller's and every step's.
     A resume passes `sessions`, the agent calls it found interrupted (by
     their `(path, agent step)`), whose sessions those steps continue.
+    `max_wait` (seconds, default 900) is the longest a step waits for an
+    agent's limit to reset; one that resets later ends the run `parked`
+    (`Parked`, with `wake_at`), its `always_run` steps not run yet either.
     """
     if max_agents is not None:
         require_count("run_workflow", "max_agents", max_agents)
+    require_seconds("run_workflow", "max_wait", max_wait)
     emit = Emitter(observers, run_id or new_run_id())
     limit = budget.tighter(workflow.budget) if budget is not None else workflow.budget
     if raised is not None:
@@ -252,6 +259,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
         estimate=estimate,
         raised=raised,
         sessions=dict(sessions or {}),
+        max_wait=max_wait,
     )
     token = enter_scope(scope)
     try:
@@ -300,8 +308,8 @@ def _run_steps(
             ctx = outcome
         elif first_error is None:
             first_error = outcome
-            if outcome.error_type == ErrorType.AWAITING_APPROVAL:
-                break  # the run waits for a person: it has not ended, so no cleanup runs yet
+            if outcome.error_type in _PAUSES:
+                break  # the run waits for a person or a limit: it has not ended, no cleanup yet
         else:
             late_failures.append(outcome)
     return _finish(workflow, ctx, emit, scope, started, first_error, late_failures)

@@ -27,6 +27,7 @@ NEVER_RETRIED: Final = frozenset(
         ErrorType.PERMISSION_DENIED,
         ErrorType.AWAITING_APPROVAL,
         ErrorType.REJECTED,
+        ErrorType.PARKED,
     }
 )
 

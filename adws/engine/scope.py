@@ -26,6 +26,7 @@ import attrs
 from adws import io_ops
 from adws.engine.events import RunEvent
 from adws.engine.metering import Meter
+from adws.engine.parking import DEFAULT_MAX_WAIT
 from adws.engine.reservations import Ledger
 from adws.engine.usage import Budget, Usage
 
@@ -108,7 +109,9 @@ class RunScope:
     of the workflow and of every step. `sessions` maps an agent call's
     place, `(path, agent step)`, to the session its latest call ran in (a
     resume starts it with the calls it found interrupted); the agent steps
-    keep it up to date.
+    keep it up to date. `max_wait` is the longest an agent step waits
+    in-process for a limit to reset (seconds); a reset further away parks
+    the run (see `adws.engine.parking`).
     """
 
     run_id: str = ""
@@ -127,6 +130,7 @@ class RunScope:
     estimate: Callable[[str], Usage | None] | None = None
     raised: Budget | None = None
     sessions: dict[tuple[str, str], AgentSession] = attrs.field(factory=dict)
+    max_wait: float = DEFAULT_MAX_WAIT
 
 
 _SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)

@@ -2,7 +2,8 @@
 
 `adws run W --agent claude --max-cost 5` records `agent` and `max_cost`
 with the run (`--notify CMD` too, so `adws approve` notifies the same
-way); a plain `adws resume RUN` uses them again, and an option given to
+way, and `--max-wait`, or `$ADWS_MAX_WAIT`, so a resume parks as the run
+did); a plain `adws resume RUN` uses them again, and an option given to
 the resume overrides the recorded one (and is recorded in its
 place, so a later resume keeps it). Paths (`workflows`, `record`,
 `replay`) are kept absolute, so a resume works from any folder; a
@@ -38,6 +39,7 @@ _NAMES: Final = (
     "notify",
     "on_budget",
     "raised",
+    "max_wait",
 )
 _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "agent": (str,),
@@ -53,6 +55,7 @@ _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "notify": (str,),
     "on_budget": (str,),
     "raised": (bool,),
+    "max_wait": (float, int),
 }
 _EXCLUSIVE: Final = ("record", "replay")
 """Giving one of these to a resume replaces both: a run records or replays, never both."""
@@ -101,6 +104,8 @@ class RunOptions:
     raised: bool | None = None
     """True once `adws approve --max-cost/--max-tokens` raised the budget: `max_cost` and
     `max_tokens` then replace the workflow's and every step's limits instead of tightening them."""
+    max_wait: float | None = None
+    """How long the run waits in its process for an agent's limit to reset before it parks."""
 
     def budget(self) -> Budget | None:
         """Return the budget `--max-cost`, `--max-tokens` and `--on-budget` set (None: none).
@@ -131,7 +136,7 @@ class RunOptions:
         """Decode what `to_json` wrote; anything else in the row is ignored, never trusted.
 
         >>> RunOptions.from_json('{"agent": "x", "max_cost": -1, "other": 2}')
-        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None, notify=None, on_budget=None, raised=None)
+        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None, notify=None, on_budget=None, raised=None, max_wait=None)
         """  # noqa: E501
         try:
             loaded: Any = json.loads(text) if text else {}

@@ -24,7 +24,7 @@ def prune(
     names. The file is vacuumed after, so the space comes back. Returns
     how many runs were deleted.
     """
-    clauses, params = ["status NOT IN ('running', 'queued')"], []
+    clauses, params = ["status NOT IN ('running', 'queued', 'parked')"], []
     live = live_batches(journal)
     if live:
         marks = ", ".join("?" * len(live))

@@ -105,6 +105,19 @@ class RunRecord:
     """What of the run's row could not be read (a corrupt or forged journal); () when all."""
     last_attempt: int | None = None
     """The id of the run's newest attempt row when it was read (`Journal.find` reads it)."""
+    wake_at: float | None = None
+    """When a parked run may go on, in Unix seconds (None: not parked, or before schema 12)."""
+    parked_reason: str | None = None
+    """Why a parked run parked, in a few words (`claude usage limit`)."""
+
+    def due(self, now: float) -> bool:
+        """Tell whether the run is parked and its time to go on has come.
+
+        >>> RunRecord("r", "w", "", "parked", (), "", "", None, None, None, None, None, None, 0,
+        ...           wake_at=100.0).due(100.0)
+        True
+        """
+        return self.status == "parked" and (self.wake_at is None or self.wake_at <= now)
 
     @property
     def seen(self) -> Seen:
@@ -159,6 +172,8 @@ class RunRecord:
             "usage": None if self.usage is None else self.usage.to_dict(),
             "options": self.options.to_dict(),
             "problems": list(self.problems),
+            "wake_at": self.wake_at,
+            "parked_reason": self.parked_reason,
         }
 
 
@@ -353,6 +368,9 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
     children = (
         () if children_column is None else _json_items(children_column, "children", int, problems)
     )
+    wake_column = column_of(row, "wake_at")
+    wake = checked_seconds(wake_column, "wake_at", problems, most=LATEST_CLOCK, optional=True)
+    reason = checked_text(column_of(row, "parked_reason"), "parked_reason", problems, optional=True)
     return RunRecord(
         row["run_id"],
         row["workflow"],
@@ -379,6 +397,8 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         RunOptions.from_json(column_of(row, "options")),
         tuple(problems),
         _row_id(column_of(row, "last_attempt")),
+        wake,
+        reason,
     )
 
 

@@ -20,7 +20,8 @@ flight from one that ended); 12 keeps, with a decision on a question a budget
 asked, the budget `adws approve --max-cost/--max-tokens` raised it to; 13
 keeps the session each agent call ran in (`agent_sessions`), as soon as its
 CLI names it, with the session it continued, why it could not, and whether
-the call ended.
+the call ended; 14 keeps when a parked run may go on (`runs.wake_at`, Unix
+seconds) and why it parked (`runs.parked_reason`).
 """
 
 from __future__ import annotations
@@ -157,6 +158,10 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             " ended INTEGER NOT NULL DEFAULT 0, recorded TEXT NOT NULL, started REAL)"
         ),
         "CREATE INDEX agent_sessions_by_run ON agent_sessions(run_id, id)",
+    ),
+    (
+        "ALTER TABLE runs ADD COLUMN wake_at REAL",
+        "ALTER TABLE runs ADD COLUMN parked_reason TEXT",
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

@@ -30,6 +30,7 @@ from adws.engine.events import (
     StepSucceeded,
     WorktreeRecorded,
 )
+from adws.engine.parking import wake_at
 from adws.engine.usage import Usage
 from adws.journal.codec import encode_context, encode_error, encode_outputs
 from adws.journal.exchanges import exchange_statements
@@ -115,8 +116,8 @@ def _attempt(  # noqa: PLR0913 - one row's columns
 
 _RESTART = (
     "UPDATE runs SET status = 'running', finished = NULL, error = NULL, failed_step = NULL,"
-    " fingerprint = ?, pid = ?, host = ?, resumes = resumes + ?, options = COALESCE(?, options)"
-    " WHERE run_id = ?"
+    " wake_at = NULL, parked_reason = NULL, fingerprint = ?, pid = ?, host = ?,"
+    " resumes = resumes + ?, options = COALESCE(?, options) WHERE run_id = ?"
 )
 _INSERT_RUN = (
     "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started, pid, host,"
@@ -124,7 +125,7 @@ _INSERT_RUN = (
 )
 _FINISH = (
     "UPDATE runs SET status = ?, finished = ?, seconds = COALESCE(seconds, 0) + ?,"
-    " error = ?, failed_step = ? WHERE run_id = ?"
+    " error = ?, failed_step = ?, wake_at = ?, parked_reason = ? WHERE run_id = ?"
 )
 
 
@@ -232,12 +233,17 @@ def statements_for(  # noqa: C901, PLR0911, PLR0913 - one case per kind of event
 
 
 def _finished(event: RunFinished, *, transcripts: bool) -> list[Statement]:
-    """Record how the run ended; a run that waits for approval records the question too."""
+    """Record how the run ended; a run that waits for approval records the question too.
+
+    A parked run records when it may go on and why (`wake_at`, `parked_reason`).
+    """
     error = event.error
     failed_step = None if error is None else error.step_name or None
     encoded = encode_error(error, transcripts=transcripts)
-    finished = (event.status, io_ops.utc_now(), event.seconds, encoded)
-    statements: list[Statement] = [(_FINISH, (*finished, failed_step, event.run_id))]
+    finished = (event.status, io_ops.utc_now(), event.seconds, encoded, failed_step)
+    waking = wake_at(error)
+    reason = None if waking is None or error is None else str(error.context.get("reason") or "")
+    statements: list[Statement] = [(_FINISH, (*finished, waking, reason, event.run_id))]
     if event.status == "waiting" and error is not None:
         timeout = error.context.get("timeout")
         statements.append(asked_statement(event.run_id, error.step_name, error.message, timeout))

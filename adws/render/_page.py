@@ -52,6 +52,7 @@ COLOURS: Final = {
     "partial": "#b26a00",
     "call": "#263238",
     "waiting": "#6a1b9a",
+    "parked": "#8d6e63",
     "unknown": "#616161",
 }
 """The colour of each outcome, in the timeline, the diagram and the badges."""
@@ -62,7 +63,7 @@ header h1{font-size:20px;margin:0 0 4px}header p{margin:2px 0;color:#424242}
 h2{font-size:16px;margin:24px 0 8px;border-bottom:1px solid #e0e0e0}
 .badge{display:inline-block;padding:0 8px;border-radius:10px;color:#fff;font-size:12px}
 .succeeded>.badge,.badge.succeeded{background:#2e7d32}.badge.failed,.failed>.badge{background:#c62828}
-.badge.blocked,.badge.interrupted,.badge.waiting{background:#6a1b9a}.badge.running{background:#1565c0}
+.badge.blocked,.badge.interrupted,.badge.waiting{background:#6a1b9a}.badge.parked{background:#8d6e63}.badge.running{background:#1565c0}
 .badge.skipped,.badge.not_run,.badge.cancelled,.badge.queued,.badge.unknown{background:#757575}
 .badge.retried{background:#ef6c00}.badge.round_failed{background:#ad1457}
 section.step{border:1px solid #e0e0e0;border-radius:6px;margin:8px 0;padding:4px 10px}

@@ -37,6 +37,7 @@ OUTCOME_STYLES: Final = {
     "cancelled": "fill:#eeeeee,stroke:#616161,stroke-dasharray: 5 3",
     "partial": "fill:#fff3cd,stroke:#b26a00",
     "waiting": "fill:#ead7f2,stroke:#6a1b9a",
+    "parked": "fill:#efebe9,stroke:#8d6e63",
     "unknown": "fill:#eeeeee,stroke:#616161",
 }
 """How each outcome is drawn; `partial` is a fan-out whose branches did not all succeed."""
@@ -45,8 +46,8 @@ OUTCOME_STYLES: Final = {
 def step_outcomes(attempts: Sequence[AttemptRecord]) -> dict[str, str]:
     """Name what last happened to each step and branch of a run, by path.
 
-    Succeeded, failed, skipped, cancelled, waiting (for approval) or
-    unknown (a status adws never writes: see `adws.render.words`); steps
+    Succeeded, failed, skipped, cancelled, waiting (for approval), parked
+    (on an agent's limit) or unknown (a status adws never writes: see `adws.render.words`); steps
     with no record are absent (not run).
     """
     return {record.step: row_word(record) for record in attempts if record.final}

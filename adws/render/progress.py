@@ -28,8 +28,10 @@ from adws.engine.events import (
     StepSucceeded,
     WorktreeRecorded,
 )
+from adws.engine.parking import is_parked, wake_at
 from adws.render._text import indent, seconds, short
 from adws.render.errors import branch_lines, error_lines
+from adws.render.words import parked_until
 
 if TYPE_CHECKING:
     from adws.engine.errors import PipelineError
@@ -60,6 +62,8 @@ def _attempt_failed(event: AttemptFailed) -> str:
     prefix = f"{_at(event)} {event.step} …"
     if event.error.error_type == ErrorType.AWAITING_APPROVAL:
         return f"{prefix} waiting for approval: {event.error.message}"
+    if is_parked(event.error):
+        return f"{prefix} {_parked(event.error)}"
     if event.will_retry:
         wait = f" in {seconds(event.delay)}" if event.delay > 0 else ""
         return (
@@ -117,6 +121,8 @@ def format_event(event: RunEvent) -> str:  # noqa: C901, PLR0911, PLR0912 - one 
                 return f"{head} (run {event.run_id}){spent}"
             if event.status == "waiting":
                 return _waiting(event, spent)
+            if event.status == "parked":
+                return _parked_run(event, spent)
             where = f" at {event.error.step_name}" if event.error.step_name else ""
             return f"{head}{where}: {short(event.error)} (run {event.run_id}){spent}"
     return f"warning: observer {event.observer} failed and was detached: {event.message}"
@@ -155,6 +161,21 @@ def _waiting(event: RunFinished, spent: str) -> str:
     )
 
 
+def _parked(error: PipelineError) -> str:
+    return parked_until(wake_at(error), str(error.context.get("reason") or error.message))
+
+
+def _parked_run(event: RunFinished, spent: str) -> str:
+    """Say until when the run is parked, and the commands that go on with it."""
+    run = event.run_id
+    step = f" at {event.error.step_name}" if event.error and event.error.step_name else ""
+    until = _parked(event.error) if event.error is not None else "parked"
+    return (
+        f"{event.workflow} {until}{step} (run {run}){spent}: adws resume {run} then, "
+        "or adws resume --due"
+    )
+
+
 def _worktree_line(event: WorktreeRecorded) -> str:
     """Say where a worktree was made and when it went; "" after an attempt (nothing new)."""
     if event.state == "created":
@@ -180,6 +201,8 @@ def _branch_line(event: BranchStarted | BranchAttemptFailed | BranchFinished) ->
     if isinstance(event, BranchStarted):
         return f"{prefix} running"
     if isinstance(event, BranchAttemptFailed):
+        if is_parked(event.error):
+            return f"{prefix} {_parked(event.error)}"
         if event.will_retry:
             failed = f"attempt {event.attempt}/{event.max_attempts} failed: {short(event.error)}"
             wait = f" in {seconds(event.delay)}" if event.delay > 0 else ""
@@ -193,6 +216,8 @@ def _branch_line(event: BranchStarted | BranchAttemptFailed | BranchFinished) ->
             return f"{prefix} ok in {seconds(event.seconds)}{attempts} · {counts}"
         case "reused":
             return f"{prefix} kept from an earlier session · {counts}"
+        case "failed" if is_parked(event.error):
+            return f"{prefix} parked · {counts}"
         case "failed":
             return f"{prefix} gave up · {counts}"
         case _:
@@ -265,6 +290,8 @@ class Progress:
     def _details(self, error: PipelineError) -> list[str]:
         if error.error_type == ErrorType.AWAITING_APPROVAL:
             return []  # the question is on the line: there is no error to show under it
+        if is_parked(error) and "branches" not in error.context:
+            return indent([error.message.strip()], _UNDER)  # the line says until when, and why
         if "branches" in error.context:  # each failed branch's error was shown whole above
             return indent(branch_lines(error.context), _UNDER)
         return indent(error_lines(error, verbose=self.verbose), _UNDER)

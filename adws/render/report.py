@@ -42,7 +42,7 @@ from adws.render.errors import whole_error
 from adws.render.mermaid import step_outcomes
 from adws.render.status import branch_order, call_facts, outcome, own_seconds
 from adws.render.svg import Row, diagram, timeline
-from adws.render.words import row_word, run_word, waits
+from adws.render.words import parked_until, row_word, run_word, waits
 from adws.render.workspaces import workspaces_html
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ def _section(
     for row in rows:
         if row_word(row) != "skipped":
             attempts.setdefault(row.attempt, []).append(row)
-    opened = " open" if status in {"failed", "waiting"} else ""
+    opened = " open" if status in {"failed", "waiting", "parked"} else ""
     kind = "step branch" if place.branch else "step"
     head = (
         f'<section class="{kind} {status}" id="{place.anchor}" data-path="{_e(place.path)}">'
@@ -311,6 +311,10 @@ def _run_error(record: RunRecord) -> str:
     if error is None:
         return ""
     shows = f"adws status {record.run_id}"
+    if record.status == "parked":
+        until = parked_until(record.wake_at, record.parked_reason or error.message)
+        said = f"{error.step_name}: {error.message}"
+        return f'<div class="parked run-parked"><h2>{_e(until)}</h2>{capped(said, shows)}</div>'
     if waits(error):
         question = f"{error.step_name}: {error.message}"
         return (

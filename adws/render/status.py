@@ -6,10 +6,19 @@ import json
 import re
 from typing import TYPE_CHECKING, Final
 
+from adws import io_ops
 from adws.engine.errors import json_safe
 from adws.render._text import cost_cell, indent, seconds, short, sum_usage, table
 from adws.render.errors import whole_error
-from adws.render.words import row_word, run_word, skip_reason, waiting_for, waits
+from adws.render.words import (
+    clock_time,
+    parked_until,
+    row_word,
+    run_word,
+    skip_reason,
+    waiting_for,
+    waits,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -81,7 +90,7 @@ def runs_table(records: Sequence[RunRecord]) -> str:
         (
             record.run_id,
             record.workflow,
-            run_word(record.status) + (" (stale)" if record.stale else ""),
+            run_word(record.status) + (" (stale)" if record.stale else "") + _until(record),
             record.started,
             "-" if record.seconds is None else seconds(record.seconds),
             cost_cell(record.usage),
@@ -91,6 +100,13 @@ def runs_table(records: Sequence[RunRecord]) -> str:
     ]
     header = ("RUN", "WORKFLOW", "STATUS", "STARTED", "DURATION", "COST", "STOPPED AT")
     return table(header, rows)
+
+
+def _until(record: RunRecord) -> str:
+    """Say when a parked run may go on, for its row in `adws runs`."""
+    if record.status != "parked" or record.wake_at is None:
+        return ""
+    return f" until {clock_time(record.wake_at, io_ops.wall_clock())}"
 
 
 def wall_seconds(rows: Iterable[AttemptRecord]) -> float:
@@ -280,7 +296,9 @@ def status_text(
         lines.extend(_problems(mine, "       ", said))
         lines.extend(_branch_lines(name, attempts, said))
     error = record.error
-    if error is not None:
+    if record.status == "parked":  # a wait, not a failure
+        lines += _parked_lines(record)
+    elif error is not None:
         if waits(error):  # a question, not a failure
             rest = error.message.strip().splitlines()[1:]
             lines += [waiting_for(error, where=True), *indent(rest, "  ")]
@@ -290,6 +308,21 @@ def status_text(
     if record.usage is not None:
         lines.append(f"spent: {record.usage.describe()}")
     return "\n".join(lines)
+
+
+def _parked_lines(record: RunRecord) -> list[str]:
+    """Say until when and why the run is parked, what the agent said, and how it goes on."""
+    error = record.error
+    reason = record.parked_reason or (error.message if error is not None else "its agent's limit")
+    lines = [parked_until(record.wake_at, reason)]
+    if error is not None:
+        where = f"at {error.step_name}: " if error.step_name else ""
+        lines.append(f"  {where}{(error.message.strip().splitlines() or [''])[0]}")
+    lines.append(
+        f"  adws resume {record.run_id} goes on then (--now: before); adws resume --due "
+        "resumes every parked run whose time has come"
+    )
+    return lines
 
 
 def _text_lines(title: str, text: Text | None) -> list[str]:

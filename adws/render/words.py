@@ -6,14 +6,18 @@ mapped to one of a few known words first, and anything else is shown as
 `unknown`. A step paused at an `approval_step` is recorded as a failed
 attempt whose error is `AwaitingApproval` (that is how the run stops
 there, and how a resume finds the question); it is shown as `waiting`,
-as the run is.
+as the run is. One whose agent's limit resets past the run's `--max-wait`
+is recorded failed with a `Parked` error, and shown as `parked`.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Final
 
+from adws import io_ops
 from adws.engine.errors import ErrorType
+from adws.engine.parking import is_parked, wake_at
 
 if TYPE_CHECKING:
     from adws.engine.errors import PipelineError
@@ -23,7 +27,9 @@ __all__ = [
     "RUN_WORDS",
     "STEP_WORDS",
     "UNKNOWN",
+    "clock_time",
     "ended",
+    "parked_until",
     "row_word",
     "run_word",
     "skip_reason",
@@ -34,11 +40,11 @@ __all__ = [
 UNKNOWN: Final = "unknown"
 """The word for a status adws never writes."""
 RUN_WORDS: Final = frozenset(
-    {"queued", "running", "succeeded", "failed", "blocked", "interrupted", "waiting"}
+    {"queued", "running", "succeeded", "failed", "blocked", "interrupted", "waiting", "parked"}
 )
 """What a run can be."""
 STEP_WORDS: Final = frozenset(
-    {"succeeded", "failed", "retried", "round_failed", "cancelled", "skipped", "waiting"}
+    {"succeeded", "failed", "retried", "round_failed", "cancelled", "skipped", "waiting", "parked"}
 )
 """What a row of a step or branch can say."""
 _SKIPS: Final = frozenset({"condition", "halted"})
@@ -61,7 +67,7 @@ def waits(error: PipelineError | None) -> bool:
 def row_word(row: AttemptRecord) -> str:
     """Show a row's status as one of `STEP_WORDS` (`skipped:halted` is `skipped`), else `unknown`.
 
-    A failed row that paused for approval is `waiting`.
+    A failed row that paused for approval is `waiting`, one that parked `parked`.
 
     >>> from adws import PipelineError
     >>> from adws.journal import AttemptRecord
@@ -75,6 +81,8 @@ def row_word(row: AttemptRecord) -> str:
     status = str(row.status)  # sqlite keeps whatever type a forged row was given
     if status == "failed" and waits(row.error):
         return "waiting"
+    if status == "failed" and is_parked(row.error):
+        return "parked"
     if status.startswith("skipped:"):
         return "skipped"
     return status if status in STEP_WORDS else UNKNOWN
@@ -113,4 +121,32 @@ def ended(status: str, error: PipelineError | None) -> str:
         return word
     if waits(error):
         return waiting_for(error, where=True)
+    if is_parked(error):
+        return parked_until(wake_at(error), str(error.context.get("reason") or error.message))
     return f"{word}: {error}"
+
+
+def clock_time(moment: float, now: float) -> str:
+    """Show a moment in local time: `14:05` the same day as `now`, else `2026-11-28 14:05`.
+
+    >>> import time
+    >>> noon = time.mktime((2026, 11, 27, 12, 0, 0, 0, 0, -1))
+    >>> clock_time(noon + 7500, noon), clock_time(noon + 86400, noon)
+    ('14:05', '2026-11-28 12:00')
+    """
+    local = time.localtime(moment)
+    today = time.localtime(now)[:3] == local[:3]
+    return time.strftime("%H:%M" if today else "%Y-%m-%d %H:%M", local)
+
+
+def parked_until(when: float | None, reason: str) -> str:
+    """Say until when a run is parked, and why: `parked until 14:05: claude usage limit`.
+
+    The time is local (what a person compares with their clock, as the
+    agent CLIs name a reset), with its date when it is not today.
+
+    >>> parked_until(None, "claude usage limit")
+    'parked until an unknown time: claude usage limit'
+    """
+    at = "an unknown time" if when is None else clock_time(when, io_ops.wall_clock())
+    return f"parked until {at}: {reason}"

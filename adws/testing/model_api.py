@@ -14,7 +14,8 @@ It speaks Anthropic's `/v1/messages` (streamed and not) and OpenAI's
 `/v1/responses` (what codex uses), with the standard library only. Replies:
 text (`Reply.text`, optionally after a `delay`: a slow or silent model),
 HTTP errors (`Reply.error`, with `retry-after`; `Reply.usage_limit` for
-codex's usage limit with its reset time), tool calls (`Reply.tool`: Claude
+a subscription's usage limit with its reset time, as codex and claude
+read it), tool calls (`Reply.tool`: Claude
 Code's `Write` or `Bash`, codex's `exec_command`), dropped streams
 (`Reply.drop`). A request with no reply left is answered 500 and noted in
 `unanswered`. `claude_env` and `codex_env` return the environment each CLI
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["FakeModelAPI", "Reply"]
 
 FAKE_KEY: Final = "sk-adws-fake-key"
+FAKE_OAUTH_TOKEN: Final = "sk-ant-oat01-adws-fake-token"  # noqa: S105 - no secret: a fake's
+"""What `claude_env(..., oauth=True)` signs in with: a subscription's token, not an API key."""
 
 
 @final
@@ -112,18 +115,25 @@ class FakeModelAPI:
                 reply = attrs.evolve(reply, arguments=reply.arguments_from(prompt))
             return reply
 
-    def claude_env(self, home: Path, *, max_retries: int = 2) -> dict[str, str]:
+    def claude_env(
+        self, home: Path, *, max_retries: int = 2, oauth: bool = False
+    ) -> dict[str, str]:
         """Return the environment that points `claude` (or the SDK's CLI) at this API.
 
         A throwaway `home` keeps the user's settings and sessions out;
         `max_retries` bounds the CLI's own API retries (its default is 10).
+        `oauth` signs in as a subscription does (`CLAUDE_CODE_OAUTH_TOKEN`,
+        no API key): only then does claude read a usage limit
+        (`Reply.usage_limit`) and say when it resets.
         """
         home.mkdir(parents=True, exist_ok=True)
+        signed_in = {"CLAUDE_CODE_OAUTH_TOKEN": FAKE_OAUTH_TOKEN} if oauth else {}
         return {
             "HOME": str(home),
             "CLAUDE_CONFIG_DIR": str(home / ".claude"),
             "ANTHROPIC_BASE_URL": self.url,
-            "ANTHROPIC_API_KEY": FAKE_KEY,
+            "ANTHROPIC_API_KEY": "" if oauth else FAKE_KEY,
+            **signed_in,
             "ANTHROPIC_AUTH_TOKEN": "",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
@@ -150,3 +160,57 @@ class FakeModelAPI:
         lines += [f"{key} = {json.dumps(value)}" for key, value in provider.items()]
         (codex_home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
         return {"HOME": str(home), "CODEX_HOME": str(codex_home), "ADWS_FAKE_API_KEY": FAKE_KEY}
+
+
+def main(argv: list[str] | None = None) -> int:
+    r"""Serve scripted replies until stopped, printing the environment a CLI needs first.
+
+    `python -m adws.testing.model_api --home DIR --usage-limit 5 --text 'STATUS: done'`
+    queues, in order, a usage limit that resets 5 seconds after the server
+    starts and an answer (`\n` in it is a new line), then prints one
+    `export NAME=VALUE` line per variable the CLI needs (`--cli claude`,
+    signed in with an OAuth token, or `codex`), so a shell can source them
+    and run `adws` offline against it. It serves until SIGTERM or Ctrl-C.
+    """
+    import argparse  # noqa: PLC0415 - only the command line needs it
+    import shlex  # noqa: PLC0415 - as above
+    import signal  # noqa: PLC0415 - as above
+    import sys  # noqa: PLC0415 - as above
+    import time  # noqa: PLC0415 - as above
+    from pathlib import Path  # noqa: PLC0415 - as above
+
+    parser = argparse.ArgumentParser(prog="python -m adws.testing.model_api")
+    parser.add_argument("--home", required=True, help="a throwaway home for the CLI")
+    parser.add_argument("--cli", choices=["claude", "codex"], default="claude")
+    parser.add_argument(
+        "--usage-limit",
+        type=int,
+        action="append",
+        dest="replies",
+        metavar="SECONDS",
+        help="queue a usage limit resetting SECONDS from now",
+    )
+    parser.add_argument(
+        "--text", action="append", dest="replies", metavar="TEXT", help="queue an answer"
+    )
+    args = parser.parse_args(argv)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    with FakeModelAPI() as api:
+        for reply in args.replies or []:
+            if isinstance(reply, int):
+                api.script(Reply.usage_limit(reply, time.time()))
+            else:
+                api.script(Reply.text(reply.replace("\\n", "\n")))
+        home = Path(args.home)
+        env = api.codex_env(home) if args.cli == "codex" else api.claude_env(home, oauth=True)
+        for name, value in env.items():
+            sys.stdout.write(f"export {name}={shlex.quote(value)}\n")
+        sys.stdout.flush()
+        stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

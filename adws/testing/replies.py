@@ -65,14 +65,31 @@ class Reply:
 
     @classmethod
     def usage_limit(cls, resets_in: int, now: float) -> Reply:
-        """Answer codex's usage limit (429 `usage_limit_reached`), reset `resets_in` after `now`."""
+        """Answer a subscription's usage limit, reset `resets_in` seconds after `now`.
+
+        As each API says it: OpenAI's body (429 `usage_limit_reached` with
+        `resets_in_seconds` and `resets_at`, what codex reads), and
+        Anthropic's `anthropic-ratelimit-unified-*` headers (status
+        `rejected`, the reset, the window that ran out), which `claude`
+        reads only when signed in with an OAuth token
+        (`claude_env(home, oauth=True)`): it then makes no retry and
+        prints a rejected `rate_limit_event` with `resetsAt`.
+        """
+        resets_at = int(now) + resets_in
         body = {
             "type": "usage_limit_reached",
             "message": "You have hit your usage limit",
             "resets_in_seconds": resets_in,
-            "resets_at": int(now) + resets_in,
+            "resets_at": resets_at,
         }
-        return cls("error", status=429, body=body)
+        headers = {
+            "anthropic-ratelimit-unified-status": "rejected",
+            "anthropic-ratelimit-unified-reset": str(resets_at),
+            "anthropic-ratelimit-unified-representative-claim": "five_hour",
+            "anthropic-ratelimit-unified-5h-status": "rejected",
+            "anthropic-ratelimit-unified-5h-reset": str(resets_at),
+        }
+        return cls("error", status=429, headers=headers, body=body)
 
     @classmethod
     def tool(

@@ -16,6 +16,7 @@ from adws.engine.context import WorkflowContext
 from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.events import WorktreeRecorded
 from adws.engine.metering import METER, Meter, charging
+from adws.engine.parking import is_parked, parked_branches
 from adws.engine.retry import exception_error, reraise_interrupt
 from adws.engine.scope import current_branch, current_scope
 from adws.engine.step import Step, StepFunction
@@ -99,6 +100,27 @@ def _outcome(name: str, index: int, outcome: Outcome, usage: Usage | None) -> di
     }
 
 
+def _parked(name: str, work: Sequence[Branch], outcomes: Sequence[Outcome]) -> PipelineError | None:
+    """Park the step when a branch parked: the best cannot be chosen before it wakes."""
+    parked = [outcome.error for outcome in outcomes if is_parked(outcome.error)]
+    if not parked:
+        return None
+    states = {
+        branch.path: {"status": outcome.status or "cancelled"}
+        for branch, outcome in zip(work, outcomes, strict=True)
+    }
+    return parked_branches(name, parked, len(work), states)
+
+
+def _none_passed(
+    outcomes: Sequence[Outcome], results: tuple[Mapping[str, object] | None, ...]
+) -> PipelineError | None:
+    """Fail with the first branch's error when no branch passed, as `fan_out` does."""
+    if any(outputs is not None for outputs in results):
+        return None
+    return next(outcome.error for outcome in outcomes if outcome.error is not None)
+
+
 def _metered(session: Session, spends: list[Usage | None], index: int) -> StepFunction:
     """Wrap a branch's session so that what all its attempts spent is kept in `spends`."""
 
@@ -141,7 +163,9 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     losers' worktrees and branches are removed. With no branch passing,
     the step fails with the first branch's error, as `fan_out` does, with
     `context["outcomes"]`; the failed branches' worktrees are kept for
-    inspection and a resume goes on in them.
+    inspection and a resume goes on in them. A branch whose agent's limit
+    resets past the run's `max_wait` parks: the others run to their end,
+    then the step parks (`Parked`) and a resume keeps those that succeeded.
     """
     owner = f"best_of {name!r}"
     require_type(owner, "step", step, Step, "a Step")
@@ -201,9 +225,9 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         report = [
             _outcome(name, index, outcome, spends[index]) for index, outcome in enumerate(outcomes)
         ]
-        if all(outputs is None for outputs in results):
-            first = next(outcome.error for outcome in outcomes if outcome.error is not None)
-            return IOFailure(first.with_context(outcomes=report))
+        stopped = _parked(name, work, outcomes) or _none_passed(outcomes, results)
+        if stopped is not None:
+            return IOFailure(stopped.with_context(outcomes=report))
         winner = _winner(name, select, results)
         if isinstance(winner, PipelineError):
             return IOFailure(winner.with_context(outcomes=report))

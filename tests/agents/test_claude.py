@@ -87,7 +87,7 @@ def test_an_sdk_error_without_a_result_is_agent_failed_with_its_message() -> Non
 def test_a_rejected_rate_limit_says_when_it_resets() -> None:
     error = failure(ClaudeAgent(**STAND_IN)(AgentRequest("rate", "s")))  # type: ignore[arg-type] # test options
     assert error.error_type == "AgentUnavailable"
-    assert error.message == "claude: API error 429 (rate limited): API Error: 429"
+    assert error.message == "claude: API error 429 (usage limit): API Error: 429"
     assert error.context["resets_at"] == 2_000_000_000
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from adws import io_ops
 from adws.agents.answers import AnswerError, api_error
 from adws.agents.claude_output import claude_activity, claude_json, claude_stream
 from adws.agents.parsers import codex_activity, codex_jsonl
@@ -40,7 +42,11 @@ def test_an_api_error_names_its_status_and_keeps_the_session_and_cost() -> None:
         "AgentUnavailable",
         "claude: API error 429 (rate limited): API Error: Request rejected (429) · Rate limited",
     )
-    assert error.details == {"session_id": "s-1", "api_error_status": 429}
+    assert error.details == {
+        "session_id": "s-1",
+        "api_error_status": 429,
+        "limit": "claude rate limited",
+    }
     assert error.usage == Usage(cost_usd=0.5)
 
 
@@ -107,7 +113,9 @@ def test_a_stream_counts_the_clis_retries_and_a_rejected_limits_reset() -> None:
         "session_id": "s-9",
         "resets_at": 99,
         "api_error_status": 429,
+        "limit": "claude usage limit",
     }
+    assert str(error) == "claude: API error 429 (usage limit): API Error"
 
 
 def test_a_stream_without_a_result_is_refused_naming_its_session() -> None:
@@ -161,7 +169,12 @@ def test_a_codex_status_in_its_message_is_the_api_status() -> None:
     assert (
         str(error) == "codex: API error 429 (rate limited): exceeded retry limit, last status: 429"
     )
-    assert error.details == {"session_id": "t-1", "reconnects": 0, "api_error_status": 429}
+    assert error.details == {
+        "session_id": "t-1",
+        "reconnects": 0,
+        "api_error_status": 429,
+        "limit": "codex rate limited",
+    }
 
 
 def test_a_codex_usage_limit_names_its_reset_time() -> None:
@@ -212,3 +225,46 @@ def test_any_lines_are_an_answer_or_an_answer_error(lines: list[str]) -> None:
             parse("\n".join(lines))
         except AnswerError:
             continue
+
+
+def test_a_claude_usage_limit_in_json_names_its_reset_in_the_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--output-format json` has no rate_limit_event: the result's text names the reset."""
+    noon = datetime(2026, 11, 27, 12, 0, tzinfo=UTC).timestamp()
+    monkeypatch.setattr(io_ops, "wall_clock", lambda: noon)
+    text = "You've hit your 5-hour limit · resets 2:05pm (UTC)"
+    error = refused(
+        result(is_error=True, api_error_status=429, api_error="usage_limit_reached", result=text)
+    )
+    assert str(error) == f"claude: API error 429 (usage limit): {text}"
+    assert error.details["resets_at"] == noon + 2 * 3600 + 6 * 60  # the named minute's end
+    assert error.details["limit"] == "claude usage limit"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("resets 11:30am (UTC)", datetime(2026, 11, 28, 11, 31, tzinfo=UTC)),  # tomorrow's
+        ("resets 12:00pm (UTC)", datetime(2026, 11, 27, 12, 1, tzinfo=UTC)),  # this minute
+        ("resets Nov 30, 3:44pm (UTC)", datetime(2026, 11, 30, 15, 45, tzinfo=UTC)),
+        ("resets Jan 2, 3pm (UTC)", datetime(2027, 1, 2, 15, 1, tzinfo=UTC)),  # next year's
+        ("resets Nov 27, 9:00am (UTC)", datetime(2026, 11, 27, 9, 1, tzinfo=UTC)),  # just past
+    ],
+)
+def test_claudes_named_resets_are_read_as_the_end_of_their_minute(
+    text: str, expected: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    noon = datetime(2026, 11, 27, 12, 0, tzinfo=UTC).timestamp()
+    monkeypatch.setattr(io_ops, "wall_clock", lambda: noon)
+    error = refused(result(is_error=True, api_error_status=429, result=f"limit · {text}"))
+    assert error.details["resets_at"] == expected.timestamp()
+
+
+@pytest.mark.parametrize(
+    "text", ["resets 3pm (No/Such_Zone)", "resets Feb 30, 3:44pm (UTC)", "resets 3:75pm"]
+)
+def test_a_reset_claude_could_not_have_named_is_no_reset(text: str) -> None:
+    error = refused(result(is_error=True, api_error_status=429, result=f"limit · {text}"))
+    assert "resets_at" not in error.details
+    assert error.details["limit"] == "claude rate limited"

@@ -22,9 +22,10 @@ from adws.agents import AgentRequest, AgentResponse, CommandAgent, ScriptedAgent
 from adws.agents.step import AgentSpec
 from adws.agents.swap import limits_of
 from adws.engine.errors import INFRASTRUCTURE, ErrorType
+from adws.engine.events import RunFinished
 from adws.engine.step import default_retry_on
 from adws.testing import FunctionAgent
-from tests.conftest import FakeSleep, failure, success
+from tests.conftest import Events, FakeSleep, failure, success
 
 
 class Flaky:
@@ -111,13 +112,56 @@ def test_a_reset_already_past_is_retried_at_once(
     assert (len(agent.requests), fake_sleep.calls) == (2, [])
 
 
-def test_a_wait_past_the_timeout_fails_now_saying_so(fake_sleep: FakeSleep) -> None:
-    error = failure(run_ask(Flaky(unavailable(retry_after=3600)), fake_sleep, timeout=60))
-    assert error.message == (
-        "API error 429 (the service asks to come back in 3600s, longer than the step's 60s timeout)"
-    )
-    assert "retry_after" not in error.context
-    assert fake_sleep.calls == []
+def test_a_wait_past_the_steps_timeout_is_still_waited_for(fake_sleep: FakeSleep) -> None:
+    """A timeout bounds a call, not the wait between calls."""
+    agent = Flaky(unavailable(retry_after=600))
+    success(run_ask(agent, fake_sleep, timeout=60))
+    assert (fake_sleep.calls, len(agent.requests)) == ([600.0], 2)
+
+
+def test_a_wait_past_the_runs_max_wait_parks_the_run_with_no_retry(
+    fake_sleep: FakeSleep, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(io_ops, "wall_clock", lambda: 1000.0)
+    agent = Flaky(unavailable(retry_after=3600, limit="claude usage limit"))
+    events = Events()
+    ask = agent_step("ask", prompt="go", agent=agent)
+    result = run_workflow(Workflow("w", (ask,)), sleep=fake_sleep, observers=[events])
+    error = failure(result)
+    assert (error.error_type, error.message) == ("Parked", "API error 429")
+    assert (error.context["wake_at"], error.context["reason"]) == (4600.0, "claude usage limit")
+    assert (error.context["was"], error.context["attempts"]) == ("AgentUnavailable", 1)
+    assert (len(agent.requests), fake_sleep.calls) == (1, [])
+    finished = events.events[-1]
+    assert isinstance(finished, RunFinished)
+    assert finished.status == "parked"
+
+
+def test_max_wait_is_the_runs_and_a_reset_within_it_is_waited_for(
+    fake_sleep: FakeSleep, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(io_ops, "wall_clock", lambda: 1000.0)
+    ask = agent_step("ask", prompt="go", agent=Flaky(unavailable(resets_at=4600)))
+    success(run_workflow(Workflow("w", (ask,)), sleep=fake_sleep, max_wait=3600))
+    assert fake_sleep.calls == [3600.0]
+    short = agent_step("ask", prompt="go", agent=Flaky(unavailable(resets_at=1061)))
+    parked = failure(run_workflow(Workflow("w", (short,)), sleep=FakeSleep(), max_wait=60))
+    assert (parked.error_type, parked.context["wake_at"]) == ("Parked", 1061.0)
+
+
+def test_a_limit_without_a_name_parks_for_the_first_line_of_its_message(
+    fake_sleep: FakeSleep,
+) -> None:
+    error = PipelineError("ask", ErrorType.AGENT_UNAVAILABLE, "quota\nmore", {"retry_after": 999})
+    parked = failure(run_ask(Flaky(error), fake_sleep))
+    assert parked.context["reason"] == "quota"
+    bare = PipelineError("ask", ErrorType.AGENT_UNAVAILABLE, " ", {"retry_after": 999})
+    assert failure(run_ask(Flaky(bare), FakeSleep())).context["reason"] == "AgentUnavailable"
+
+
+def test_max_wait_must_be_a_number_of_seconds() -> None:
+    with pytest.raises(ValueError, match=r"max_wait must be a finite number >= 0\.0, got -1"):
+        run_workflow(Workflow("w", ()), max_wait=-1)
 
 
 def test_a_reset_named_by_the_clock_counts_from_local_time(
@@ -126,13 +170,12 @@ def test_a_reset_named_by_the_clock_counts_from_local_time(
     now = time.mktime((2026, 1, 5, 9, 0, 30, 0, 0, -1))
     monkeypatch.setattr(io_ops, "wall_clock", lambda: now)
     success(run_ask(Flaky(unavailable(resets_at_clock="09:02")), fake_sleep))
-    assert fake_sleep.calls == [90.0]
+    assert fake_sleep.calls == [150.0]  # codex cuts the seconds off: the minute's end is safe
     this_minute = FakeSleep()
     success(run_ask(Flaky(unavailable(resets_at_clock="09:00")), this_minute))
-    assert this_minute.calls == []  # named to the minute: now
-    tomorrow = FakeSleep()
-    success(run_ask(Flaky(unavailable(resets_at_clock="08:00")), tomorrow))
-    assert tomorrow.calls == [86_400.0 - 3630.0]
+    assert this_minute.calls == [30.0]  # named to the minute: by its end
+    tomorrow = failure(run_ask(Flaky(unavailable(resets_at_clock="08:00")), FakeSleep()))
+    assert tomorrow.context["wake_at"] == now + 86_400.0 - 3630.0 + 60.0  # parked till then
 
 
 def test_a_forged_reset_is_no_wait(fake_sleep: FakeSleep) -> None:

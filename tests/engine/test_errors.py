@@ -30,6 +30,7 @@ def test_every_design_kind_exists() -> None:
         "WorkerLost",
         "AwaitingApproval",
         "Rejected",
+        "Parked",
     ]
 
 

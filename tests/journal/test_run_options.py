@@ -24,7 +24,7 @@ def test_a_journal_row_of_any_json_decodes_to_options_adws_could_have_recorded(
 ) -> None:
     options = RunOptions.from_json(json.dumps(row))
     for name, value in options.to_dict().items():
-        if name == "max_cost":
+        if name in {"max_cost", "max_wait"}:
             assert isinstance(value, int | float)
             assert 0 <= value < float("inf")
         elif name in {"max_tokens", "max_agents"}:

@@ -104,6 +104,8 @@ CLASSES = WORDS | frozenset(
         "run-error",
         "waiting",
         "run-waiting",
+        "parked",
+        "run-parked",
         "call",
         "facts",
         "note",

@@ -442,3 +442,20 @@ def test_a_success_is_timed_apart_from_the_attempts_before_it() -> None:
     assert own_seconds(success, [earlier_session, first, success]) == 3.0
     assert own_seconds(success, [success]) == 5.0
     assert own_seconds(first, [first, success]) == 2.0
+
+
+def test_a_parked_run_with_no_error_or_time_says_so_rather_than_guess() -> None:
+    """A row forged to `parked`, with no error and no wake time, is shown as what is known."""
+    from adws.journal import RunRecord  # noqa: PLC0415 - only this test builds one by hand
+    from adws.render import status_text  # noqa: PLC0415 - as above
+
+    record = RunRecord(
+        "r1", "w", "fp", "parked", (), "", "t", None, None, None, None, None, None, 0
+    )
+    assert status_text(record, []).splitlines()[2:] == [
+        "parked until an unknown time: its agent's limit",
+        (
+            "  adws resume r1 goes on then (--now: before); adws resume --due resumes every parked "
+            "run whose time has come"
+        ),
+    ]

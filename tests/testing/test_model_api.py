@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -194,3 +198,34 @@ def test_a_usage_limit_names_its_reset() -> None:
 def test_error_types_follow_the_status(status: int) -> None:
     expected = "overloaded_error" if status == 529 else "api_error"
     assert Reply.error(status).body["type"] == expected
+
+
+def test_the_command_line_serves_its_replies_and_prints_the_environment(tmp_path: Path) -> None:
+    """`python -m adws.testing.model_api` for a shell script: the env first, then serving."""
+    argv = [sys.executable, "-m", "adws.testing.model_api", "--home", str(tmp_path / "home")]
+    process = subprocess.Popen(
+        [*argv, "--cli", "codex", "--usage-limit", "60", "--text", "one\\ntwo"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]
+        assert lines[0] == f"export HOME={tmp_path / 'home'}\n"
+        assert lines[1] == f"export CODEX_HOME={tmp_path / 'home' / '.codex'}\n"
+        config = (tmp_path / "home" / ".codex" / "config.toml").read_text()
+        url = config.split('base_url = "')[1].split('"')[0]
+        body = json.dumps({"input": [{"role": "user", "content": "hi"}]}).encode()
+        asked = urllib.request.Request(f"{url}/responses", data=body, method="POST")  # noqa: S310 - the fake
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(asked, timeout=10)  # noqa: S310 - the fake, on 127.0.0.1
+        assert refused.value.code == 429
+        with urllib.request.urlopen(asked, timeout=10) as answered:  # noqa: S310 - as above
+            assert b"one\\ntwo" in answered.read()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()

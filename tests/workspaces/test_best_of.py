@@ -22,6 +22,7 @@ from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
 from adws.agents.swap import use_agent
 from adws.engine.errors import json_safe
 from adws.engine.events import RunFinished, WorktreeRecorded
+from adws.engine.parking import park
 from adws.engine.usage import Usage
 from adws.render import format_event, show_text
 from adws.workspaces import BestOfSpec
@@ -272,3 +273,26 @@ def test_impossible_arguments_are_refused_at_definition(
     with pytest.raises(kind) as raised:
         best_of("best", attempt(set()), **arguments)  # type: ignore[arg-type] # wrong on purpose
     assert str(raised.value).startswith(message)
+
+
+def test_a_parked_branch_parks_the_step_once_the_others_ended_and_keeps_its_worktree(
+    repo: Path, tmp_path: Path
+) -> None:
+    def limited(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        index = int(str(ctx.inputs["best_index"]))
+        (Path(str(ctx.inputs["worktree"])) / "out.txt").write_text(f"{index}\n")
+        if index == 1:
+            error = PipelineError("", "AgentUnavailable", "API error 429 (usage limit)")
+            return IOFailure(park(error, 5000.0, "claude usage limit"))
+        return IOSuccess(ctx.merge_outputs({"summary": f"attempt {index}"}))
+
+    error = failure(run(best_of("best", Step("impl", limited), n=3), repo, tmp_path))
+    assert (error.error_type, error.step_name) == ("Parked", "best")
+    assert error.message == "claude usage limit (1 of 3 branches parked: best[1])"
+    assert error.context["wake_at"] == 5000.0
+    statuses = {path: branch["status"] for path, branch in error.context["branches"].items()}
+    assert statuses == {"best[0]": "succeeded", "best[1]": "failed", "best[2]": "succeeded"}
+    assert [o["status"] for o in error.context["outcomes"]] == ["succeeded", "failed", "succeeded"]
+    # The parked branch's worktree stays for the resume; the others committed on their branches.
+    assert sorted(path.name for path in (tmp_path / "wt" / "r1").iterdir()) == ["best-1"]
+    assert branches(repo) == ["adws/r1/best-0", "adws/r1/best-1", "adws/r1/best-2"]
