@@ -20,4 +20,5 @@ def test_an_empty_summary_is_still_valid_json_data() -> None:
         "usage": None,
         "budget": None,
         "warnings": ["observer journal failed: boom"],
+        "wake_at": None,
     }

@@ -131,7 +131,8 @@ def workflow_module(workflow: Workflow) -> types.ModuleType | None:
     for module in candidates:
         if _defines(module, workflow):
             return module
-    for name, module in tuple(sys.modules.items()):
+    # dict.copy runs no Python code, so a thread importing meanwhile cannot break it.
+    for name, module in sys.modules.copy().items():
         if not is_library(name) and _defines(module, workflow):
             return module
     return candidates[0] if candidates else None

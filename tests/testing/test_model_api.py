@@ -221,6 +221,7 @@ def test_the_command_line_serves_its_replies_and_prints_the_environment(tmp_path
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(asked, timeout=10)  # noqa: S310 - the fake, on 127.0.0.1
         assert refused.value.code == 429
+        refused.value.close()  # an HTTPError holds the response open
         with urllib.request.urlopen(asked, timeout=10) as answered:  # noqa: S310 - as above
             assert b"one\\ntwo" in answered.read()
         process.send_signal(signal.SIGTERM)
