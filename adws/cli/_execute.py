@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, journal_path, open_journal, recorded, select_agent
+from adws.cli._args import UsageError, journal_home, open_journal, recorded, select_agent
 from adws.cli._output import err, out_json
 from adws.cli.workflows import load_workflow
 from adws.interrupts import Interrupts
@@ -191,7 +191,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
             budget=_budget(args),
             spent=spent,
             rerun=rerun,
-            worktrees=str(journal_path(args).resolve().parent / "worktrees"),
+            worktrees=str(journal_home(args) / "worktrees"),
             bases=bases,
             decisions=decisions,
         )
