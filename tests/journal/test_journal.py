@@ -145,8 +145,7 @@ def test_find_accepts_a_unique_prefix(journal_at: str, recorder: Recorder) -> No
     assert not isinstance(found, str)
     assert found.run_id == "x_y"
     assert (
-        journal.find("abc")
-        == f"run id 'abc' is ambiguous in {journal.path}; give more characters"
+        journal.find("abc") == f"run id 'abc' is ambiguous in {journal.path}; give more characters"
     )
     assert journal.find("zzz") == f"no run 'zzz' in {journal.path}"
     assert isinstance(journal.find("x%"), str)
