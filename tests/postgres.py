@@ -101,10 +101,12 @@ def running_server() -> Iterator[Server]:
                 os.chown(path, user.pw_uid, user.pw_gid)
         data = folder / "data"
         subprocess.run(
-            [BIN / "initdb", "-D", data, "-U", "postgres", f"--pwfile={folder / 'pw'}"]
-            + ["--auth-host=scram-sha-256", "--auth-local=trust", "-N", "-E", "UTF8"]
-            + ["--locale=C"],
-            preexec_fn=_as(user),  # noqa: PLW1509 - the user change and the death signal
+            [
+                *(BIN / "initdb", "-D", data, "-U", "postgres", f"--pwfile={folder / 'pw'}"),
+                *("--auth-host=scram-sha-256", "--auth-local=trust", "-N", "-E", "UTF8"),
+                "--locale=C",
+            ],
+            preexec_fn=_as(user),  # the user change and the death signal
             check=True,
             capture_output=True,
         )
@@ -113,9 +115,11 @@ def running_server() -> Iterator[Server]:
         options += ["max_connections=200", "listen_addresses=127.0.0.1"]
         with (folder / "log").open("wb") as log:
             process = subprocess.Popen(
-                [BIN / "postgres", "-D", data, "-p", str(port), "-k", folder / "sockets"]
-                + [word for option in options for word in ("-c", option)],
-                preexec_fn=_as(user),  # noqa: PLW1509 - as above
+                [
+                    *(BIN / "postgres", "-D", data, "-p", str(port), "-k", folder / "sockets"),
+                    *(word for option in options for word in ("-c", option)),
+                ],
+                preexec_fn=_as(user),  # noqa: PLW1509 - the user change and the death signal
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
