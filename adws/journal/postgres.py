@@ -160,20 +160,8 @@ class PostgresConnection:
         return db  # type: ignore[no-any-return] # psycopg is imported at run time, as Any
 
     def execute(self, sql: str, params: Any = (), /) -> Any:  # noqa: ANN401 - a psycopg cursor
-        """Run a statement written for SQLite; open the connection again if it broke idle."""
-        if sql == "ROLLBACK" and self._db.broken:
-            self._in_transaction = False
-            return None
-        if self._db.broken and not self._in_transaction:
-            self._db = self._connect()
-        if sql == "BEGIN IMMEDIATE":
-            self._in_transaction = True
-        elif sql in {"COMMIT", "ROLLBACK"}:
-            self._in_transaction = False
-        try:
-            return self._db.execute(translate(sql), tuple(params))
-        except self._psycopg.Error as exc:
-            raise self._failure(exc) from None
+        """Run a statement written for SQLite, with rows readable by column name."""
+        return self._run(sql, params, None)
 
     def executemany(self, sql: str, params: Any, /) -> None:  # noqa: ANN401 - as sqlite3
         """Run one statement for each set of values."""
@@ -182,15 +170,37 @@ class PostgresConnection:
 
     def fetch(self, sql: str, params: Any, *, plain: bool) -> list[Any]:  # noqa: ANN401 - as sqlite3
         """Fetch every row (`plain`: tuples)."""
-        if not plain:
-            return list(self.execute(sql, params).fetchall())
-        if self._db.broken and not self._in_transaction:
-            self._db = self._connect()
-        try:
-            cursor = self._psycopg.ClientCursor(self._db, row_factory=self._psycopg.rows.tuple_row)
-            return list(cursor.execute(translate(sql), tuple(params)).fetchall())
-        except self._psycopg.Error as exc:
-            raise self._failure(exc) from None
+        return list(
+            self._run(sql, params, self._psycopg.rows.tuple_row if plain else None).fetchall()
+        )
+
+    def _run(self, sql: str, params: Any, rows: Any) -> Any:  # noqa: ANN401 - psycopg's
+        """Run a statement; outside a transaction, once more on a new connection if it broke.
+
+        A statement outside a transaction is a read or a `BEGIN`: running it
+        again is safe. Inside one, the transaction is lost with the
+        connection: the statement fails, and so does its `COMMIT`.
+        """
+        if sql == "ROLLBACK" and self._db.broken:
+            self._in_transaction = False
+            return None
+        again = not self._in_transaction
+        self._in_transaction = (sql == "BEGIN IMMEDIATE" or self._in_transaction) and sql not in {
+            "COMMIT",
+            "ROLLBACK",
+        }
+        while True:
+            try:
+                if self._db.broken:
+                    self._db = self._connect()
+                cursor = self._psycopg.ClientCursor(self._db, row_factory=rows or _rows)
+                return cursor.execute(translate(sql), tuple(params))
+            except self._psycopg.OperationalError as exc:
+                if not (again and self._db.broken):
+                    raise self._failure(exc) from None
+                again = False
+            except self._psycopg.Error as exc:
+                raise self._failure(exc) from None
 
     def columns(self, table: str) -> frozenset[str]:
         """Name a table's columns in the connection's schema (none: no such table)."""
@@ -218,4 +228,6 @@ class PostgresConnection:
 
     def __del__(self) -> None:
         """Close the connection when nothing refers to it, as `sqlite3` does, without a warning."""
-        self._db.close()
+        db = getattr(self, "_db", None)  # None: the server refused the connection
+        if db is not None:
+            db.close()
