@@ -144,6 +144,20 @@ def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was ask
     return start
 
 
+def _decision(run_id: str, decided: tuple[str, Decision], now: str) -> Guarded:
+    """Record a decision stamped `now`, only while its question is open (else refuse)."""
+    import attrs  # noqa: PLC0415 - see the note on imports
+
+    from adws.journal.workspaces import decided_statement  # noqa: PLC0415 - as above
+
+    step, decision = decided
+    answered = (
+        f"the question at step {step!r} of run {run_id} was answered meanwhile; "
+        f"look again: adws status {run_id}"
+    )
+    return decided_statement(run_id, step, attrs.evolve(decision, at=now)), answered
+
+
 def _claim(
     args: argparse.Namespace,
     journal: Journal,
@@ -163,11 +177,7 @@ def _claim(
     import attrs  # noqa: PLC0415 - see the note on imports
 
     from adws.journal.resume import baseline  # noqa: PLC0415 - see the note on imports
-    from adws.journal.workspaces import (  # noqa: PLC0415 - see the note on imports
-        approvals_of,
-        decided_statement,
-        decisions_for,
-    )
+    from adws.journal.workspaces import approvals_of, decisions_for  # noqa: PLC0415 - as above
 
     run_id = record.run_id
     keep = getattr(args, "keep_changed", False)  # `adws reject` has no such flag
@@ -175,13 +185,7 @@ def _claim(
     def then(now: str) -> list[Guarded]:
         recorded = baseline(run_id, start) if keep else []
         if decided is not None:
-            step, decision = decided
-            answered = (
-                f"the question at step {step!r} of run {run_id} was answered meanwhile; "
-                f"look again: adws status {run_id}"
-            )
-            stamped = attrs.evolve(decision, at=now)
-            recorded.append((decided_statement(run_id, step, stamped), answered))
+            recorded.append(_decision(run_id, decided, now))
         return recorded
 
     refused = journal.claim(run_id, force=args.force, seen=record.seen, then=then)
@@ -205,6 +209,23 @@ def continue_run(
     journaled in the run's claim, so of two people deciding at once one
     decides, and the other is told the run changed since they read it.
     """
+    if decided is not None and _elsewhere(record) and not getattr(args, "here", False):
+        # Compare-and-set too, but the run stays where it is: its host continues it.
+        refused = journal.claim(
+            record.run_id,
+            seen=record.seen,
+            then=lambda now: [_decision(record.run_id, decided, now)],
+            take=False,
+        )
+        if refused is not None:
+            raise UsageError(refused)
+        host = record.host
+        err(
+            f"run {record.run_id} continues on host {host}: adws worker there, "
+            f"or adws resume {record.run_id} on {host}"
+        )
+        return EXIT_OK
+    _check_host(journal, record, here=getattr(args, "here", False))
     options, described = _options(args, record)
     args.workflow = record.workflow
     workflow = with_agents(args)
@@ -241,6 +262,35 @@ def continue_run(
         bases=start.bases,
         decisions=start.decisions,
     )
+
+
+def _elsewhere(record: RunRecord) -> bool:
+    """Tell whether another host ran the run (its worktrees and process groups are there)."""
+    import socket  # noqa: PLC0415 - see the note on imports
+
+    return record.host is not None and record.host != socket.gethostname()
+
+
+def _check_host(journal: Journal, record: RunRecord, *, here: bool) -> None:
+    """Refuse to continue a run of another host here, unless `here` and it left no worktree."""
+    if not _elsewhere(record):
+        return
+    run_id, host = record.run_id, record.host
+    if not here:
+        msg = (
+            f"run {run_id} belongs to host {host}: resume it there (adws worker, or adws "
+            f"resume {run_id} on {host}), or pass --here to continue it on this host"
+        )
+        raise UsageError(msg)
+    from adws.journal.workspaces import worktrees_of  # noqa: PLC0415 - see the note on imports
+
+    present = [tree.label for tree in worktrees_of(journal, run_id) if tree.state == "present"]
+    if present:
+        msg = (
+            f"run {run_id} has worktrees present on host {host} ({', '.join(present)}): "
+            f"--here cannot continue it without them; resume it on {host}"
+        )
+        raise UsageError(msg)
 
 
 def _reset(journal: Journal, record: RunRecord, start: ResumeStart) -> None:

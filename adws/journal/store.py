@@ -218,6 +218,7 @@ class Journal:
         force: bool = False,
         seen: Seen | None = None,
         then: Callable[[str], Sequence[Guarded]] | None = None,
+        take: bool = True,
     ) -> str | None:
         """Take a run for this process to resume, atomically; say why not otherwise.
 
@@ -235,18 +236,21 @@ class Journal:
         with the refusal to give when it changes no row (None: no need to):
         a refused claim records nothing. The run's recorded child process
         groups are cleared: the caller has dealt with them (see
-        `RunRecord.children`).
+        `RunRecord.children`). Without `take`, only `then` is recorded, with
+        the same checks, and the run stays as it is (a decision on a run of
+        another host, which continues it).
         """
         try:
             with self.transaction() as db:
                 refused = self._claimable(db, run_id, force=force, seen=seen)
                 if refused is not None:
                     return refused
-                db.execute(
-                    "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
-                    " WHERE run_id = ?",
-                    (os.getpid(), socket.gethostname(), run_id),
-                )
+                if take:
+                    db.execute(
+                        "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
+                        " WHERE run_id = ?",
+                        (os.getpid(), socket.gethostname(), run_id),
+                    )
                 if then is not None:
                     _record(db, then(io_ops.utc_now()))
         except _RefusedError as exc:  # the transaction rolled back: nothing was recorded

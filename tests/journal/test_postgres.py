@@ -81,7 +81,7 @@ def test_every_command_works_on_a_server_and_none_shows_its_password(
 def test_a_wrong_password_is_refused_and_never_shown(
     project: Path, postgres_server: Server
 ) -> None:
-    url = postgres_server.url(password="not-the-pass%40word")
+    url = postgres_server.url(password="not-the-pass%40word")  # noqa: S106 - a wrong one
     code, out, err = adws(project, url, "runs")
     assert code == 2
     assert "password authentication failed" in err
@@ -123,11 +123,13 @@ def test_a_transaction_the_connection_dropped_in_fails_and_records_nothing(
     postgres_url: str, postgres_server: Server
 ) -> None:
     journal = Journal(postgres_url)
-    with pytest.raises(BackendError, match="^terminating connection"):  # noqa: PT012 - dropped inside
-        with journal.transaction() as db:
-            db.execute("INSERT INTO texts (hash, data) VALUES (?, ?)", ("h", b"d"))
-            _drop_connections(postgres_server, postgres_url)
-            db.execute("INSERT INTO texts (hash, data) VALUES (?, ?)", ("i", b"e"))
+    with (  # noqa: PT012 - the connection drops inside the transaction
+        pytest.raises(BackendError, match=r"^terminating connection"),
+        journal.transaction() as db,
+    ):
+        db.execute("INSERT INTO texts (hash, data) VALUES (?, ?)", ("h", b"d"))
+        _drop_connections(postgres_server, postgres_url)
+        db.execute("INSERT INTO texts (hash, data) VALUES (?, ?)", ("i", b"e"))
     assert journal.query("SELECT hash FROM texts") == []
 
 
@@ -143,7 +145,7 @@ def test_a_journal_opened_for_reading_on_a_server_writes_nothing(postgres_url: s
 def test_an_empty_database_cannot_be_read_and_says_so(postgres_url: str) -> None:
     with pytest.raises(
         JournalError,
-        match="^cannot use the run journal postgresql://postgres:\\*\\*\\*@.*schema_version",
+        match=r"^cannot use the run journal postgresql://postgres:\*\*\*@.*schema_version",
     ):
         Journal(postgres_url, readonly=True)
 
