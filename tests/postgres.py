@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import os
 import pwd
 import secrets
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 BIN: Final = Path("/usr/lib/postgresql/15/bin")
 _PR_SET_PDEATHSIG: Final = 1
+_NAMES: Final = itertools.count(1)
 
 
 def missing() -> str | None:
@@ -153,14 +155,12 @@ class Databases:
     def __init__(self, server: Server) -> None:
         """Keep the server."""
         self.server = server
-        self._made = 0
 
     def fresh(self) -> str:
         """Create an empty database and return its URL."""
         import psycopg  # noqa: PLC0415 - only with psycopg installed
 
-        self._made += 1
-        name = f"t{os.getpid()}_{self._made}"
+        name = f"t{os.getpid()}_{next(_NAMES)}"  # unique, even where a drop failed
         with psycopg.connect(self.server.url(), autocommit=True) as admin:
             admin.execute(f"CREATE DATABASE {name}")
         return self.server.url(name)

@@ -6,7 +6,7 @@ column types, an implicit `rowid` on every table, `BEGIN IMMEDIATE`) and
 gives PostgreSQL the two SQLite functions the journal uses. What differs
 beyond the words lives on the connection: `locks_rows` (a claim's reads
 take `FOR UPDATE` on PostgreSQL; SQLite's `BEGIN IMMEDIATE` already holds
-the file), `columns` and `has_table` (SQLite's `PRAGMA`s), `fetch`. So a
+the file), `columns` (SQLite's `PRAGMA table_info`), `fetch`. So a
 migration or a column added once works on both.
 """
 
@@ -135,9 +135,6 @@ class Connection(Protocol):
     def columns(self, table: str) -> frozenset[str]:
         """Name a table's columns (none: no such table)."""
 
-    def has_table(self, name: str) -> bool:
-        """Tell whether the journal has a table."""
-
     def begin_migrating(self) -> None:
         """Inside the migration's transaction: keep out other migrating processes."""
 
@@ -161,11 +158,6 @@ class SqliteConnection(sqlite3.Connection):
         """Name a table's columns (none: no such table)."""
         rows = self.execute("SELECT name FROM pragma_table_info(?)", (table,)).fetchall()
         return frozenset(row[0] for row in rows)
-
-    def has_table(self, name: str) -> bool:
-        """Tell whether the journal has a table."""
-        query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
-        return self.execute(query, (name,)).fetchone() is not None
 
     def begin_migrating(self) -> None:
         """Do nothing: `BEGIN IMMEDIATE` already keeps other writers out of the file."""

@@ -105,10 +105,6 @@ class Row:
         """Go through the values in order (so a row unpacks)."""
         return iter(self._values)
 
-    def __len__(self) -> int:
-        """Count the columns."""
-        return len(self._values)
-
     def keys(self) -> list[str]:
         """Name the columns."""
         return list(self._index)
@@ -211,10 +207,6 @@ class PostgresConnection:
             plain=True,
         )
         return frozenset(row[0] for row in rows)
-
-    def has_table(self, name: str) -> bool:
-        """Tell whether the journal has a table."""
-        return bool(self.columns(name))
 
     def begin_migrating(self) -> None:
         """Keep other migrating processes out until this transaction ends; add the functions."""

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
+from returns.io import IOSuccess
 
-from adws.journal import Journal, JournalError
+from adws import Step, Workflow
+from adws.journal import Journal, JournalError, prune
 from adws.journal.dialect import BackendError, JournalUrl, redact, where
+from adws.testing import run
 from tests.conftest import start_adws
 
 if TYPE_CHECKING:
@@ -157,3 +161,20 @@ def test_a_server_journal_from_a_newer_adws_is_refused(postgres_url: str) -> Non
         Journal(postgres_url)
     with pytest.raises(JournalError, match="newer adws"):
         Journal(postgres_url, readonly=True)
+
+
+def test_a_journal_on_a_server_needs_the_postgres_extra(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+    with pytest.raises(JournalError, match=r"needs psycopg; install adws\[postgres\]$"):
+        Journal(postgres_url)
+
+
+def test_pruning_on_a_server_deletes_the_runs_and_rows_unpack(postgres_url: str) -> None:
+    journal = Journal(postgres_url)
+    report = run(Workflow("w", (Step("s", IOSuccess),)), journal=journal)
+    assert prune(journal, keep=0) == 1
+    assert journal.runs() == []
+    [(run_id, status)] = [tuple(row) for row in journal._db.execute("SELECT 'r', 'ok'").fetchall()]
+    assert (run_id, status, report.status) == ("r", "ok", "succeeded")
