@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from socket import gethostname
 
 import pytest
 
@@ -86,8 +87,9 @@ def v1_journal(
     db.execute("INSERT INTO schema_version (version) VALUES (1)")
     db.execute(
         "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started, pid, host)"
-        " VALUES ('old1', 'pipeline', 'f', 'failed', ?, ?, '2026-01-01T00:00:00+00:00', 1, 'h')",
-        (json.dumps(["fetch", "build", "ship"]), json.dumps({"inputs": inputs})),
+        " VALUES ('old1', 'pipeline', 'f', 'failed', ?, ?, '2026-01-01T00:00:00+00:00', 1, ?)",
+        # This host's: a run of another host is resumed there (or with --here).
+        (json.dumps(["fetch", "build", "ship"]), json.dumps({"inputs": inputs}), gethostname()),
     )
     db.execute(
         "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds)"
