@@ -132,3 +132,23 @@ def test_resume_here_takes_a_run_of_another_host_unless_it_has_worktrees_there(
     assert (code, shipped(project)) == (0, ["2"]), err
     record = Journal(journal_at).find(run_id)
     assert (record.status, record.host) == ("succeeded", "laptop")  # type: ignore[union-attr] # found
+
+
+def test_a_second_decision_from_another_host_is_refused_once_the_first_is_recorded(
+    project: Path, journal_at: str
+) -> None:
+    run_id = waiting(project, journal_at, "3")
+    code, err = adws(project, journal_at, "approve", run_id, "--by", "rev", host="laptop")
+    assert code == 0, err
+    code, err = adws(
+        project, journal_at, "reject", run_id, "--by", "ops", "--reason", "no", host="desk"
+    )
+    assert (code, err.splitlines()[-1]) == (
+        2,
+        (
+            f"adws: error: the question at step 'ship' of run {run_id} was answered meanwhile; "
+            f"look again: adws status {run_id}"
+        ),
+    )
+    journal = Journal(journal_at)
+    assert journal.query("SELECT verdict, decided_by FROM approvals") == [("approved", "rev")]

@@ -70,6 +70,9 @@ def test_every_command_works_on_a_server_and_none_shows_its_password(
         code, out, err = adws(project, postgres_url, *argv)
         assert code == 0, (argv, err)
         seen += [out, err]
+    code, out, err = adws(project, postgres_url, "report", run_id)
+    assert (code, (project / ".adws" / "reports" / f"{run_id}.html").exists()) == (0, True), err
+    seen += [out, err]
     shown = "\n".join(seen)
     assert "hello ann" in shown
     assert "ship it?" in shown
