@@ -11,7 +11,7 @@ CODEX := @openai/codex@0.169.0
 CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install clis browser demo demo-best-of demo-parked lint typecheck layout test check bench clean
+.PHONY: help install clis browser postgres demo demo-best-of demo-parked lint typecheck layout test check bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -25,9 +25,10 @@ $(RUNTIME): pyproject.toml
 
 # The checks run `adws batch --dask` on a real LocalCluster, ClaudeAgent through the Claude
 # Agent SDK's bundled CLI, pydantic schemas and spans exported through the OpenTelemetry SDK,
-# so the dask, claude, pydantic and otel extras come with them.
+# so the dask, claude, pydantic and otel extras come with them; the journal's tests run on a
+# real PostgreSQL server too (the postgres extra).
 $(DEV): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,postgres]'
 	touch $(DEV)
 
 # Never global, never the user's PATH: the tests put $(CLIS)/node_modules/.bin first on theirs.
@@ -48,6 +49,14 @@ browser: ## Install Debian's chromium for the report page's browser test (as roo
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	else echo "note: no chromium and not root: the report page's browser test will be skipped"; fi
+
+# The journal's tests start a real PostgreSQL server (Debian's, run as the `postgres` user
+# when we are root); installed when we can (CI runs as root), else those tests are skipped.
+postgres: ## Install Debian's postgresql for the shared journal's tests (as root)
+	@if [ -x /usr/lib/postgresql/15/bin/postgres ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	else echo "note: no PostgreSQL server and not root: the shared journal's tests will be skipped"; fi
 
 demo: $(RUNTIME) ## Run deep_research with the offline demo agent (installs only adws)
 	$(BIN)/adws run deep_research -i topic="railway-oriented programming"
@@ -70,7 +79,7 @@ typecheck: $(DEV) ## mypy --strict with the returns plugin
 layout: $(DEV) ## No import circle in adws/, imports only downward through its layers
 	$(BIN)/pytest tests/test_layout.py -q --no-cov
 
-test: $(DEV) $(CLIS_STAMP) browser ## pytest with 100% line and branch coverage (real processes, CLIs and a browser)
+test: $(DEV) $(CLIS_STAMP) browser postgres ## pytest with 100% line and branch coverage (real processes, CLIs and a browser)
 	$(BIN)/pytest --cov --cov-report=term-missing
 
 check: lint typecheck test ## Everything CI runs

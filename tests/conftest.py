@@ -15,6 +15,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws import ErrorType, PipelineError, WorkflowContext
+from tests import postgres
 
 # The adws plugin (offline agents, unused scripted answers) is loaded here rather than
 # through its entry point (pyproject passes -p no:adws), so coverage measures it; pytester
@@ -22,7 +23,7 @@ from adws import ErrorType, PipelineError, WorkflowContext
 pytest_plugins = ["adws.testing.plugin", "pytester"]
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from adws.engine.events import RunEvent
 
@@ -186,3 +187,30 @@ def wait_for(condition: Callable[[], object], seconds: float = 30.0) -> None:
             return
         time.sleep(0.05)
     pytest.fail("timed out waiting for the process")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[postgres.Server]:
+    """One real PostgreSQL server for the whole run (skipped, saying why, where none can start)."""
+    reason = postgres.missing()
+    if reason is not None:
+        pytest.skip(reason)
+    with postgres.running_server() as server:
+        yield server
+
+
+@pytest.fixture
+def postgres_url(postgres_server: postgres.Server) -> Iterator[str]:
+    """The URL of a fresh, empty database on the session's server (with its password)."""
+    databases = postgres.Databases(postgres_server)
+    url = databases.fresh()
+    yield url
+    databases.drop(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def journal_at(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a test's journal lives, on each backend: a SQLite file's path, or a server's URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "j" / "runs.db")
+    return str(request.getfixturevalue("postgres_url"))

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from adws.engine.step import Workflow
     from adws.journal import Journal
+    from adws.journal.dialect import JournalUrl
     from adws.journal.options import RunOptions
     from adws.testing.recording import Cassette
 
@@ -30,6 +31,7 @@ __all__ = [
     "UsageError",
     "apply_options",
     "given_options",
+    "journal_home",
     "journal_path",
     "max_wait",
     "open_journal",
@@ -58,11 +60,21 @@ class UnreadableRowsError(Exception):
         self.problems = tuple(problems)
 
 
-def journal_path(args: argparse.Namespace) -> Path:
+def journal_path(args: argparse.Namespace) -> Path | JournalUrl:
+    """Read `--journal` (or `ADWS_JOURNAL`): a file's path, or a server's URL."""
     from adws import journal as journal_module  # noqa: PLC0415 - see the note on imports
+    from adws.journal.dialect import where  # noqa: PLC0415 - as above
 
     chosen = args.journal or os.environ.get(journal_module.ENV_VAR)
-    return Path(chosen) if chosen else journal_module.DEFAULT_PATH
+    return where(chosen) if chosen else journal_module.DEFAULT_PATH
+
+
+def journal_home(args: argparse.Namespace) -> Path:
+    """Name the folder of this host's own run state: the journal file's, else `.adws`."""
+    from adws import journal as journal_module  # noqa: PLC0415 - see the note on imports
+
+    path = journal_path(args)
+    return (path if isinstance(path, Path) else journal_module.DEFAULT_PATH).resolve().parent
 
 
 BUSY_VAR: Final = "ADWS_JOURNAL_BUSY_TIMEOUT"
@@ -85,7 +97,7 @@ def _busy_timeout() -> float:
     return seconds
 
 
-def _journal_at(path: Path, *, readonly: bool = False) -> Journal:
+def _journal_at(path: Path | JournalUrl, *, readonly: bool = False) -> Journal:
     from adws.journal import Journal, JournalError  # noqa: PLC0415 - see the note on imports
 
     try:
@@ -109,7 +121,7 @@ def require_journal(
     `create` makes a journal where there is none (a batch always records).
     """
     path = journal_path(args)
-    if not path.exists() and not create:
+    if isinstance(path, Path) and not path.exists() and not create:
         msg = f"no run journal at {path}; `adws run` records runs there"
         raise UsageError(msg)
     return _journal_at(path, readonly=readonly)
@@ -273,7 +285,7 @@ def _run_cassette(args: argparse.Namespace) -> Cassette:
     from adws.journal.records import UnreadableError  # noqa: PLC0415 - as above
 
     path = journal_path(args)
-    if not path.exists():
+    if isinstance(path, Path) and not path.exists():
         msg = f"--replay {args.replay}: no such folder, and no run journal at {path} to look in"
         raise UsageError(msg)
     journal = _journal_at(path, readonly=True)

@@ -63,6 +63,12 @@ def add_resume(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
         action="store_true",
         help="run again from the first finished step whose definition changed",
     )
+    resume.add_argument(
+        "--here",
+        action="store_true",
+        help="continue on this host a run another host ran (refused while it has worktrees "
+        "present there)",
+    )
     add_going_on(resume)
 
 

@@ -11,7 +11,7 @@ from adws import io_ops
 from adws.cli import EXIT_CODES
 from adws.cli._args import (
     UsageError,
-    journal_path,
+    journal_home,
     max_wait,
     open_journal,
     recorded,
@@ -217,7 +217,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
             estimate=_estimates(journal, workflow),
             spent=spent,
             rerun=rerun,
-            worktrees=str(journal_path(args).resolve().parent / "worktrees"),
+            worktrees=str(journal_home(args) / "worktrees"),
             bases=bases,
             decisions=decisions,
             sessions=sessions,

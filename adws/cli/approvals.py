@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from adws import io_ops
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, journal_path, require_journal
+from adws.cli._args import UsageError, require_journal
 from adws.cli._output import err, out, out_json
 from adws.cli._waits import expired, open_question
 from adws.cli.resume import asks_budget, continue_run
@@ -93,12 +93,11 @@ def _end_expired(args: argparse.Namespace, journal: Journal, record: RunRecord) 
     ended = expired(journal, record)
     if ended is None:
         return False
-    resume = ["resume", record.run_id, "--journal", str(journal_path(args)), "-q"]
-    if args.workflows is not None:
-        resume += ["--workflows", args.workflows]
+    resume = build_parser().parse_args(["resume", record.run_id, "-q"])
+    resume.journal, resume.workflows = args.journal, args.workflows  # a URL stays whole
     whole = find_run(journal, record.run_id)  # a listed record leaves the inputs out
     try:
-        code = continue_run(build_parser().parse_args(resume), journal, whole, ended)
+        code = continue_run(resume, journal, whole, ended)
     except UsageError as exc:
         err(f"adws: run {record.run_id} could not be ended: {exc}")
         return False

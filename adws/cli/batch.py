@@ -13,7 +13,7 @@ from adws.cli._args import (
     UsageError,
     apply_options,
     given_options,
-    journal_path,
+    journal_home,
     require_journal,
     select_agent,
 )
@@ -271,7 +271,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         (os.getpid(), socket.gethostname()),
         offline=OFFLINE.enabled,
         max_cost=cap,
-        worktrees=str(journal_path(args).resolve().parent / "worktrees"),
+        worktrees=str(journal_home(args) / "worktrees"),
     )
 
     def progress(state: Progress) -> None:

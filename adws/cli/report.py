@@ -76,7 +76,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.output == "-":
         write_text(text)
         return _unreadable(journal, views)
-    path = Path(args.output) if args.output else journal.path.parent / "reports" / f"{name}.html"
+    from adws.journal import DEFAULT_PATH  # noqa: PLC0415 - see the note on imports
+
+    # A shared journal's reports go where a local one's would: beside `.adws/runs.db`.
+    home = journal.path.parent if isinstance(journal.path, Path) else DEFAULT_PATH.parent
+    path = Path(args.output) if args.output else home / "reports" / f"{name}.html"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

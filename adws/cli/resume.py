@@ -190,6 +190,38 @@ def _start(  # noqa: PLR0913 - the run, its journal, and what the resume was ask
     return start
 
 
+def _decision(
+    run_id: str, decided: tuple[str, Decision], now: str, budget: Budget | None
+) -> Guarded:
+    """Record a decision stamped `now`, only while its question is open (else refuse)."""
+    import attrs  # noqa: PLC0415 - see the note on imports
+
+    from adws.journal.workspaces import decided_statement  # noqa: PLC0415 - as above
+
+    step, decision = decided
+    answered = (
+        f"the question at step {step!r} of run {run_id} was answered meanwhile; "
+        f"look again: adws status {run_id}"
+    )
+    stamped = attrs.evolve(decision, at=now)
+    return decided_statement(run_id, step, stamped, budget), answered
+
+
+def _recorded(
+    run_id: str,
+    decided: tuple[str, Decision] | None,
+    now: str,
+    raised: tuple[Budget, RunOptions] | None,
+) -> list[Guarded]:
+    """Return what a claim records with a decision: it, and the budget it raised (if any)."""
+    recorded = []
+    if decided is not None:
+        recorded.append(_decision(run_id, decided, now, None if raised is None else raised[0]))
+    if raised is not None:
+        recorded.append(((_SET_OPTIONS, (raised[1].to_json(), run_id)), None))
+    return recorded
+
+
 def _claim(  # noqa: PLR0913 - the run, what was read of it, and what is recorded with it
     args: argparse.Namespace,
     journal: Journal,
@@ -212,29 +244,14 @@ def _claim(  # noqa: PLR0913 - the run, what was read of it, and what is recorde
     import attrs  # noqa: PLC0415 - see the note on imports
 
     from adws.journal.resume import baseline  # noqa: PLC0415 - see the note on imports
-    from adws.journal.workspaces import (  # noqa: PLC0415 - see the note on imports
-        approvals_of,
-        decided_statement,
-        decisions_for,
-    )
+    from adws.journal.workspaces import approvals_of, decisions_for  # noqa: PLC0415 - as above
 
     run_id = record.run_id
     keep = getattr(args, "keep_changed", False)  # `adws reject` has no such flag
 
     def then(now: str) -> list[Guarded]:
         recorded = baseline(run_id, start) if keep else []
-        if decided is not None:
-            step, decision = decided
-            answered = (
-                f"the question at step {step!r} of run {run_id} was answered meanwhile; "
-                f"look again: adws status {run_id}"
-            )
-            stamped = attrs.evolve(decision, at=now)
-            budget = None if raised is None else raised[0]
-            recorded.append((decided_statement(run_id, step, stamped, budget), answered))
-        if raised is not None:
-            options = (_SET_OPTIONS, (raised[1].to_json(), run_id))
-            recorded.append((options, None))
+        recorded.extend(_recorded(run_id, decided, now, raised))
         return recorded
 
     refused = journal.claim(run_id, force=args.force, seen=record.seen, then=then)
@@ -244,6 +261,36 @@ def _claim(  # noqa: PLR0913 - the run, what was read of it, and what is recorde
         return start
     decisions = decisions_for(approvals_of(journal, run_id), journal.attempts(run_id))
     return attrs.evolve(start, decisions=decisions)
+
+
+def _decide_elsewhere(
+    args: argparse.Namespace,
+    journal: Journal,
+    record: RunRecord,
+    decided: tuple[str, Decision],
+    raised: Budget | None,
+) -> int:
+    """Record a decision on a run of another host, compare-and-set; its host continues it."""
+    with_options = None
+    if raised is not None:  # the raised limits go with the run's options, for its host
+        import attrs  # noqa: PLC0415 - see the note on imports
+
+        options, _ = _options(args, record)
+        with_options = (raised, attrs.evolve(options, raised=True))
+    refused = journal.claim(
+        record.run_id,
+        seen=record.seen,
+        then=lambda now: _recorded(record.run_id, decided, now, with_options),
+        take=False,
+    )
+    if refused is not None:
+        raise UsageError(refused)
+    host = record.host
+    err(
+        f"run {record.run_id} continues on host {host}: adws worker there, "
+        f"or adws resume {record.run_id} on {host}"
+    )
+    return EXIT_OK
 
 
 def continue_run(
@@ -259,6 +306,9 @@ def continue_run(
     decides, and the other is told the run changed since they read it.
     """
     raised = _raise(args, record, decided)
+    if decided is not None and _elsewhere(record) and not getattr(args, "here", False):
+        return _decide_elsewhere(args, journal, record, decided, raised)
+    _check_host(journal, record, here=getattr(args, "here", False))
     options, described = _options(args, record)
     if raised is not None:  # the raised limits replace the workflow's, from now on
         import attrs  # noqa: PLC0415 - see the note on imports
@@ -306,6 +356,35 @@ def continue_run(
         kept=not_spent(kept_spend(start.plan, journal.attempts(record.run_id), start.reuse)),
         sessions=start.sessions,
     )
+
+
+def _elsewhere(record: RunRecord) -> bool:
+    """Tell whether another host ran the run (its worktrees and process groups are there)."""
+    import socket  # noqa: PLC0415 - see the note on imports
+
+    return record.host is not None and record.host != socket.gethostname()
+
+
+def _check_host(journal: Journal, record: RunRecord, *, here: bool) -> None:
+    """Refuse to continue a run of another host here, unless `here` and it left no worktree."""
+    if not _elsewhere(record):
+        return
+    run_id, host = record.run_id, record.host
+    if not here:
+        msg = (
+            f"run {run_id} belongs to host {host}: resume it there (adws worker, or adws "
+            f"resume {run_id} on {host}), or pass --here to continue it on this host"
+        )
+        raise UsageError(msg)
+    from adws.journal.workspaces import worktrees_of  # noqa: PLC0415 - see the note on imports
+
+    present = [tree.label for tree in worktrees_of(journal, run_id) if tree.state == "present"]
+    if present:
+        msg = (
+            f"run {run_id} has worktrees present on host {host} ({', '.join(present)}): "
+            f"--here cannot continue it without them; resume it on {host}"
+        )
+        raise UsageError(msg)
 
 
 def _reset(journal: Journal, record: RunRecord, start: ResumeStart) -> None:

@@ -45,6 +45,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace, workflow: Workflow) -> int:
     """Print what a run of `workflow` should cost by the journal's history; run nothing."""
+    from pathlib import Path  # noqa: PLC0415 - see the note on imports
+
     from adws.journal.estimates import (  # noqa: PLC0415 - see the note on imports
         FinishEstimate,
         finish_estimate,
@@ -52,7 +54,8 @@ def _plan(args: argparse.Namespace, workflow: Workflow) -> int:
 
     steps = [step.name for step in workflow.steps]
     estimate = FinishEstimate(0.0, 0.0, 0)
-    if not args.no_journal and journal_path(args).exists():
+    where = journal_path(args)  # a file that may not exist yet, or a server's URL
+    if not args.no_journal and (not isinstance(where, Path) or where.exists()):
         journal = require_journal(args, readonly=True)
         estimate = finish_estimate(journal, workflow.name, steps)
     count = f"{len(steps)} step{'' if len(steps) == 1 else 's'}"

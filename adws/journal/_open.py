@@ -1,4 +1,4 @@
-"""Open the journal's file: for writing (created, in WAL mode, migrated) or only for reading."""
+"""Open the journal: its file, for writing (in WAL mode, migrated) or only reading; its server."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from adws.journal.dialect import ERRORS, SqliteConnection
 from adws.journal.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-__all__ = ["JournalError", "immediate", "open_readonly", "open_writable"]
+    from adws.journal.dialect import Connection, JournalUrl
+
+__all__ = ["JournalError", "immediate", "open_readonly", "open_server", "open_writable"]
 
 
 class JournalError(Exception):
@@ -26,13 +29,19 @@ _LOCK_RETRY_DELAYS: Final = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
 
 def open_writable(
     path: Path, busy_timeout: float, sleep: Callable[[float], None]
-) -> sqlite3.Connection:
+) -> SqliteConnection:
     """Open (creating the folder and file) in WAL mode and bring the schema up to date.
 
     Raises `sqlite3.Error` or `OSError`; the caller names the file.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(
+        path,
+        timeout=busy_timeout,
+        isolation_level=None,
+        check_same_thread=False,
+        factory=SqliteConnection,
+    )
     db.row_factory = sqlite3.Row
     _enable_wal(db, sleep)
     db.execute("PRAGMA synchronous=NORMAL")
@@ -60,7 +69,7 @@ def _newer(version: int) -> sqlite3.DatabaseError:
 
 
 @contextlib.contextmanager
-def immediate(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def immediate(db: Connection) -> Iterator[Connection]:
     """Hold `db` in one write transaction: committed at the end, else rolled back."""
     db.execute("BEGIN IMMEDIATE")
     try:
@@ -68,14 +77,15 @@ def immediate(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         db.execute("COMMIT")
     except BaseException:
         # A COMMIT that failed (a full disk) may leave the transaction open, or not.
-        with contextlib.suppress(sqlite3.Error):
+        with contextlib.suppress(*ERRORS):
             db.execute("ROLLBACK")
         raise
 
 
-def _migrate(db: sqlite3.Connection) -> None:
-    """Apply the migrations the file lacks, in one transaction (several processes may race)."""
+def _migrate(db: Connection) -> None:
+    """Apply the migrations the journal lacks, in one transaction (several processes may race)."""
     with immediate(db):
+        db.begin_migrating()
         db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
         row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
         version = row[0] or 0
@@ -87,9 +97,31 @@ def _migrate(db: sqlite3.Connection) -> None:
             db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
 
 
+def open_server(url: JournalUrl, busy_timeout: float, *, readonly: bool) -> Connection:
+    """Connect to a journal's PostgreSQL server: migrated, unless only for reading.
+
+    Raises `BackendError` (or `ImportError`, without the `postgres` extra)
+    or `sqlite3.DatabaseError` (a newer schema); the caller names the journal.
+    """
+    from adws.journal.postgres import PostgresConnection  # noqa: PLC0415 - psycopg, only for a server
+
+    db = PostgresConnection(url, busy_timeout=busy_timeout, readonly=readonly)
+    try:
+        if not readonly:
+            _migrate(db)
+        row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+    except BaseException:
+        db.close()
+        raise
+    if (row[0] or 0) > len(MIGRATIONS):
+        db.close()
+        raise _newer(row[0])
+    return db
+
+
 def open_readonly(
     path: Path, busy_timeout: float
-) -> tuple[sqlite3.Connection, tempfile.TemporaryDirectory[str] | None]:
+) -> tuple[SqliteConnection, tempfile.TemporaryDirectory[str] | None]:
     """Open for reading only, whatever the folder allows; raise `JournalError` if it cannot.
 
     Without write access to the folder SQLite cannot make the shared
@@ -113,6 +145,7 @@ def open_readonly(
                 timeout=busy_timeout,
                 isolation_level=None,
                 check_same_thread=False,
+                factory=SqliteConnection,
             )
             db.row_factory = sqlite3.Row
             row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()

@@ -129,7 +129,8 @@ def claim_batch_run(
             None
             if changed
             else db.execute(
-                "SELECT status, pid, host FROM runs WHERE run_id = ?", (run_id,)
+                f"SELECT status, pid, host FROM runs WHERE run_id = ?{db.locks_rows}",  # noqa: S608 - a fixed clause
+                (run_id,),
             ).fetchone()
         )
         if changed:

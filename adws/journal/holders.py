@@ -25,7 +25,7 @@ import attrs
 from adws import io_ops
 
 if TYPE_CHECKING:
-    import sqlite3
+    from adws.journal.dialect import Connection
 
 __all__ = ["Seen", "alive", "changed_since", "here", "holder_of", "seen_in"]
 
@@ -42,7 +42,7 @@ def alive(pid: int | None, host: str | None) -> bool:
     )
 
 
-def holder_of(db: sqlite3.Connection, batch_id: str | None) -> tuple[int, str] | None:
+def holder_of(db: Connection, batch_id: str | None) -> tuple[int, str] | None:
     """Return `(pid, host)` of the live process holding a batch, if another one does.
 
     Called inside a transaction (`Journal.claim`, `claim_batch`): a batch
@@ -51,7 +51,8 @@ def holder_of(db: sqlite3.Connection, batch_id: str | None) -> tuple[int, str] |
     if batch_id is None:
         return None
     row = db.execute(
-        "SELECT status, pid, host FROM batches WHERE batch_id = ?", (batch_id,)
+        f"SELECT status, pid, host FROM batches WHERE batch_id = ?{db.locks_rows}",  # noqa: S608 - a fixed clause
+        (batch_id,),
     ).fetchone()
     mine = row is not None and (row[1], row[2]) == here()
     if row is None or row[0] != "running" or not alive(row[1], row[2]) or mine:
@@ -79,27 +80,28 @@ _SEEN = (
 )
 
 
-def seen_in(db: sqlite3.Connection, run_id: str) -> tuple[Seen, str] | None:
+def seen_in(db: Connection, run_id: str) -> tuple[Seen, str] | None:
     """Read what a claim compares, inside its transaction, and who holds the run.
 
     None: the run's row is gone. The second value names the holder of a
     running run (`, by process P on H`), else it is empty.
     """
-    row = db.execute(_SEEN, (run_id,)).fetchone()
+    row = db.execute(_SEEN + db.locks_rows, (run_id,)).fetchone()
     if row is None:
         return None
     held = f", by process {row[3]} on {row[4]}" if row[0] == "running" and row[3] else ""
     return Seen(row[0], row[1], row[2]), held
 
 
-def changed_since(db: sqlite3.Connection, run_id: str, seen: Seen) -> str | None:
+def changed_since(db: Connection, run_id: str, seen: Seen) -> str | None:
     """Say how a run changed since a command read it as `seen` (None: it did not).
 
     Called inside the claim's transaction, so nothing changes between this
     check and the claim's own update.
 
     >>> import sqlite3
-    >>> db = sqlite3.connect(":memory:")
+    >>> from adws.journal.dialect import SqliteConnection
+    >>> db = sqlite3.connect(":memory:", factory=SqliteConnection)
     >>> _ = db.execute("CREATE TABLE runs (run_id, status, resumes, pid, host)")
     >>> _ = db.execute("CREATE TABLE attempts (id INTEGER PRIMARY KEY, run_id)")
     >>> _ = db.execute("INSERT INTO runs VALUES ('r1', 'running', 1, 42, 'box')")

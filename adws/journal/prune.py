@@ -42,7 +42,7 @@ def prune(
     where = " AND ".join(clauses)
     with journal.transaction() as db:
         query = f"SELECT run_id FROM runs WHERE {where}"  # noqa: S608 - fixed clauses, values bound
-        doomed = [row[0] for row in db.execute(query, params)]
+        doomed = [row[0] for row in db.execute(query, params).fetchall()]
         db.executemany("DELETE FROM attempts WHERE run_id = ?", [(r,) for r in doomed])
         db.executemany("DELETE FROM worktrees WHERE run_id = ?", [(r,) for r in doomed])
         db.executemany("DELETE FROM approvals WHERE run_id = ?", [(r,) for r in doomed])

@@ -1,8 +1,10 @@
-"""The SQLite run journal: every run event, durable, for `runs`, `status` and `resume`.
+"""The run journal: every run event, durable, for `runs`, `status` and `resume`.
 
-One file (`.adws/runs.db` by default), WAL mode, one transaction per event,
-so a crash loses at most the step in flight and several processes can write
-at once. The schema carries a version and a list of forward migrations.
+One SQLite file (`.adws/runs.db` by default), WAL mode, or a PostgreSQL
+server a team shares (a `postgresql://` URL; see `adws.journal.dialect`);
+one transaction per event, so a crash loses at most the step in flight and
+several processes can write at once. The schema carries a version and a
+list of forward migrations.
 """
 
 from __future__ import annotations
@@ -12,15 +14,21 @@ import functools
 import json
 import os
 import socket
-import sqlite3
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from adws import io_ops
 from adws.engine.context import WorkflowContext
-from adws.journal._open import JournalError, immediate, open_readonly, open_writable
+from adws.journal._open import (
+    JournalError,
+    immediate,
+    open_readonly,
+    open_server,
+    open_writable,
+)
 from adws.journal.codec import decode_context, encode_context
+from adws.journal.dialect import ERRORS, JournalUrl, where
 from adws.journal.holders import Seen, changed_since, holder_of
 from adws.journal.records import (
     AttemptRecord,
@@ -34,6 +42,7 @@ if TYPE_CHECKING:
     import tempfile
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
+    from adws.journal.dialect import Connection
     from adws.journal.schema import Statement
 
 Guarded: TypeAlias = "tuple[Statement, str | None]"
@@ -44,7 +53,7 @@ class _RefusedError(Exception):
     """A claim refused after it had begun writing: its transaction rolls back."""
 
 
-def _record(db: sqlite3.Connection, statements: Sequence[Guarded]) -> None:
+def _record(db: Connection, statements: Sequence[Guarded]) -> None:
     """Run a claim's statements; raise `_RefusedError` when a guarded one changes no row."""
     for (sql, params), refusal in statements:
         if db.execute(sql, params).rowcount == 0 and refusal is not None:
@@ -63,20 +72,22 @@ __all__ = [
 DEFAULT_PATH: Final = Path(".adws") / "runs.db"
 ENV_VAR: Final = "ADWS_JOURNAL"
 BUSY_TIMEOUT_SECONDS: Final = 30.0
-SAFE_SUM: Final = "CASE WHEN COUNT({0}) THEN TOTAL({0}) END"
+SAFE_SUM: Final = "CASE WHEN COUNT({0}) > 0 THEN TOTAL({0}) END"
 """Sum a column as a float, NULL when no row has it: SUM raises on integer overflow."""
 
 
 class Journal:
     """Open (creating and migrating) the journal at `path`, or only read it.
 
-    One connection serves every thread of a run (a lock serialises it);
-    several processes share the file through SQLite's own locking.
+    `path` is a SQLite file or a `postgresql://` URL (a `JournalUrl`, which
+    never shows its password). One connection serves every thread of a run
+    (a lock serialises it); several processes share the file through
+    SQLite's own locking, or the server.
     """
 
     def __init__(
         self,
-        path: Path,
+        path: Path | str | JournalUrl,
         *,
         busy_timeout: float = BUSY_TIMEOUT_SECONDS,
         sleep: Callable[[float], None] = io_ops.sleep,
@@ -89,22 +100,43 @@ class Journal:
         even a migration, so `runs`, `status` and `resume --plan` work on a
         journal the user cannot write.
         """
-        self.path = path
+        self.path = where(path)
         self._lock = threading.RLock()
         self._copy: tempfile.TemporaryDirectory[str] | None = None
         """A private copy of a read-only journal; removed with this object, or at exit."""
         self._tables: dict[str, bool] = {}
-        if readonly:
-            self._db, self._copy = open_readonly(path, busy_timeout)
-            return
+        self._db: Connection
+        if isinstance(self.path, JournalUrl):
+            self._db = self._serve(self.path, busy_timeout, readonly=readonly)
+        elif readonly:
+            self._db, self._copy = open_readonly(self.path, busy_timeout)
+        else:
+            try:
+                self._db = open_writable(self.path, busy_timeout, sleep)
+            except (*ERRORS, OSError) as exc:
+                msg = (
+                    f"cannot use the run journal {self.path}: {exc}; move it aside, "
+                    "point --journal elsewhere, or run with --no-journal"
+                )
+                raise JournalError(msg) from exc
+
+    @staticmethod
+    def _serve(url: JournalUrl, busy_timeout: float, *, readonly: bool) -> Connection:
+        """Connect to a journal's server, or raise `JournalError` naming it (never its password)."""
         try:
-            self._db = open_writable(path, busy_timeout, sleep)
-        except (sqlite3.Error, OSError) as exc:
+            return open_server(url, busy_timeout, readonly=readonly)
+        except ImportError as exc:
             msg = (
-                f"cannot use the run journal {path}: {exc}; move it aside, "
-                "point --journal elsewhere, or run with --no-journal"
+                f"cannot use the run journal {url}: a PostgreSQL journal needs psycopg;"
+                " install adws[postgres]"
             )
             raise JournalError(msg) from exc
+        except ERRORS as exc:
+            msg = (
+                f"cannot use the run journal {url}: {exc}; check the server and the URL,"
+                " or point --journal elsewhere"
+            )
+            raise JournalError(msg) from None
 
     def run_inputs(self, run_id: str) -> str:
         """Return a run's recorded inputs, encoded (a batch reads them when a worker takes it)."""
@@ -124,7 +156,7 @@ class Journal:
         self._db.close()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[Connection]:
         """Hold the connection in one write transaction: committed at the end, else rolled back."""
         with self._lock, immediate(self._db) as db:
             yield db
@@ -138,11 +170,8 @@ class Journal:
         """Fetch rows (`plain`: tuples, cheaper when there are thousands), or say why not."""
         try:
             with self._lock:
-                cursor = self._db.cursor()
-                if plain:
-                    cursor.row_factory = None
-                return cursor.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
+                return self._db.fetch(sql, params, plain=plain)
+        except ERRORS as exc:
             msg = f"cannot read the run journal {self.path}: {exc}"
             raise JournalError(msg) from exc
 
@@ -158,7 +187,16 @@ class Journal:
     @functools.cached_property
     def _attempt_fields(self) -> frozenset[str]:
         """Name the `attempts` columns, asked once per journal."""
-        return frozenset(row[1] for row in self._read("PRAGMA table_info(attempts)"))
+        return self.columns("attempts")
+
+    def columns(self, table: str) -> frozenset[str]:
+        """Name a table's columns (none: no such table; a journal read, never migrated)."""
+        try:
+            with self._lock:
+                return self._db.columns(table)
+        except ERRORS as exc:
+            msg = f"cannot read the run journal {self.path}: {exc}"
+            raise JournalError(msg) from exc
 
     # -- writing ---------------------------------------------------------------
 
@@ -180,6 +218,7 @@ class Journal:
         seen: Seen,
         force: bool = False,
         then: Callable[[str], Sequence[Guarded]] | None = None,
+        take: bool = True,
     ) -> str | None:
         """Take a run for this process to resume, atomically; say why not otherwise.
 
@@ -198,18 +237,21 @@ class Journal:
         with the refusal to give when it changes no row (None: no need to):
         a refused claim records nothing. The run's recorded child process
         groups are cleared: the caller has dealt with them (see
-        `RunRecord.children`).
+        `RunRecord.children`). Without `take`, only `then` is recorded, with
+        the same checks, and the run stays as it is (a decision on a run of
+        another host, which continues it).
         """
         try:
             with self.transaction() as db:
                 refused = self._claimable(db, run_id, force=force, seen=seen)
                 if refused is not None:
                     return refused
-                db.execute(
-                    "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
-                    " WHERE run_id = ?",
-                    (os.getpid(), socket.gethostname(), run_id),
-                )
+                if take:
+                    db.execute(
+                        "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
+                        " WHERE run_id = ?",
+                        (os.getpid(), socket.gethostname(), run_id),
+                    )
                 if then is not None:
                     _record(db, then(io_ops.utc_now()))
         except _RefusedError as exc:  # the transaction rolled back: nothing was recorded
@@ -221,17 +263,18 @@ class Journal:
         try:
             with self._lock:
                 return changed_since(self._db, run_id, seen)
-        except sqlite3.Error as exc:
+        except ERRORS as exc:
             msg = f"cannot read the run journal {self.path}: {exc}"
             raise JournalError(msg) from exc
 
     @staticmethod
-    def _claimable(db: sqlite3.Connection, run_id: str, *, force: bool, seen: Seen) -> str | None:
+    def _claimable(db: Connection, run_id: str, *, force: bool, seen: Seen) -> str | None:
         """Say why a run may not be claimed now, inside the claim's transaction (None: it may)."""
         changed = changed_since(db, run_id, seen)
         if changed is not None:
             return changed
-        row = db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        sql = f"SELECT * FROM runs WHERE run_id = ?{db.locks_rows}"  # noqa: S608 - a fixed clause
+        row = db.execute(sql, (run_id,)).fetchone()
         record = run_from_row(row)
         holder = record.pid
         mine = holder == os.getpid() and record.host == socket.gethostname()
@@ -280,7 +323,10 @@ class Journal:
             params.append(batch)
         else:
             sql += " ORDER BY started DESC, rowid DESC"
-        rows = self._read(f"{sql} LIMIT ?", (*params, -1 if limit is None else limit))
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        rows = self._read(sql, params)
         return [run_from_row(row) for row in rows]
 
     def find(self, run_id: str) -> RunRecord | str:
@@ -307,8 +353,7 @@ class Journal:
         """
         found = self._tables.get(name)
         if found is None:
-            query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
-            found = self._tables[name] = bool(self._read(query, (name,)))
+            found = self._tables[name] = bool(self.columns(name))
         return found
 
     @functools.cached_property

@@ -154,8 +154,8 @@ def worktrees_of(journal: Journal, run_id: str) -> list[WorktreeRecord]:
     if not journal.has_table("worktrees"):
         return []
     # A journal read without being migrated (schema 10) has neither: read as absent.
-    columns = journal.query("SELECT name FROM pragma_table_info('worktrees')")
-    rows = journal.query(_WORKTREES if ("gitdir",) in columns else _BEFORE_11, (run_id,))
+    columns = journal.columns("worktrees")
+    rows = journal.query(_WORKTREES if "gitdir" in columns else _BEFORE_11, (run_id,))
     return [_worktree(row) for row in rows]
 
 

@@ -181,7 +181,7 @@ def _execute(  # noqa: PLR0913 - run's and resume's options, all keyword-only
 
 
 def _journal(journal: str | Path | Journal | None) -> Journal | None:
-    return Journal(Path(journal)) if isinstance(journal, str | Path) else journal
+    return Journal(journal) if isinstance(journal, str | Path) else journal
 
 
 def run(
@@ -194,7 +194,7 @@ def run(
 ) -> RunReport:
     """Run `workflow` from `inputs`; every agent step asks `agent` when one is given.
 
-    Retries do not wait. `journal` (a path or a `Journal`) records the run
+    Retries do not wait. `journal` (a path, a `postgresql://` URL or a `Journal`) records the run
     as `adws run` would; `stop_after` stops it after that step, as a Ctrl-C
     would, to be resumed.
     """
@@ -219,7 +219,7 @@ def resume(
     CLI would refuse (a finished step changed, an input a finished step
     wrote) raises `ValueError` with the CLI's message.
     """
-    store = journal if isinstance(journal, Journal) else Journal(Path(journal))
+    store = journal if isinstance(journal, Journal) else Journal(journal)
     found = store.find(run_id)
     if isinstance(found, str):
         raise LookupError(found)  # noqa: TRY004 - the run is missing, not of a wrong type

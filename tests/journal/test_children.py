@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
 
 from adws.journal import Journal
 from adws.journal.children import ChildrenRecorder
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 class StuckJournal:
@@ -34,8 +30,8 @@ def test_reporting_groups_never_waits_for_a_stuck_journal() -> None:
     journal.release.set()
 
 
-def test_the_latest_groups_are_written_and_a_failed_write_is_reported(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "runs.db")
+def test_the_latest_groups_are_written_and_a_failed_write_is_reported(journal_at: str) -> None:
+    journal = Journal(journal_at)
     unrecorded: list[str] = []
     recorder = ChildrenRecorder(journal, "missing-run", unrecorded)
     journal.write("DROP TABLE runs", ())

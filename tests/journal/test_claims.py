@@ -9,7 +9,7 @@ start real `adws` processes at once, again and again, and check what ran.
 
 from __future__ import annotations
 
-import sqlite3
+import re
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -62,16 +62,21 @@ mailing = Workflow(
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path, journal_at: str) -> Path:
+    """A project whose runs go to a journal on each backend (its place kept in `.journal`)."""
     (tmp_path / "workflows").mkdir()
     (tmp_path / "workflows" / "flows.py").write_text(FLOWS)
+    (tmp_path / ".journal").write_text(journal_at)
     return tmp_path
 
 
+def journal_of(project: Path) -> str:
+    return (project / ".journal").read_text()
+
+
 def adws(project: Path, *argv: str, seed: int = 0) -> tuple[int, str, str]:
-    process = start_adws(
-        project, *argv, "--workflows", "workflows", env={"PYTHONHASHSEED": str(seed)}
-    )
+    env = {"PYTHONHASHSEED": str(seed), "ADWS_JOURNAL": journal_of(project)}
+    process = start_adws(project, *argv, "--workflows", "workflows", env=env)
     out, err = process.communicate(timeout=120)
     return process.returncode, out, err
 
@@ -79,7 +84,13 @@ def adws(project: Path, *argv: str, seed: int = 0) -> tuple[int, str, str]:
 def at_once(project: Path, *commands: tuple[str, ...]) -> list[tuple[int, str]]:
     """Start every command before waiting for any: each reads the run before the others end."""
     started = [
-        start_adws(project, *argv, "--workflows", "workflows", env={"PYTHONHASHSEED": str(seed)})
+        start_adws(
+            project,
+            *argv,
+            "--workflows",
+            "workflows",
+            env={"PYTHONHASHSEED": str(seed), "ADWS_JOURNAL": journal_of(project)},
+        )
         for seed, argv in enumerate(commands, start=1)
     ]
     errors = [process.communicate(timeout=120)[1] for process in started]
@@ -92,19 +103,19 @@ def lines(project: Path, name: str) -> list[str]:
 
 
 def last_run(project: Path) -> str:
-    db = sqlite3.connect(project / "runs.db")
+    journal = Journal(journal_of(project), readonly=True)
     try:
-        return str(db.execute("SELECT run_id FROM runs ORDER BY rowid DESC").fetchone()[0])
+        return str(journal.query("SELECT run_id FROM runs ORDER BY rowid DESC")[0][0])
     finally:
-        db.close()
+        journal.close()
 
 
 def status_of(project: Path, run_id: str) -> tuple[str, str | None]:
-    db = sqlite3.connect(project / "runs.db")
+    journal = Journal(journal_of(project), readonly=True)
     try:
-        row = db.execute("SELECT status, error FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        [row] = journal.query("SELECT status, error FROM runs WHERE run_id = ?", (run_id,))
     finally:
-        db.close()
+        journal.close()
     return row[0], None if row[1] is None else ("Rejected" if "Rejected" in row[1] else row[1])
 
 
@@ -140,7 +151,7 @@ def test_an_approval_and_a_rejection_at_once_end_the_run_one_way(project: Path) 
             assert status_of(project, run_id) == ("succeeded", None)
         else:
             assert status_of(project, run_id) == ("failed", "Rejected")
-        journal = Journal(project / "runs.db", readonly=True)
+        journal = Journal(journal_of(project), readonly=True)
         decided = [q.decision for q in approvals_of(journal, run_id) if q.decision is not None]
         journal.close()
         assert [d.verdict for d in decided] == ["approved" if approve == 0 else "rejected"]
@@ -173,7 +184,7 @@ def test_a_decision_is_stamped_when_it_is_recorded_not_when_the_command_started(
     started = time.time()
     code, _, err = adws(project, "approve", run_id, "--by", "ann")
     assert code == 0, err
-    journal = Journal(project / "runs.db", readonly=True)
+    journal = Journal(journal_of(project), readonly=True)
     (question,) = approvals_of(journal, run_id)
     journal.close()
     assert question.decision is not None
@@ -186,7 +197,7 @@ def test_a_decision_is_stamped_when_it_is_recorded_not_when_the_command_started(
 
 def waiting_run(project: Path) -> tuple[Journal, str]:
     assert adws(project, "run", "deploying", "-i", "n=0")[0] == 3
-    return Journal(project / "runs.db"), last_run(project)
+    return Journal(journal_of(project)), last_run(project)
 
 
 def test_a_claim_with_what_was_read_takes_the_run(project: Path) -> None:
@@ -272,5 +283,6 @@ def test_asking_a_closed_journal_whether_a_run_changed_names_the_journal(project
     assert not isinstance(record, str)
     assert journal.changed(run_id, record.seen) is None
     journal.close()
-    with pytest.raises(JournalError, match=r"^cannot read the run journal .*runs\.db: "):
+    named = re.escape(f"cannot read the run journal {journal.path}: ")
+    with pytest.raises(JournalError, match=f"^{named}"):
         journal.changed(run_id, record.seen)

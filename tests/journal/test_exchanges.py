@@ -121,8 +121,8 @@ def test_a_text_is_kept_up_to_the_steps_output_cap_and_says_it_was_cut(tmp_path:
     assert not call.answer.cut
 
 
-def test_without_transcripts_only_hashes_and_sizes_are_kept(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "runs.db")
+def test_without_transcripts_only_hashes_and_sizes_are_kept(journal_at: str) -> None:
+    journal = Journal(journal_at)
     observer = JournalObserver(journal, "f", transcripts=False)
     run_workflow(ask(ScriptedAgent([DONE.format("x")])), TOPIC, observers=[observer], run_id="r")
     [call] = exchanges(journal, "r")
@@ -190,7 +190,7 @@ def test_a_stored_text_that_cannot_be_read_reads_as_not_kept(tmp_path: Path) -> 
 
 
 def test_every_verification_round_and_its_calls_belong_to_the_steps_attempt(
-    tmp_path: Path, events: Events
+    journal_at: str, events: Events
 ) -> None:
     main = agent_step(
         "draft",
@@ -204,7 +204,7 @@ def test_every_verification_round_and_its_calls_belong_to_the_steps_attempt(
         agent=ScriptedAgent(["STATUS: retry\nREASON: too short\n", "STATUS: done\n"]),
         retry=RetryPolicy(1),
     )
-    journal = Journal(tmp_path / "runs.db")
+    journal = Journal(journal_at)
     run_workflow(
         Workflow("w", (with_verification(main, verify),)),
         observers=[JournalObserver(journal, "f"), events],
@@ -248,9 +248,9 @@ def test_a_run_replays_from_the_journal_by_step_and_prompt(tmp_path: Path) -> No
 
 
 def test_a_prompt_asked_again_gets_its_answers_in_order_then_the_last_again(
-    tmp_path: Path,
+    journal_at: str,
 ) -> None:
-    journal = Journal(tmp_path / "runs.db")
+    journal = Journal(journal_at)
     for answer in ("one", "two"):
         event = AgentExchanged(
             "r", "ask", 1, "ask", "same prompt", answer, 0, "", None, 0.1, None, None, 1000
@@ -261,8 +261,8 @@ def test_a_prompt_asked_again_gets_its_answers_in_order_then_the_last_again(
     assert found == [{"text": "one"}, {"text": "two"}, {"text": "two"}]
 
 
-def test_a_run_that_kept_no_transcripts_cannot_be_replayed(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "runs.db")
+def test_a_run_that_kept_no_transcripts_cannot_be_replayed(journal_at: str) -> None:
+    journal = Journal(journal_at)
     observer = JournalObserver(journal, "f", transcripts=False)
     run_workflow(ask(ScriptedAgent([DONE.format("x")])), TOPIC, observers=[observer], run_id="r")
     with pytest.raises(ValueError, match="run r kept no agent answers to replay"):

@@ -120,13 +120,13 @@ def test_status_shows_what_was_not_kept_by_size_and_hash(
 
 
 def test_the_retry_uses_the_whole_answer_in_memory_and_the_journal_keeps_its_hash(
-    tmp_path: Path, events: Events
+    tmp_path: Path, journal_at: str, events: Events
 ) -> None:
     agent = ScriptedAgent([REJECTED, "STATUS: done\nLABEL: bug\n"])
     step = agent_step(
         "classify", prompt="Classify.", agent=agent, contract=OutputContract(("LABEL",))
     )
-    journal = Journal(tmp_path / "runs.db")
+    journal = Journal(journal_at)
     run_workflow(
         Workflow("w", (step,)),
         WorkflowContext(),
@@ -204,13 +204,15 @@ def test_every_produced_text_in_an_error_is_withheld_at_any_depth() -> None:
     assert "boom" in str(encode_error(error))
 
 
-def test_an_agent_calls_error_quoting_its_output_is_cut_in_the_exchange(tmp_path: Path) -> None:
+def test_an_agent_calls_error_quoting_its_output_is_cut_in_the_exchange(
+    tmp_path: Path, journal_at: str
+) -> None:
     def failing(request: AgentRequest) -> IOResult[AgentResponse, PipelineError]:
         message = "agent command `claude` exited with 1: SECRET-ab12 token expired"
         return IOFailure(PipelineError(request.step_name, "AgentFailed", message))
 
     step = agent_step("ask", prompt="Ask.", agent=failing, contract=OutputContract(("LABEL",)))
-    journal = Journal(tmp_path / "runs.db")
+    journal = Journal(journal_at)
     run_workflow(
         Workflow("w", (step,)),
         WorkflowContext(),

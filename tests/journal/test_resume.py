@@ -68,7 +68,7 @@ def pipeline(log: Log) -> Workflow:
     )
 
 
-def failed_run(log: Log, journal: Path, broken: str = "build") -> str:
+def failed_run(log: Log, journal: str, broken: str = "build") -> str:
     log.broken = {broken}
     report = run(pipeline(log), journal=journal)
     assert report.status == "failed"
@@ -76,19 +76,21 @@ def failed_run(log: Log, journal: Path, broken: str = "build") -> str:
     return report.run_id
 
 
-def test_a_rerun_step_runs_again_before_the_first_unfinished_step(log: Log, tmp_path: Path) -> None:
-    run_id = failed_run(log, tmp_path / "runs.db")
-    report = resume(pipeline(log), run_id, journal=tmp_path / "runs.db")
+def test_a_rerun_step_runs_again_before_the_first_unfinished_step(
+    log: Log, journal_at: str
+) -> None:
+    run_id = failed_run(log, journal_at)
+    report = resume(pipeline(log), run_id, journal=journal_at)
     assert (report.status, log.calls) == ("succeeded", ["setup", "build", "teardown"])
     assert report["setup"].status == "succeeded"
     assert report["fetch"].status == "carried_over"
 
 
 def test_from_a_finished_step_runs_it_and_everything_after_it_again(
-    log: Log, tmp_path: Path
+    log: Log, journal_at: str
 ) -> None:
-    run_id = failed_run(log, tmp_path / "runs.db")
-    report = resume(pipeline(log), run_id, journal=tmp_path / "runs.db", from_step="checks")
+    run_id = failed_run(log, journal_at)
+    report = resume(pipeline(log), run_id, journal=journal_at, from_step="checks")
     calls = log.calls
     # lint and types are branches of one parallel step: either may start first.
     assert (report.status, calls[0], sorted(calls[1:3]), calls[3:]) == (
@@ -99,13 +101,13 @@ def test_from_a_finished_step_runs_it_and_everything_after_it_again(
     )
 
 
-def test_a_failed_parallel_step_reruns_only_its_failed_branches(log: Log, tmp_path: Path) -> None:
-    run_id = failed_run(log, tmp_path / "runs.db", broken="types")
-    report = resume(pipeline(log), run_id, journal=tmp_path / "runs.db")
+def test_a_failed_parallel_step_reruns_only_its_failed_branches(log: Log, journal_at: str) -> None:
+    run_id = failed_run(log, journal_at, broken="types")
+    report = resume(pipeline(log), run_id, journal=journal_at)
     assert (report.status, log.calls) == ("succeeded", ["setup", "types", "build", "teardown"])
 
 
-def test_a_branch_that_runs_again_runs_the_branches_nested_in_it_again(tmp_path: Path) -> None:
+def test_a_branch_that_runs_again_runs_the_branches_nested_in_it_again(journal_at: str) -> None:
     """Only a failed fan_out's own branches are reused; the one that failed starts afresh."""
     calls: list[str] = []
     broken = {"b y"}
@@ -122,7 +124,7 @@ def test_a_branch_that_runs_again_runs_the_branches_nested_in_it_again(tmp_path:
 
     inner = parallel("inner", [check("a"), check("b")])
     workflow = Workflow("nest", (fan_out("outer", inner, over="items", item="item"),))
-    journal = tmp_path / "runs.db"
+    journal = journal_at
     first = run(workflow, {"items": ["x", "y"]}, journal=journal)
     nested = sorted(row.step for row in Journal(journal).attempts(first.run_id) if "/" in row.step)
     assert nested == [
@@ -141,29 +143,29 @@ def test_a_branch_that_runs_again_runs_the_branches_nested_in_it_again(tmp_path:
     ]
 
 
-def plan_of(log: Log, journal: Path, run_id: str, **how: object) -> object:
+def plan_of(log: Log, journal: str, run_id: str, **how: object) -> object:
     store = Journal(journal)
     return resume_plan(pipeline(log), store.attempts(run_id), **how)  # type: ignore[arg-type] # flags
 
 
 def test_from_a_step_the_run_never_reached_or_does_not_have_is_refused(
-    log: Log, tmp_path: Path
+    log: Log, journal_at: str
 ) -> None:
-    run_id = failed_run(log, tmp_path / "runs.db", broken="fetch")
-    assert plan_of(log, tmp_path / "runs.db", run_id, from_step="build") == (
+    run_id = failed_run(log, journal_at, broken="fetch")
+    assert plan_of(log, journal_at, run_id, from_step="build") == (
         "--from build: the run has not finished 'fetch', which comes before it; "
         "a resume starts at 'fetch' without --from"
     )
-    assert plan_of(log, tmp_path / "runs.db", run_id, from_step="nope") == (
+    assert plan_of(log, journal_at, run_id, from_step="nope") == (
         "--from nope: workflow 'pipeline' has no such step (setup, fetch, checks, build, teardown)"
     )
     with pytest.raises(ValueError, match="has no such step"):
-        resume(pipeline(log), run_id, journal=tmp_path / "runs.db", from_step="nope")
+        resume(pipeline(log), run_id, journal=journal_at, from_step="nope")
 
 
-def test_an_input_a_step_about_to_run_writes_is_refused(log: Log, tmp_path: Path) -> None:
-    run_id = failed_run(log, tmp_path / "runs.db")
-    store = Journal(tmp_path / "runs.db")
+def test_an_input_a_step_about_to_run_writes_is_refused(log: Log, journal_at: str) -> None:
+    run_id = failed_run(log, journal_at)
+    store = Journal(journal_at)
     record = store.find(run_id)
     assert not isinstance(record, str)
     refused = prepare_resume(
@@ -178,9 +180,9 @@ def test_an_input_a_step_about_to_run_writes_is_refused(log: Log, tmp_path: Path
 
 
 def test_a_changed_finished_step_is_refused_unless_rerun_or_forced(
-    log: Log, tmp_path: Path
+    log: Log, journal_at: str
 ) -> None:
-    run_id = failed_run(log, tmp_path / "runs.db")
+    run_id = failed_run(log, journal_at)
     edited = Workflow(
         "pipeline",
         tuple(
@@ -188,7 +190,7 @@ def test_a_changed_finished_step_is_refused_unless_rerun_or_forced(
             for step in pipeline(log).steps
         ),
     )
-    store = Journal(tmp_path / "runs.db")
+    store = Journal(journal_at)
     record = store.find(run_id)
     assert not isinstance(record, str)
     attempts = store.attempts(run_id)
@@ -202,9 +204,9 @@ def test_a_changed_finished_step_is_refused_unless_rerun_or_forced(
     assert (rerun.resume_from, rerun.rerun, forced.resume_from) == ("fetch", ("setup",), "build")
 
 
-def test_nothing_to_resume_runs_nothing_again(log: Log, tmp_path: Path) -> None:
-    report = run(pipeline(log), journal=tmp_path / "runs.db")
-    store = Journal(tmp_path / "runs.db")
+def test_nothing_to_resume_runs_nothing_again(log: Log, journal_at: str) -> None:
+    report = run(pipeline(log), journal=journal_at)
+    store = Journal(journal_at)
     record = store.find(report.run_id)
     assert not isinstance(record, str)
     started = prepare_resume(pipeline(log), record, store.attempts(report.run_id))
