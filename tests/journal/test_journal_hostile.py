@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from adws.cli import main
 from adws.journal import Journal
 from adws.journal.exchanges import MOST_INFLATED, exchanges, inflate, text_digest
-from adws.journal.records import UnreadableError
+from adws.journal.records import AttemptRecord, UnreadableError
 from tests.cli.test_cli_seeing import SEEING
 from tests.conftest import start_adws
 
@@ -423,3 +423,11 @@ def test_any_value_in_any_exchange_column_is_read_or_named(project: Path, run_id
                 assert said is None or isinstance(said, str)
 
     read()
+
+
+@pytest.mark.parametrize("number", ["NaN", "-Infinity", "1e999"])
+def test_outputs_holding_a_number_no_adws_writes_are_named_and_left_out(number: str) -> None:
+    """`status --step` and `report` show outputs checked: a number JSON cannot hold is named."""
+    text = f'{{"x": {number}}}'
+    checked = AttemptRecord("s", 0, 1, "succeeded", "", 0.0, None, None, text).checked()
+    assert (checked.outputs_json, checked.problems) == (None, (f"outputs are not JSON: {text!r}",))
