@@ -273,3 +273,29 @@ def test_resume_plan_says_what_is_kept_and_what_finishing_costs(project: Path) -
         "to finish: about $2.00, up to $4.00 (from 3 runs)",
         "options: none",
     ]
+
+
+def test_a_budget_raised_from_another_host_is_recorded_for_the_runs_own_host(
+    project: Path,
+) -> None:
+    """Approve --max-cost on a run of another host: decision and budget recorded, nothing runs."""
+    code, _, err = adws(project, "run", "spend", "--inputs", "in.json", seed=1)
+    assert code == 3, err
+    run_id = only_run(project)
+    db = sqlite3.connect(project / "runs.db")
+    db.execute("UPDATE runs SET host = 'build-7'")
+    db.commit()
+    db.close()
+    code, _, err = adws(project, "approve", run_id, "--max-cost", "10", "--by", "ann", seed=2)
+    continues = f"run {run_id} continues on host build-7: adws worker there, or adws resume"
+    assert (code, err) == (0, f"{continues} {run_id} on build-7\n")
+    assert rows(project, "SELECT verdict, decided_by, budget FROM approvals") == [
+        ("approved", "ann", '{"max_cost_usd": 10.0, "max_tokens": null}')
+    ]
+    (options,) = rows(project, "SELECT options FROM runs")[0]
+    assert (json.loads(str(options))["max_cost"], json.loads(str(options))["raised"]) == (
+        10.0,
+        True,
+    )
+    assert rows(project, "SELECT status FROM runs") == [("waiting",)]
+    assert spent_by_agents(project, run_id) == 3.0

@@ -286,3 +286,5 @@ def test_asking_a_closed_journal_whether_a_run_changed_names_the_journal(project
     named = re.escape(f"cannot read the run journal {journal.path}: ")
     with pytest.raises(JournalError, match=f"^{named}"):
         journal.changed(run_id, record.seen)
+    with pytest.raises(JournalError, match=f"^{named}"):
+        journal.columns("approvals")
