@@ -431,3 +431,9 @@ def test_outputs_holding_a_number_no_adws_writes_are_named_and_left_out(number: 
     text = f'{{"x": {number}}}'
     checked = AttemptRecord("s", 0, 1, "succeeded", "", 0.0, None, None, text).checked()
     assert (checked.outputs_json, checked.problems) == (None, (f"outputs are not JSON: {text!r}",))
+
+
+def test_outputs_holding_finite_numbers_are_kept() -> None:
+    text = '{"x": 1.5, "y": -2e3}'
+    checked = AttemptRecord("s", 0, 1, "succeeded", "", 0.0, None, None, text).checked()
+    assert (checked.outputs_json, checked.problems) == (text, ())
