@@ -194,8 +194,7 @@ def approvals_of(journal: Journal, run_id: str) -> list[ApprovalRecord]:
     if not journal.has_table("approvals"):
         return []
     # A journal read without being migrated (schema 11) has no raised budgets: read as absent.
-    columns = journal.query("SELECT name FROM pragma_table_info('approvals')")
-    budget = "budget" if ("budget",) in columns else "NULL"
+    budget = "budget" if "budget" in journal.columns("approvals") else "NULL"
     rows = journal.query(
         "SELECT step, message, asked, timeout, verdict, decided_by, decided, note,"  # noqa: S608 - a fixed column name
         f" {budget} FROM approvals WHERE run_id = ? ORDER BY id",
