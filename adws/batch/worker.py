@@ -79,6 +79,8 @@ class Worker:
         """The exit code of each run this worker ran, in the order they ended."""
         self.signal: int | None = None
         self._children: dict[str, subprocess.Popen[bytes]] = {}
+        self._ended: list[tuple[str, int]] = []
+        """Runs that ended and are not yet settled in the journal (`_settle`)."""
         self._unreachable = False
         pid, host = os.getpid(), socket.gethostname()
         self.me = WorkerRecord(
@@ -110,14 +112,16 @@ class Worker:
                 elif finished or io_ops.monotonic() >= next_round:
                     took = self._round()
                     next_round = io_ops.monotonic() + self.poll
-                    if self.once and not took and not self._children and not self._unreachable:
+                    if self.once and not (
+                        took or self._children or self._ended or self._unreachable
+                    ):
                         break
                 io_ops.sleep(_TICK)
         self._leave()
         return None if self.signal is None else EXIT_BY_SIGNAL[self.signal]
 
     def _reap(self) -> bool:
-        """Collect the runs that ended; tell whether any did."""
+        """Collect the runs that ended (settled at the next round); tell whether any did."""
         children = self._children.items()
         done = [(run_id, child) for run_id, child in children if child.poll() is not None]
         for run_id, child in done:
@@ -125,28 +129,29 @@ class Worker:
             code = child.returncode
             code = EXIT_BY_SIGNAL.get(-code, 1) if code < 0 else code
             self.codes.append(code)
-            self._release(run_id)
-            self.ended(run_id, code)
+            self._ended.append((run_id, code))
         return bool(done)
 
-    def _release(self, run_id: str) -> None:
-        """Mark interrupted (resumable) a run its child left held by this worker (it never began).
+    def _settle(self) -> None:
+        """Release and report the runs that ended, oldest first.
 
         A child that could not start its run (a workflow this host cannot
-        load, a journal it could not open) leaves the run as this worker
-        claimed it: once the worker is gone it would look stale anyway.
+        load, a journal it could not open) leaves the run held by this
+        worker, as it claimed it: it is marked interrupted, so `adws resume`
+        (or a worker, once the run is due) continues it.
         """
-        try:
+        while self._ended:
+            run_id, code = self._ended[0]
             found = self.journal.find(run_id)
-            if isinstance(found, str) or (found.status, found.pid) != ("running", self.me.pid):
-                return
-            self.journal.mark(run_id, "interrupted")
-        except (JournalError, *ERRORS) as exc:
-            self.say(f"adws worker: cannot record that run {run_id} stopped: {exc}")
+            if not isinstance(found, str) and (found.status, found.pid) == ("running", self.me.pid):
+                self.journal.mark(run_id, "interrupted")
+            self.ended(run_id, code)
+            self._ended.pop(0)
 
     def _round(self) -> bool:
-        """Beat, then fill the free slots; tell whether a run was taken."""
+        """Settle what ended, beat, then fill the free slots; tell whether a run was taken."""
         try:
+            self._settle()
             self._beat()
             took = self._fill()
         except (JournalError, *ERRORS) as exc:
@@ -191,8 +196,13 @@ class Worker:
         self._children[run_id] = io_ops.start_process(self.held(run_id, kind), self.env)
 
     def _leave(self) -> None:
-        """Remove this worker's heartbeat (a journal out of reach: it stops being live anyway)."""
+        """Settle the runs that ended and remove this worker's heartbeat, as it stops.
+
+        A journal out of reach is said: the heartbeat then stops being live
+        by itself, and the runs stay as their own processes left them.
+        """
         try:
+            self._settle()
             leave(self.journal, self.me.worker_id)
         except (JournalError, *ERRORS) as exc:
             self.say(f"adws worker: cannot remove its heartbeat from the journal: {exc}")
