@@ -89,8 +89,7 @@ class Worker:
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         """Note the first signal; `run` forwards it once to every run held."""
-        if self.signal is None:
-            self.signal = signum
+        self.signal = self.signal or signum
 
     def run(self) -> int | None:
         """Loop until stopped (or, `once`, until nothing is due); return a signal's exit code.
@@ -178,7 +177,7 @@ class Worker:
             for run_id, kind in due_runs(self.journal, self.me.host, io_ops.wall_clock()):
                 if len(self._children) >= self.concurrency:
                     break
-                if run_id not in self._children and self._claim(run_id):
+                if self._claim(run_id):
                     self._start(run_id, kind)
         while len(self._children) < self.concurrency:
             queued = take_queued(self.journal)

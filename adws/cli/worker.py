@@ -56,10 +56,8 @@ def _ended(journal: Journal, run_id: str, code: int) -> None:
     """Say how a run the worker ran ended: its status as the journal has it, and its exit code."""
     from adws.render.words import ended  # noqa: PLC0415 - see the note on imports
 
-    found = journal.find(run_id)
-    if not isinstance(found, str):
-        found = f"{found.workflow}: {ended(found.status, found.error)}"
-    said = found
+    run = journal.find(run_id)
+    said = run if isinstance(run, str) else f"{run.workflow}: {ended(run.status, run.error)}"
     out(f"{run_id} {said} (exit {code})")
 
 
