@@ -163,18 +163,27 @@ def leave(journal: Journal, worker_id: str) -> None:
 
 
 def workers(journal: Journal) -> list[WorkerRecord]:
-    """List every worker whose heartbeat the journal holds, the longest running first."""
+    """List every worker whose heartbeat the journal holds, the longest running first.
+
+    A row whose pid or times are not numbers (forged) is left out: it names no live worker.
+    """
     if not journal.has_table("workers"):  # a journal read, never migrated
         return []
     rows = journal.query(
         "SELECT worker_id, host, pid, since, beat, poll, runs FROM workers ORDER BY since, rowid"
     )
-    return [
-        WorkerRecord(
-            str(worker_id), str(host), int(pid), str(since), float(at), float(poll), _runs(runs)
+    found = []
+    for worker_id, host, pid, since, at, poll, runs in rows:
+        try:
+            numbers = (int(pid), float(at), float(poll))
+        except (TypeError, ValueError):
+            continue
+        found.append(
+            WorkerRecord(
+                str(worker_id), str(host), numbers[0], str(since), *numbers[1:], _runs(runs)
+            )
         )
-        for worker_id, host, pid, since, at, poll, runs in rows
-    ]
+    return found
 
 
 def _runs(text: object) -> tuple[str, ...]:
