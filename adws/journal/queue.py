@@ -158,7 +158,7 @@ def beat(journal: Journal, worker: WorkerRecord) -> None:
 
 
 def leave(journal: Journal, worker_id: str) -> None:
-    """Remove a worker's heartbeat as it stops, and those of workers long gone."""
+    """Remove a worker's heartbeat as it stops (one killed leaves its row, no longer live)."""
     journal.write("DELETE FROM workers WHERE worker_id = ?", (worker_id,))
 
 
