@@ -31,6 +31,7 @@ import journal_bench
 import kit_bench
 import parallel_bench
 import sessions_bench
+import team_bench
 import timing
 import transcript_bench
 import workspaces_bench
@@ -282,6 +283,7 @@ def main() -> None:
         "workspaces": workspaces_bench.measure(),
         "budget": budget_bench.measure(),
         "sessions": sessions_bench.measure(),
+        "team": team_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -360,6 +362,8 @@ def render(results: dict[str, Any]) -> str:
     lines += budget_bench.render(results["budget"])
     lines += ["", "| agent sessions | measured | target |", "| --- | --- | --- |"]
     lines += sessions_bench.render(results["sessions"])
+    lines += ["", "| a team's journal | measured | target |", "| --- | --- | --- |"]
+    lines += team_bench.render(results["team"])
     return "\n".join(lines)
 
 

@@ -1,7 +1,8 @@
 """The `adws` command line: what is printed, and the exit code a command ends with.
 
 One module per command or group (`workflows`, `run`, `runs`, `status`,
-`report`, `resume`, `batch`, `cost`, `new`, `approvals`); `_parser` builds
+`report`, `resume`, `batch`, `cost`, `new`, `approvals`, `submit`, `worker`,
+`workers`); `_parser` builds
 the parser, `_args` turns arguments into values, `_execute` runs a
 workflow (with `adws.interrupts` handling signals), `_waits` ends an
 approval's wait past its timeout, `_output` prints (through
@@ -60,6 +61,10 @@ _HANDLERS: Final = {
     "reject": ("adws.cli.approvals", "cmd_reject"),
     "batch": ("adws.cli.batch", "cmd_batch"),
     "cost": ("adws.cli.cost", "cmd_cost"),
+    "submit": ("adws.cli.submit", "cmd_submit"),
+    "worker": ("adws.cli.worker", "cmd_worker"),
+    "held-run": ("adws.cli.worker", "cmd_held_run"),
+    "workers": ("adws.cli.workers", "cmd_workers"),
 }
 
 

@@ -151,6 +151,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     decisions: Mapping[str, Decision] | None = None,
     kept: str | None = None,
     sessions: Mapping[tuple[str, str], AgentSession] | None = None,
+    queued: bool = False,
 ) -> int:
     """Run `workflow` from `ctx` with journal, progress and signals; return the exit code.
 
@@ -162,7 +163,8 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
     `bases`, the `decisions` made at its approval steps and the agent
     `sessions` it continues. A run that ends waiting for approval runs
     `--notify CMD RUN_ID MESSAGE`. `kept` (a resume's kept steps and their
-    cost) goes on the final line.
+    cost) goes on the final line. `queued`: the run's row was made by `adws
+    submit`, and its start updates it.
     """
     from adws.engine.executor import new_run_id, run_workflow  # noqa: PLC0415 - see the note on imports
     from adws.engine.parking import DEFAULT_MAX_WAIT  # noqa: PLC0415 - as above
@@ -187,7 +189,12 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
         steps = steps if steps is not None else step_fingerprints(workflow)
         transcripts = keeps_transcripts(refused=bool(args.no_transcripts))
         recorder = JournalObserver(
-            journal, fingerprint(workflow, steps), steps, options, transcripts=transcripts
+            journal,
+            fingerprint(workflow, steps),
+            steps,
+            options,
+            transcripts=transcripts,
+            queued=queued,
         )
         observers.insert(1, recorder)
     if not args.quiet:

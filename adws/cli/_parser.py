@@ -13,6 +13,7 @@ from typing import Any
 
 from adws.cli._continuing import add_approvals, add_going_on, add_resume
 from adws.cli._seeing import add_report, add_seeing, add_status, add_transcripts
+from adws.cli._team import add_team
 from adws.cli._values import days, money, positive, seconds, tokens, whole
 
 __all__ = ["build_parser"]
@@ -313,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_approvals(commands, [common, journaled, running])
     _add_batch(commands, [common, journaled])
     _add_cost(commands, [journaled])
+    add_team(commands, [common, journaled, running])
 
     validate = commands.add_parser(
         "validate", parents=[common], help="check an agent answer against a step's contract"

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["asks_budget", "cmd_resume", "continue_run"]
+__all__ = ["asks_budget", "cmd_resume", "continue_run", "worst"]
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
 _SET_OPTIONS: Final = "UPDATE runs SET options = ? WHERE run_id = ?"
@@ -417,8 +417,8 @@ _WORST: Final = (0, EXIT_CODES["parked"], EXIT_CODES["blocked"], EXIT_USAGE, EXI
 """Exit codes from best to worst, for `--due`: an interruption is worse than all of them."""
 
 
-def _worst(codes: list[int]) -> int:
-    """Return the worst of the runs' exit codes (see `adws resume --help`)."""
+def worst(codes: list[int]) -> int:
+    """Return the worst of the runs' exit codes (see `adws resume --help`; `adws worker` too)."""
     stopped = [code for code in codes if code in _INTERRUPTED]
     if stopped:
         return stopped[0]
@@ -460,7 +460,7 @@ def _due(args: argparse.Namespace) -> int:
         out(f"{record.run_id} {record.workflow}: {ended(found.status, found.error)} (exit {code})")
         if code in _INTERRUPTED:
             break  # a Ctrl-C stops the round: the runs after it stay parked
-    return _worst(codes)
+    return worst(codes)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:

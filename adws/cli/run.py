@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["cmd_run"]
+__all__ = ["check_inputs", "cmd_run"]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -31,6 +31,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     inputs = parse_inputs(args.input, args.inputs)
     workflow = with_agents(args)
+    check_inputs(workflow, inputs)
+    if args.plan:
+        return _plan(args, workflow)
+    return execute(args, workflow, WorkflowContext(inputs=inputs), options=given_options(args))
+
+
+def check_inputs(workflow: Workflow, inputs: Mapping[str, object]) -> None:
+    """Refuse inputs a run of `workflow` cannot start with (`adws run`, `adws submit`): exit 2."""
     _refuse_unknown(workflow, inputs)
     missing = workflow.missing_inputs(inputs)
     if missing:
@@ -38,9 +46,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         msg = f"workflow {workflow.name!r} needs input {', '.join(missing)}: add {flags}"
         raise UsageError(msg)
     _refuse_failing_check(workflow, inputs)
-    if args.plan:
-        return _plan(args, workflow)
-    return execute(args, workflow, WorkflowContext(inputs=inputs), options=given_options(args))
 
 
 def _plan(args: argparse.Namespace, workflow: Workflow) -> int:

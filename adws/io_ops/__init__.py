@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         stop_group,
     )
     from adws.io_ops.marks import RUN_MARK, group_belongs_to
-    from adws.io_ops.process import ProcessOutcome, run_process
+    from adws.io_ops.process import ProcessOutcome, run_process, start_process
     from adws.io_ops.reaper import become_subreaper, kill_adopted
     from adws.io_ops.streams import DRAIN_SECONDS, tail
 
@@ -69,6 +69,7 @@ __all__ = [
     "process_alive",
     "run_process",
     "sleep",
+    "start_process",
     "stop_group",
     "tail",
     "utc_now",
@@ -95,6 +96,7 @@ _HOMES = {
     "monotonic": "adws.io_ops.clock",
     "process_alive": "adws.io_ops.groups",
     "run_process": "adws.io_ops.process",
+    "start_process": "adws.io_ops.process",
     "sleep": "adws.io_ops.clock",
     "stop_group": "adws.io_ops.groups",
     "tail": "adws.io_ops.streams",

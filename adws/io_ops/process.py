@@ -19,7 +19,7 @@ from adws.io_ops.streams import DRAIN_SECONDS, Streams
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-__all__ = ["ProcessOutcome", "run_process"]
+__all__ = ["ProcessOutcome", "run_process", "start_process"]
 
 _POLL_SECONDS: Final = 0.1
 
@@ -198,4 +198,15 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
         timed_out=timed_out,
         overflowed=streams.overflowed,
         hung=hung,
+    )
+
+
+def start_process(argv: Sequence[str], env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    """Start a child that outlives this call, in a session of its own, its output inherited.
+
+    No terminal's Ctrl-C reaches it: its parent forwards the one signal it
+    should get (an `adws worker` to the runs it holds).
+    """
+    return subprocess.Popen(  # noqa: S603 - argv is adws's own command line
+        list(argv), env=dict(env), stdin=subprocess.DEVNULL, start_new_session=True
     )

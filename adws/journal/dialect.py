@@ -123,6 +123,9 @@ class Connection(Protocol):
     locks_rows: str
     """Appended to a claim's reads of the rows it will change (`FOR UPDATE` or nothing)."""
 
+    skips_locked: str
+    """Appended to a read that takes one of many rows (`FOR UPDATE SKIP LOCKED` or nothing)."""
+
     def execute(self, sql: str, params: Any = (), /) -> Cursor:  # noqa: ANN401 - as sqlite3
         """Run one statement, written in SQLite's words, with `?` placeholders."""
 
@@ -146,6 +149,7 @@ class SqliteConnection(sqlite3.Connection):
     """A SQLite connection that answers the journal's `Connection` questions."""
 
     locks_rows = ""
+    skips_locked = ""
 
     def fetch(self, sql: str, params: Any, *, plain: bool) -> list[Any]:  # noqa: ANN401 - as sqlite3
         """Fetch every row (`plain`: tuples, cheaper when there are thousands)."""

@@ -20,7 +20,7 @@ __all__ = ["JournalObserver"]
 class JournalObserver:
     """Write each event of one run to the journal as it happens."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the run's journal and what it records
         self,
         journal: Journal,
         fingerprint: str,
@@ -28,6 +28,7 @@ class JournalObserver:
         options: RunOptions | None = None,
         *,
         transcripts: bool = True,
+        queued: bool = False,
     ) -> None:
         """Record runs of a workflow whose definition hashes to `fingerprint`.
 
@@ -37,13 +38,16 @@ class JournalObserver:
         `options` are the ones the run was started (or resumed) with.
         `transcripts=False` keeps only the hashes and sizes of what agents
         were asked and answered, and of what agents and commands said in
-        errors (`--no-transcripts`; see `adws.journal.codec`).
+        errors (`--no-transcripts`; see `adws.journal.codec`). `queued`: the
+        run's row was made before it started (`adws submit`), so its start
+        updates the row.
         """
         self.journal = journal
         self.fingerprint = fingerprint
         self.steps: Mapping[str, str] = steps or {}
         self.options = None if options is None else options.to_json()
         self.transcripts = transcripts
+        self.queued = queued
         self.failure: str | None = None
         """What could not be recorded, first failure only; None while all is recorded."""
 
@@ -65,6 +69,7 @@ class JournalObserver:
             event,
             self.fingerprint,
             self.steps,
+            row_exists=self.queued,
             options=self.options,
             transcripts=self.transcripts,
         )

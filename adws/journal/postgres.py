@@ -122,6 +122,7 @@ class PostgresConnection:
     """One connection to the journal's server, asked as the journal asks SQLite."""
 
     locks_rows = " FOR UPDATE"
+    skips_locked = " FOR UPDATE SKIP LOCKED"
 
     def __init__(self, url: JournalUrl, *, busy_timeout: float, readonly: bool) -> None:
         """Connect, or raise `BackendError` naming the server (never its password)."""

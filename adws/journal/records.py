@@ -142,6 +142,16 @@ class RunRecord:
             and not io_ops.process_alive(self.pid)
         )
 
+    @property
+    def held_elsewhere(self) -> str | None:
+        """Say that the run runs on another host, whose process cannot be checked from here.
+
+        None: it is not running, or runs on this host (see `stale`).
+        """
+        if self.status != "running" or self.host in {None, socket.gethostname()}:
+            return None
+        return f"running on {self.host}, pid {self.pid}: not checked from here"
+
     def live_children(self) -> tuple[int, ...]:
         """Return the recorded child process groups still alive on this host and still the run's.
 

@@ -21,7 +21,9 @@ asked, the budget `adws approve --max-cost/--max-tokens` raised it to; 13
 keeps the session each agent call ran in (`agent_sessions`), as soon as its
 CLI names it, with the session it continued, why it could not, and whether
 the call ended; 14 keeps when a parked run may go on (`runs.wake_at`, Unix
-seconds) and why it parked (`runs.parked_reason`).
+seconds) and why it parked (`runs.parked_reason`); 15 keeps the heartbeats of
+`adws worker` processes (`workers`: host, pid, since, last beat, poll interval
+and the runs each holds), for `adws workers`.
 """
 
 from __future__ import annotations
@@ -162,6 +164,13 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
         "ALTER TABLE runs ADD COLUMN wake_at REAL",
         "ALTER TABLE runs ADD COLUMN parked_reason TEXT",
+    ),
+    (
+        (
+            "CREATE TABLE workers (worker_id TEXT PRIMARY KEY, host TEXT NOT NULL,"
+            " pid INTEGER NOT NULL, since TEXT NOT NULL, beat REAL NOT NULL,"
+            " poll REAL NOT NULL, runs TEXT NOT NULL)"
+        ),
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

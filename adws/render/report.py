@@ -297,11 +297,13 @@ def _header(record: RunRecord) -> str:
     duration = "-" if record.seconds is None else seconds(record.seconds)
     spent = "nothing reported" if record.usage is None else record.usage.describe()
     resumed = f" · resumed {record.resumes}x" if record.resumes else ""
+    elsewhere = record.held_elsewhere
+    held = "" if elsewhere is None else f"<p>{_e(elsewhere)}</p>"
     return (
         f"<header><h1>{_e(record.workflow)} {_badge(run_word(record.status))}</h1>"
         f"<p>run <code>{_e(record.run_id)}</code> · started {_e(record.started)}"
         f"{'' if not record.finished else ' · finished ' + _e(record.finished)}{_e(resumed)}</p>"
-        f"<p>duration {_e(duration)} · spent {_e(spent)}</p></header>"
+        f"<p>duration {_e(duration)} · spent {_e(spent)}</p>{held}</header>"
     )
 
 

@@ -90,7 +90,8 @@ def runs_table(records: Sequence[RunRecord]) -> str:
         (
             record.run_id,
             record.workflow,
-            run_word(record.status) + (" (stale)" if record.stale else "") + _until(record),
+            record.held_elsewhere
+            or run_word(record.status) + (" (stale)" if record.stale else "") + _until(record),
             record.started,
             "-" if record.seconds is None else seconds(record.seconds),
             cost_cell(record.usage),
@@ -274,7 +275,7 @@ def status_text(
     agent sessions: each attempt says `session S (continued from attempt N)`.
     """
     said = _said(sessions, attempts) if sessions else {}
-    status = run_word(record.status) + (
+    status = record.held_elsewhere or run_word(record.status) + (
         " (stale: its process is gone; `adws resume` continues it)" if record.stale else ""
     )
     lines = [

@@ -7,6 +7,9 @@ from pathlib import Path
 
 from adws.journal import MIGRATIONS, Journal
 
+PARKING = 14
+"""The schema that added `runs.wake_at` and `runs.parked_reason`."""
+
 
 def old_journal(path: Path, version: int) -> None:
     db = sqlite3.connect(path)
@@ -25,7 +28,7 @@ def old_journal(path: Path, version: int) -> None:
 
 def test_a_journal_written_before_parking_reads_read_only_and_migrates(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    old_journal(path, len(MIGRATIONS) - 1)
+    old_journal(path, PARKING - 1)
     [record] = Journal(path, readonly=True).runs()
     assert (record.status, record.wake_at, record.parked_reason, record.problems) == (
         "failed",

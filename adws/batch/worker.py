@@ -1,0 +1,207 @@
+"""`adws worker`'s loop: take what is due on this host, run each in a process, beat, stop cleanly.
+
+Each round (every `poll` seconds, and whenever a run ends) the worker
+writes its heartbeat, then fills its free slots: first the runs of this
+host to continue (a decision given elsewhere, a parked run whose time
+came; each claimed compare-and-set), then queued runs (`take_queued`:
+`SKIP LOCKED`, so workers on several hosts split them). A claimed run is
+recorded as held by the worker; a child process (`held`, built by the
+caller) takes it over from its parent and runs it as `adws run` or `adws
+resume` would, with its own signals, process groups and journal
+connection: that is why runs are processes, not threads (a run's signal
+handlers, subreaper and `ADWS_RUN_ID` belong to its whole process).
+
+A run that fails does not stop the worker. A journal it cannot reach (a
+server restarting, a dropped connection) is said once; the worker waits
+its poll interval and tries again (a server's connection reopens by
+itself). The first SIGINT or SIGTERM is forwarded once to every run held
+(each ends `interrupted`, resumable, as `adws run` does); the worker
+waits for them, removes its heartbeat and returns the signal's exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import TYPE_CHECKING, Final, final
+
+import attrs
+
+from adws import io_ops
+from adws.interrupts import EXIT_BY_SIGNAL
+from adws.journal import JournalError
+from adws.journal.dialect import ERRORS
+from adws.journal.queue import WorkerRecord, beat, due_runs, leave, take_queued
+
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Callable, Sequence
+
+    from adws.journal import Journal
+
+__all__ = ["Worker"]
+
+_TICK: Final = 0.05
+"""How often the loop looks at its children and at the signals it got."""
+
+
+@final
+class Worker:
+    """Continue, on this host, every run that is due, `concurrency` at a time.
+
+    `held(run_id, kind)` is the command line of the child that runs a run
+    this worker claimed (`kind`: `queued`, `waiting` or `parked`); `ended`
+    is told each run's exit code as it ends; `say` prints a line.
+    """
+
+    def __init__(  # noqa: PLR0913 - the journal, and how the loop runs
+        self,
+        journal: Journal,
+        *,
+        held: Callable[[str, str], Sequence[str]],
+        env: dict[str, str],
+        ended: Callable[[str, int], None],
+        say: Callable[[str], None],
+        poll: float = 5.0,
+        concurrency: int = 1,
+        once: bool = False,
+    ) -> None:
+        """Keep what the loop needs; nothing runs until `run`."""
+        self.journal = journal
+        self.held = held
+        self.env = env
+        self.ended = ended
+        self.say = say
+        self.poll = poll
+        self.concurrency = concurrency
+        self.once = once
+        self.codes: list[int] = []
+        """The exit code of each run this worker ran, in the order they ended."""
+        self.signal: int | None = None
+        self._children: dict[str, subprocess.Popen[bytes]] = {}
+        self._ended: list[tuple[str, int]] = []
+        """Runs that ended and are not yet settled in the journal (`_settle`)."""
+        self._unreachable = False
+        pid, host = os.getpid(), socket.gethostname()
+        self.me = WorkerRecord(
+            f"{host}:{pid}:{io_ops.wall_clock():.6f}", host, pid, io_ops.utc_now(), 0.0, poll, ()
+        )
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        """Note the first signal; `run` forwards it once to every run held."""
+        self.signal = self.signal or signum
+
+    def run(self) -> int | None:
+        """Loop until stopped (or, `once`, until nothing is due); return a signal's exit code.
+
+        None: not stopped by a signal (see `codes` for the runs' own).
+        """
+        forwarded = False
+        next_round = 0.0
+        with io_ops.handling_signals(self._on_signal):
+            while True:
+                finished = self._reap()
+                if self.signal is not None:
+                    if not forwarded:
+                        for child in self._children.values():
+                            child.send_signal(self.signal)
+                        forwarded = True
+                    if not self._children:
+                        break
+                elif finished or io_ops.monotonic() >= next_round:
+                    took = self._round()
+                    next_round = io_ops.monotonic() + self.poll
+                    if self.once and not (
+                        took or self._children or self._ended or self._unreachable
+                    ):
+                        break
+                io_ops.sleep(_TICK)
+        self._leave()
+        return None if self.signal is None else EXIT_BY_SIGNAL[self.signal]
+
+    def _reap(self) -> bool:
+        """Collect the runs that ended (settled at the next round); tell whether any did."""
+        children = self._children.items()
+        done = [(run_id, child) for run_id, child in children if child.poll() is not None]
+        for run_id, child in done:
+            del self._children[run_id]
+            code = child.returncode
+            code = EXIT_BY_SIGNAL.get(-code, 1) if code < 0 else code
+            self.codes.append(code)
+            self._ended.append((run_id, code))
+        return bool(done)
+
+    def _settle(self) -> None:
+        """Release and report the runs that ended, oldest first.
+
+        A child that could not start its run (a workflow this host cannot
+        load, a journal it could not open) leaves the run held by this
+        worker, as it claimed it: it is marked interrupted, so `adws resume`
+        (or a worker, once the run is due) continues it.
+        """
+        while self._ended:
+            run_id, code = self._ended[0]
+            found = self.journal.find(run_id)
+            if not isinstance(found, str) and (found.status, found.pid) == ("running", self.me.pid):
+                self.journal.mark(run_id, "interrupted")
+            self.ended(run_id, code)
+            self._ended.pop(0)
+
+    def _round(self) -> bool:
+        """Settle what ended, beat, then fill the free slots; tell whether a run was taken."""
+        try:
+            self._settle()
+            self._beat()
+            took = self._fill()
+        except (JournalError, *ERRORS) as exc:
+            if not self._unreachable:
+                self.say(
+                    f"adws worker: cannot reach the journal {self.journal.path} ({exc}); "
+                    f"trying again every {self.poll:g}s"
+                )
+            self._unreachable = True
+            return False
+        if self._unreachable:
+            self.say(f"adws worker: the journal {self.journal.path} answers again")
+            self._unreachable = False
+        return took
+
+    def _beat(self) -> None:
+        self.me = attrs.evolve(self.me, beat=io_ops.wall_clock(), runs=tuple(self._children))
+        beat(self.journal, self.me)
+
+    def _fill(self) -> bool:
+        """Claim and start runs while slots are free: runs to continue first, then the queue."""
+        started = len(self._children)
+        if started < self.concurrency:
+            for run_id, kind in due_runs(self.journal, self.me.host, io_ops.wall_clock()):
+                if len(self._children) >= self.concurrency:
+                    break
+                if self._claim(run_id):
+                    self._start(run_id, kind)
+        while len(self._children) < self.concurrency:
+            queued = take_queued(self.journal)
+            if queued is None:
+                break
+            self._start(queued, "queued")
+        return len(self._children) > started
+
+    def _claim(self, run_id: str) -> bool:
+        """Claim a run to continue, compare-and-set; another worker may have it first."""
+        found = self.journal.find(run_id)
+        return not isinstance(found, str) and self.journal.claim(run_id, seen=found.seen) is None
+
+    def _start(self, run_id: str, kind: str) -> None:
+        self._children[run_id] = io_ops.start_process(self.held(run_id, kind), self.env)
+
+    def _leave(self) -> None:
+        """Settle the runs that ended and remove this worker's heartbeat, as it stops.
+
+        A journal out of reach is said: the heartbeat then stops being live
+        by itself, and the runs stay as their own processes left them.
+        """
+        try:
+            self._settle()
+            leave(self.journal, self.me.worker_id)
+        except (JournalError, *ERRORS) as exc:
+            self.say(f"adws worker: cannot remove its heartbeat from the journal: {exc}")

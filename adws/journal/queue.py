@@ -1,0 +1,201 @@
+"""A team's queue in the journal: submitted runs, the runs due on a host, workers' heartbeats.
+
+`adws submit` queues a run (status `queued`, no host); an `adws worker`
+takes one at a time with `take_queued` (`FOR UPDATE SKIP LOCKED` on a
+server, so workers on several hosts split the queue; `BEGIN IMMEDIATE` on
+SQLite), and finds with `due_runs` the runs of its host it should continue:
+parked runs whose time came, and waiting runs whose question was decided
+on another host. Each worker writes a heartbeat (`beat`); `workers` lists
+them, each with whether it is live.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Final, final
+
+import attrs
+
+from adws import io_ops
+from adws.journal.holders import alive, here
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from adws.journal.store import Journal
+
+__all__ = ["WorkerRecord", "beat", "due_runs", "leave", "submit", "take_queued", "workers"]
+
+MISSED_BEATS: Final = 3
+"""A worker whose last heartbeat is older than this many poll intervals is not live."""
+
+
+_QUEUE: Final = (
+    "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started, options)"
+    " VALUES (?, ?, ?, 'queued', ?, '', ?, ?)"
+)
+
+
+def submit(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
+    journal: Journal,
+    run_id: str,
+    workflow: str,
+    *,
+    fingerprint: str,
+    steps: Sequence[str],
+    inputs: str,
+    options: str | None,
+) -> None:
+    """Queue a run (status `queued`, no host, no process) with its encoded inputs and options."""
+    row = (run_id, workflow, fingerprint, json.dumps(list(steps)), io_ops.utc_now(), options)
+    journal.apply(
+        [
+            (_QUEUE, row),
+            ("INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)", (run_id, inputs)),
+        ]
+    )
+
+
+def take_queued(journal: Journal) -> str | None:
+    """Take the oldest queued run (not a batch's) for this process; None when none is left.
+
+    The run is recorded `running`, held by this process on this host, in
+    the transaction that read it: of several workers, exactly one takes it.
+    """
+    with journal.transaction() as db:
+        row = db.execute(
+            "SELECT run_id FROM runs WHERE status = 'queued' AND batch_id IS NULL"  # noqa: S608 - a fixed clause
+            f" ORDER BY started, rowid LIMIT 1{db.skips_locked}"
+        ).fetchone()
+        if row is None:
+            return None
+        db.execute(
+            "UPDATE runs SET status = 'running', pid = ?, host = ? WHERE run_id = ?",
+            (*here(), row[0]),
+        )
+    return str(row[0])
+
+
+_DUE: Final = (
+    "SELECT run_id, status FROM runs WHERE host = ? AND ("
+    "(status = 'parked' AND (wake_at IS NULL OR wake_at <= ?))"
+    " OR (status = 'waiting' AND EXISTS (SELECT 1 FROM approvals AS a"
+    " WHERE a.run_id = runs.run_id AND a.verdict IS NOT NULL"
+    " AND a.id = (SELECT MAX(b.id) FROM approvals AS b WHERE b.run_id = runs.run_id))))"
+    " ORDER BY started, rowid"
+)
+
+
+def due_runs(journal: Journal, host: str, now: float) -> list[tuple[str, str]]:
+    """List `(run_id, status)` of the runs of `host` to continue now, oldest first.
+
+    Parked runs whose time has come, and waiting runs whose last question
+    has a decision (given on another host: one given here continues at once).
+    """
+    return [(str(run_id), str(status)) for run_id, status in journal.query(_DUE, (host, now))]
+
+
+@final
+@attrs.frozen
+class WorkerRecord:
+    """One `adws worker` as its heartbeats show it."""
+
+    worker_id: str
+    host: str
+    pid: int
+    since: str
+    beat: float
+    """When it last wrote its heartbeat, in Unix seconds."""
+    poll: float
+    runs: tuple[str, ...]
+    """The runs it held at its last heartbeat."""
+
+    def live(self, now: float) -> bool:
+        """Tell whether it beat within `MISSED_BEATS` poll intervals and, on this host, exists.
+
+        >>> WorkerRecord("w", "elsewhere", 1, "", 100.0, 5.0, ()).live(115.0)
+        True
+        >>> WorkerRecord("w", "elsewhere", 1, "", 100.0, 5.0, ()).live(115.5)
+        False
+        """
+        return now - self.beat <= MISSED_BEATS * self.poll and alive(self.pid, self.host)
+
+    def to_dict(self) -> dict[str, object]:
+        """Return what `adws workers --json` prints of it."""
+        return {
+            "worker_id": self.worker_id,
+            "host": self.host,
+            "pid": self.pid,
+            "since": self.since,
+            "beat": self.beat,
+            "poll": self.poll,
+            "runs": list(self.runs),
+        }
+
+
+def beat(journal: Journal, worker: WorkerRecord) -> None:
+    """Write a worker's heartbeat: when it beat, and the runs it holds."""
+    runs = json.dumps(list(worker.runs))
+    with journal.transaction() as db:
+        changed = db.execute(
+            "UPDATE workers SET beat = ?, runs = ? WHERE worker_id = ?",
+            (worker.beat, runs, worker.worker_id),
+        ).rowcount
+        if not changed:
+            db.execute(
+                "INSERT INTO workers (worker_id, host, pid, since, beat, poll, runs)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    worker.worker_id,
+                    worker.host,
+                    worker.pid,
+                    worker.since,
+                    worker.beat,
+                    worker.poll,
+                    runs,
+                ),
+            )
+
+
+def leave(journal: Journal, worker_id: str) -> None:
+    """Remove a worker's heartbeat as it stops (one killed leaves its row, no longer live)."""
+    journal.write("DELETE FROM workers WHERE worker_id = ?", (worker_id,))
+
+
+def workers(journal: Journal) -> list[WorkerRecord]:
+    """List every worker whose heartbeat the journal holds, the longest running first.
+
+    A row whose pid or times are not numbers (forged) is left out: it names no live worker.
+    """
+    if not journal.has_table("workers"):  # a journal read, never migrated
+        return []
+    rows = journal.query(
+        "SELECT worker_id, host, pid, since, beat, poll, runs FROM workers ORDER BY since, rowid"
+    )
+    found = []
+    for worker_id, host, pid, since, at, poll, runs in rows:
+        try:
+            numbers = (int(pid), float(at), float(poll))
+        except (TypeError, ValueError):
+            continue
+        found.append(
+            WorkerRecord(
+                str(worker_id), str(host), numbers[0], str(since), *numbers[1:], _runs(runs)
+            )
+        )
+    return found
+
+
+def _runs(text: object) -> tuple[str, ...]:
+    """Read the runs a heartbeat names (a forged value names none).
+
+    >>> _runs('["r1", "r2"]'), _runs("{"), _runs("[1]")
+    (('r1', 'r2'), (), ())
+    """
+    try:
+        found = json.loads(str(text))
+    except ValueError:
+        return ()
+    if not isinstance(found, list) or not all(isinstance(item, str) for item in found):
+        return ()
+    return tuple(found)
