@@ -1,24 +1,18 @@
 """adws installs like any library: sdist and wheel, a fresh venv, mypy in a project of one's own.
 
-Everything runs offline. The sdist and wheel are built without build isolation (setuptools
-comes with the dev extra); the fresh venvs get the wheel (or the README's editable install)
-and nothing else, and see adws's dependencies through one `.pth` line naming this venv's
-site-packages, which holds no `adws` of its own to shadow the one under test.
+Offline; how the wheel is built and installed is in tests/packaging.py.
 """
 
 from __future__ import annotations
 
 import shlex
-import shutil
-import subprocess
 import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.packaging import REPO, fresh_venv, mypy, pip_into, run, source_copy
 
 pytestmark = pytest.mark.slow
 
@@ -47,88 +41,6 @@ workflow = Workflow("greet", steps=42)
 '''
 
 
-def _run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, check=False, timeout=120
-    )
-
-
-def _source_copy(into: Path) -> Path:
-    """Copy what the sdist is built from, so building writes nothing into the checkout."""
-    source = into / "src"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, source / name)
-    shutil.copytree(REPO / "adws", source / "adws", ignore=shutil.ignore_patterns("__pycache__"))
-    return source
-
-
-def _fresh_venv(where: Path) -> Path:
-    """Make a venv with no packages; adws's dependencies come from this venv by a `.pth` line."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
-    python = where / "bin" / "python"
-    site = _run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-    deps = sysconfig.get_paths()["purelib"]
-    (Path(site.stdout.strip()) / "zz_adws_dependencies.pth").write_text(deps + "\n")
-    return python
-
-
-def _pip_into(python: Path, *args: str | Path) -> None:
-    # --ignore-installed: the adws this venv sees through the `.pth` line is neither reused
-    # nor uninstalled.
-    done = _run(
-        sys.executable,
-        "-m",
-        "pip",
-        "--python",
-        python,
-        "install",
-        "--quiet",
-        "--ignore-installed",
-        *args,
-    )
-    assert done.returncode == 0, done.stderr
-
-
-def _mypy(python: Path, project: Path) -> subprocess.CompletedProcess[str]:
-    return _run(
-        sys.executable,
-        "-m",
-        "mypy",
-        "--strict",
-        "--no-incremental",
-        "--python-executable",
-        python,
-        ".",
-        cwd=project,
-    )
-
-
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Build the sdist, then the wheel from it, as `python -m build` does by default."""
-    where = tmp_path_factory.mktemp("dist")
-    built = _run(
-        sys.executable,
-        "-m",
-        "build",
-        "--no-isolation",
-        "--outdir",
-        where / "out",
-        _source_copy(where),
-    )
-    assert built.returncode == 0, built.stdout + built.stderr
-    return where / "out"
-
-
-@pytest.fixture(scope="module")
-def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Install the wheel, offline and with nothing else, into a fresh venv; return its python."""
-    python = _fresh_venv(tmp_path_factory.mktemp("fresh") / "venv")
-    _pip_into(python, "--no-index", "--no-deps", "--find-links", dist, "adws")
-    return python
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
@@ -138,17 +50,17 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-def test_the_sdist_and_the_wheel_pass_twine_check(dist: Path) -> None:
-    names = sorted(p.name for p in dist.iterdir())
-    checked = _run(sys.executable, "-m", "twine", "check", "--strict", *sorted(dist.iterdir()))
+def test_the_sdist_and_the_wheel_pass_twine_check(adws_dist: Path) -> None:
+    names = sorted(p.name for p in adws_dist.iterdir())
+    checked = run(sys.executable, "-m", "twine", "check", "--strict", *sorted(adws_dist.iterdir()))
 
     assert names == ["adws-0.1.0-py3-none-any.whl", "adws-0.1.0.tar.gz"]
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.count("PASSED") == 2
 
 
-def test_the_wheel_holds_adws_with_its_type_marker_and_nothing_else(dist: Path) -> None:
-    with zipfile.ZipFile(dist / "adws-0.1.0-py3-none-any.whl") as wheel:
+def test_the_wheel_holds_adws_with_its_type_marker_and_nothing_else(adws_dist: Path) -> None:
+    with zipfile.ZipFile(adws_dist / "adws-0.1.0-py3-none-any.whl") as wheel:
         names = wheel.namelist()
         entry_points = wheel.read("adws-0.1.0.dist-info/entry_points.txt").decode()
 
@@ -159,24 +71,24 @@ def test_the_wheel_holds_adws_with_its_type_marker_and_nothing_else(dist: Path) 
     assert "adws = adws.testing.plugin" in entry_points
 
 
-def test_the_installed_wheel_prints_its_version(installed: Path) -> None:
-    done = _run(installed.parent / "adws", "--version")
+def test_the_installed_wheel_prints_its_version(installed_adws: Path) -> None:
+    done = run(installed_adws.parent / "adws", "--version")
 
     assert (done.returncode, done.stdout) == (0, "adws 0.1.0\n")
 
 
 def test_the_installed_wheel_imports_adws_from_its_own_venv(
-    installed: Path, tmp_path: Path
+    installed_adws: Path, tmp_path: Path
 ) -> None:
     code = "import adws.engine.executor as m; print(m.__file__)"
-    done = _run(installed, "-c", code, cwd=tmp_path)  # not the checkout, which `-c` would see
+    done = run(installed_adws, "-c", code, cwd=tmp_path)  # not the checkout, which `-c` would see
 
-    assert done.stdout.startswith(str(installed.parent.parent)), done.stdout + done.stderr
+    assert done.stdout.startswith(str(installed_adws.parent.parent)), done.stdout + done.stderr
 
 
-def test_the_installed_wheel_runs_the_hello_workflow(installed: Path, tmp_path: Path) -> None:
-    done = _run(
-        installed.parent / "adws",
+def test_the_installed_wheel_runs_the_hello_workflow(installed_adws: Path, tmp_path: Path) -> None:
+    done = run(
+        installed_adws.parent / "adws",
         "run",
         "hello",
         "-i",
@@ -192,17 +104,17 @@ def test_the_installed_wheel_runs_the_hello_workflow(installed: Path, tmp_path: 
 
 
 def test_a_project_importing_the_installed_wheel_passes_mypy_strict(
-    installed: Path, project: Path
+    installed_adws: Path, project: Path
 ) -> None:
-    done = _mypy(installed, project)
+    done = mypy(installed_adws, project, ".")
 
     assert (done.returncode, done.stdout) == (0, "Success: no issues found in 1 source file\n")
 
 
-def test_mypy_sees_adws_types_in_the_installed_wheel(installed: Path, project: Path) -> None:
+def test_mypy_sees_adws_types_in_the_installed_wheel(installed_adws: Path, project: Path) -> None:
     (project / "use_adws.py").write_text(_MISUSE)
 
-    done = _mypy(installed, project)
+    done = mypy(installed_adws, project, ".")
 
     assert done.returncode == 1
     assert 'Argument "steps" to "Workflow" has incompatible type "int"' in done.stdout
@@ -212,15 +124,15 @@ def test_the_readme_editable_install_is_seen_by_mypy(tmp_path: Path, project: Pa
     """Run the README's own `pip install -e` line; setuptools' default hook would hide adws."""
     readme = (REPO / "README.md").read_text()
     line = next(ln for ln in readme.splitlines() if ln.startswith("pip install -e /path/to/adws"))
-    source = _source_copy(tmp_path)
+    source = source_copy(tmp_path)
     (source / "tests").mkdir()  # a checkout's own tests must not become a user's `tests`
     (source / "tests" / "__init__.py").touch()
     words = [str(source) if w == "/path/to/adws" else w for w in shlex.split(line)[2:]]
-    python = _fresh_venv(tmp_path / "venv")
-    _pip_into(python, "--no-index", "--no-deps", "--no-build-isolation", *words)
+    python = fresh_venv(tmp_path / "venv")
+    pip_into(python, "--no-build-isolation", *words)
 
-    done = _mypy(python, project)
-    tests_hidden = _run(python, "-c", "import tests", cwd=project)
+    done = mypy(python, project, ".")
+    tests_hidden = run(python, "-c", "import tests", cwd=project)
 
     assert (done.returncode, done.stdout) == (0, "Success: no issues found in 1 source file\n")
     assert "No module named 'tests'" in tests_hidden.stderr
