@@ -11,7 +11,7 @@ CODEX := @openai/codex@0.169.0
 CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install clis browser postgres demo demo-best-of demo-parked lint typecheck layout test check bench clean
+.PHONY: help install clis browser postgres demo demo-best-of demo-parked lint typecheck layout test check package bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -84,9 +84,15 @@ test: $(DEV) $(CLIS_STAMP) browser postgres ## pytest with 100% line and branch 
 
 check: lint typecheck test ## Everything CI runs
 
+# `make test` already builds both, checks them and installs the wheel into a fresh venv
+# (tests/test_packaging.py); this target keeps them, in dist/.
+package: $(DEV) ## Build the sdist and the wheel into dist/ and check them with twine
+	$(BIN)/python -m build --no-isolation --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
 bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
 	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal
-	rm -rf $(VENV) .cache .adws .mypy_cache .pytest_cache .ruff_cache .coverage .coverage.* reports
+	rm -rf $(VENV) .cache .adws dist build .mypy_cache .pytest_cache .ruff_cache .coverage .coverage.* reports

@@ -15,7 +15,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws import ErrorType, PipelineError, WorkflowContext
-from tests import postgres
+from tests import packaging, postgres
 
 # The adws plugin (offline agents, unused scripted answers) is loaded here rather than
 # through its entry point (pyproject passes -p no:adws), so coverage measures it; pytester
@@ -187,6 +187,20 @@ def wait_for(condition: Callable[[], object], seconds: float = 30.0) -> None:
             return
         time.sleep(0.05)
     pytest.fail("timed out waiting for the process")
+
+
+@pytest.fixture(scope="session")
+def adws_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist and the wheel, built once for the session (see tests/packaging.py)."""
+    return packaging.build(tmp_path_factory.mktemp("adws-dist"))
+
+
+@pytest.fixture(scope="session")
+def installed_adws(adws_dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel installed, offline and with nothing else; its python."""
+    python = packaging.fresh_venv(tmp_path_factory.mktemp("adws-installed") / "venv")
+    packaging.pip_into(python, "--find-links", adws_dist, "adws")
+    return python
 
 
 @pytest.fixture(scope="session")

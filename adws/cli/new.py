@@ -2,11 +2,13 @@
 
 What it writes passes ruff's default rules and `ruff format` (line length
 88, the default) in an empty project, and, with the configuration it adds
-to `pyproject.toml` when that has none for ruff (`select = ["ALL"]` and the
-few ignores every such project needs; printed instead when ruff is
-configured already), every rule; `mypy --strict` (with the returns plugin)
-and 100% line and branch coverage too. `tests/cli/test_cli_new.py` proves it
-on a fresh project. It never overwrites a file.
+to `pyproject.toml` for each tool that has none (ruff: `select = ["ALL"]`,
+the few ignores every such project needs and the test ignores adws's own
+tests use; mypy: strict, with the returns plugin; printed instead for a tool
+configured already), every rule; `mypy --strict` and 100% line and branch
+coverage too. It says how to install the test tools (`adws[test]`).
+`tests/cli/test_cli_new.py` proves it on a fresh project, against adws
+installed from its wheel. It never overwrites a file.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ from adws.cli._output import err
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["LONGEST_NAME", "cmd_new", "render_module", "render_test", "ruff_config"]
+__all__ = [
+    "LONGEST_NAME",
+    "cmd_new",
+    "mypy_config",
+    "render_module",
+    "render_test",
+    "ruff_config",
+]
 
 LONGEST_NAME: Final = 57
 """The longest workflow name `adws new` takes: its longest line with the name then has 88
@@ -176,7 +185,32 @@ ignore = [
 [tool.ruff.lint.per-file-ignores]
 # Workflows are loaded and tests collected by path: neither folder is a package.
 {workflows} = ["INP001"]
-"tests/**" = ["INP001", "S101"]  # pytest's asserts are how tests check
+# The ignores adws's own tests use.
+"tests/**" = [
+    "INP001",   # as above
+    "S101",     # pytest's asserts are how tests check
+    "ARG001",   # fixtures are requested for their side effects (a folder, a cwd)
+    "D103",     # a test's name says what it tests; a docstring is optional
+    "PLR2004",  # exact values in assertions are the point of a test
+    "SLF001",   # tests may look at private state they own
+    "S603",     # tests start `adws` as a subprocess on purpose
+    "S607",     # and find it, and `python`, on PATH
+]
+"""
+
+_MYPY: Final = """
+[tool.mypy]
+strict = true
+plugins = ["returns.contrib.mypy.returns_plugin"]
+files = [{workflows}, "tests"]
+"""
+
+_TOOLS: Final = "pip install 'adws[test]'"
+"""The line that installs the test tools: pytest, mypy, ruff and hypothesis."""
+
+_HEADER: Final = f"""\
+# Written by `adws new`. The test tools (pytest, mypy, ruff, hypothesis):
+#     {_TOOLS}
 """
 
 
@@ -189,29 +223,67 @@ def ruff_config(workflows: str = "workflows") -> str | None:
     return None if pattern is None else _RUFF.format(workflows=pattern)
 
 
-def _configure_ruff(here: Path, workflows: str) -> str:
-    """Add the configuration to pyproject.toml unless ruff is configured; say what happened."""
+def mypy_config(workflows: str = "workflows") -> str | None:
+    """Return the mypy configuration (strict, the returns plugin) `adws new` adds.
+
+    None when the folder's name cannot be written in TOML.
+    """
+    folder = toml_string(workflows)
+    return None if folder is None else _MYPY.format(workflows=folder)
+
+
+def _configured(here: Path, text: str, tool: str) -> list[str]:
+    """Name the files that configure `tool` already (pyproject.toml's text is `text`)."""
+    if tool == "ruff":
+        files = [name for name in ("ruff.toml", ".ruff.toml") if (here / name).exists()]
+    else:
+        files = [name for name in ("mypy.ini", ".mypy.ini") if (here / name).exists()]
+        setup = here / "setup.cfg"
+        if setup.is_file() and "[mypy" in setup.read_text(encoding="utf-8", errors="replace"):
+            files.append("setup.cfg")
+    return files + (["pyproject.toml"] if f"[tool.{tool}" in text else [])
+
+
+_PURPOSE: Final = {
+    "ruff": "to hold these files to every rule",
+    "mypy": "to check these files strictly, with the returns plugin",
+}
+
+
+def _configure(here: Path, workflows: str) -> list[str]:
+    """Add ruff's and mypy's configuration to pyproject.toml where none is; say what happened."""
     pyproject = here / "pyproject.toml"
-    config = ruff_config(workflows)
-    if config is None:
-        return "the workflows folder's name cannot be written in TOML; configure ruff yourself"
+    ruff, mypy = ruff_config(workflows), mypy_config(workflows)
+    if ruff is None or mypy is None:
+        return [
+            "the workflows folder's name cannot be written in TOML; set up ruff and mypy yourself"
+        ]
+    configs = {"ruff": ruff, "mypy": mypy}
     if pyproject.is_symlink():  # writing through it could land outside the project
-        shown = config.strip()
-        return f"pyproject.toml is a symbolic link; to hold these files to every rule:\n{shown}"
+        shown = "\n".join(config.strip() for config in configs.values())
+        return [f"pyproject.toml is a symbolic link; {_PURPOSE['ruff']} and checked:\n{shown}"]
     text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
-    configured = [name for name in ("ruff.toml", ".ruff.toml") if (here / name).exists()] + (
-        ["pyproject.toml"] if "[tool.ruff" in text else []
-    )
-    if config.strip() in text:
-        return ""  # an earlier `adws new` added it
-    if configured:
-        return (
-            f"ruff is configured in {configured[0]} already; to hold these files to every"
-            f" rule, use:\n{config.strip()}"
-        )
-    joined = text + ("\n" if text and not text.endswith("\n") else "") + config.lstrip("\n")
-    pyproject.write_text(joined if text else config.lstrip("\n"), encoding="utf-8")
-    return 'added ruff\'s configuration (select = ["ALL"]) to pyproject.toml'
+    said: list[str] = []
+    added: dict[str, str] = {}
+    for tool, config in configs.items():
+        if config.strip() in text:
+            continue  # an earlier `adws new` added it
+        configured = _configured(here, text, tool)
+        if configured:
+            said.append(
+                f"{tool} is configured in {configured[0]} already; {_PURPOSE[tool]},"
+                f" use:\n{config.strip()}"
+            )
+        else:
+            added[tool] = config
+    if added:
+        header = "" if _HEADER in text else _HEADER
+        body = header + "".join(added.values())
+        joined = text + ("\n" if text and not text.endswith("\n") else "") + body
+        pyproject.write_text(joined if text else body.lstrip("\n"), encoding="utf-8")
+        names = " and ".join(f"{tool}'s" for tool in added)
+        said.insert(0, f"added {names} configuration to pyproject.toml")
+    return said
 
 
 def render_module(name: str, *, agent: bool) -> str:
@@ -307,7 +379,7 @@ def cmd_new(args: argparse.Namespace) -> int:
     _create(module, render_module(name, agent=args.agent))
     _create(test, render_test(name, agent=args.agent, workflows=where.as_posix()))
     err(f"wrote {module} and {test}; run them with: pytest {test}")
-    said = _configure_ruff(here, where.as_posix())
-    if said:
+    for said in _configure(here, where.as_posix()):
         err(said)
+    err(f"the test tools (pytest, mypy, ruff, hypothesis): {_TOOLS}")
     return 0

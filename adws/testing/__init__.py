@@ -6,6 +6,7 @@
 - `FakeModelAPI`, `Reply`: a scripted model API on 127.0.0.1 that the real
   `claude` and `codex` CLIs (and `ClaudeAgent`) can be pointed at, offline;
 - `run`, `resume`, `RunReport`: a run in a test, step by step;
+- `approve`, `reject`: decide a run waiting at an approval step and continue it;
 - `AgentRequest`, `AgentResponse`: what a `FunctionAgent`'s function is given and may return;
 - `OFFLINE`: the switch the pytest plugin (`adws.testing.plugin`, registered
   through the `pytest11` entry point) turns on, so no test starts an agent
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from adws.testing.model_api import FakeModelAPI
     from adws.testing.recording import RecordingAgent
     from adws.testing.replies import Reply
-    from adws.testing.runs import RunReport, StepReport, resume, run
+    from adws.testing.runs import RunReport, StepReport, approve, reject, resume, run
 
 __all__ = [
     "OFFLINE",
@@ -44,6 +45,8 @@ __all__ = [
     "SchemaAgent",
     "ScriptedAgent",
     "StepReport",
+    "approve",
+    "reject",
     "resume",
     "run",
 ]
@@ -60,6 +63,8 @@ _HOMES = {
     "SchemaAgent": "adws.testing.agents",
     "ScriptedAgent": "adws.agents.scripted",
     "StepReport": "adws.testing.runs",
+    "approve": "adws.testing.runs",
+    "reject": "adws.testing.runs",
     "resume": "adws.testing.runs",
     "run": "adws.testing.runs",
 }

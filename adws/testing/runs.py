@@ -7,7 +7,10 @@ agent saw and what they cost. With `journal=PATH` the run is recorded as
 `adws run` records it, and `stop_after="step"` stops it right after that
 step as a Ctrl-C would (the `always_run` steps run; the run ends
 `interrupted`), so `resume(workflow, report.run_id, journal=PATH)` can
-prove that no finished step runs twice.
+prove that no finished step runs twice. A run that ends `waiting` at an
+`approval_step` is decided by `approve(journal, run_id)` or
+`reject(journal, run_id, reason=...)`, which continue it as `adws approve`
+and `adws reject` do.
 """
 
 from __future__ import annotations
@@ -26,22 +29,29 @@ from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
 from adws.engine.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
 from adws.engine.executor import run_workflow
+from adws.engine.scope import Decision
 from adws.engine.usage import Usage
 from adws.journal import Journal, JournalObserver
 from adws.journal.fingerprint import fingerprint, step_fingerprints
 from adws.journal.resume import prepare_resume
 from adws.journal.sessions import sessions_of
-from adws.journal.workspaces import approvals_of, worktrees_of
+from adws.journal.workspaces import (
+    approvals_of,
+    decided_statement,
+    decisions_for,
+    worktrees_of,
+)
 from adws.summary import RunSummary
 
 if TYPE_CHECKING:
     from returns.io import IOResult
 
     from adws.agents.base import AgentBackend, AgentResponse
-    from adws.engine.scope import AgentSession, Decision
+    from adws.engine.scope import AgentSession
     from adws.engine.step import Step, Workflow
+    from adws.journal.store import Guarded
 
-__all__ = ["RunReport", "StepReport", "resume", "run"]
+__all__ = ["RunReport", "StepReport", "approve", "reject", "resume", "run"]
 
 
 @final
@@ -251,3 +261,111 @@ def resume(
         decisions=start.decisions,
         sessions=start.sessions,
     )
+
+
+def _workflow_named(name: str) -> Workflow:
+    from adws.discovery import discover_workflows, workflows_dir  # noqa: PLC0415 - only without one
+
+    catalog = discover_workflows(workflows_dir(None))
+    if name not in catalog.workflows:
+        msg = f"workflow {name!r} is not in {catalog.directory}: pass workflow= to decide its run"
+        raise LookupError(msg)
+    return catalog.workflows[name]
+
+
+def _decide(
+    journal: str | Path | Journal,
+    run_id: str,
+    decision: Decision,
+    *,
+    workflow: Workflow | None,
+    agent: AgentBackend | None,
+) -> RunReport:
+    """Record `decision` in the run's compare-and-set claim, then continue the run."""
+    store = journal if isinstance(journal, Journal) else Journal(journal)
+    found = store.find(run_id)
+    if isinstance(found, str):
+        raise LookupError(found)  # noqa: TRY004 - the run is missing, not of a wrong type
+    step = found.failed_step
+    if found.status != "waiting" or not step:
+        msg = f"run {found.run_id} is not waiting for approval (it is {found.status})"
+        raise ValueError(msg)
+    chosen = workflow if workflow is not None else _workflow_named(found.workflow)
+    rejecting = decision.verdict == "rejected"  # a rejection only runs cleanup, as the CLI's
+    start = prepare_resume(
+        chosen,
+        found,
+        store.attempts(found.run_id),
+        keep_changed=rejecting,
+        accept_drift=rejecting,
+        worktrees=worktrees_of(store, found.run_id),
+        approvals=approvals_of(store, found.run_id),
+        sessions=sessions_of(store, found.run_id),
+    )
+    if isinstance(start, str):
+        raise ValueError(start)  # noqa: TRY004 - a refusal, not a value of a wrong type
+    answered = f"the question at step {step!r} of run {found.run_id} was answered meanwhile"
+
+    def then(now: str) -> list[Guarded]:
+        stamped = Decision(decision.verdict, decision.by, now, decision.note)
+        return [(decided_statement(found.run_id, step, stamped), answered)]
+
+    refused = store.claim(found.run_id, seen=found.seen, then=then)
+    if refused is not None:
+        raise ValueError(refused)
+    # No worktree reset, unlike `adws resume`: a run that ended waiting had no attempt in flight.
+    return _execute(
+        chosen,
+        start.context,
+        agent=agent,
+        journal=store,
+        run_id=found.run_id,
+        resume_from=start.resume_from,
+        reuse=start.reuse,
+        spent=start.spent,
+        rerun=start.rerun,
+        bases=start.bases,
+        decisions=decisions_for(approvals_of(store, found.run_id), store.attempts(found.run_id)),
+        sessions=start.sessions,
+    )
+
+
+def approve(  # noqa: PLR0913 - the run, the decision's parts, and what continues it
+    journal: str | Path | Journal,
+    run_id: str,
+    *,
+    note: str | None = None,
+    by: str = "test",
+    workflow: Workflow | None = None,
+    agent: AgentBackend | None = None,
+) -> RunReport:
+    """Approve a run waiting at an approval step and continue it, as `adws approve` does.
+
+    The decision is recorded in the run's claim, compare-and-set, as the
+    CLI records it: a run that changed since it was read, or that another
+    live process holds, raises `ValueError` with the CLI's message, and so
+    does a run that is not waiting. `workflow` is the run's workflow (by
+    default its name is looked up in `./workflows`, as `adws approve` does);
+    `agent` answers its agent steps from here on. Returns the continued
+    run's report.
+    """
+    decision = Decision("approved", by, "", note or "")
+    return _decide(journal, run_id, decision, workflow=workflow, agent=agent)
+
+
+def reject(  # noqa: PLR0913 - as approve's
+    journal: str | Path | Journal,
+    run_id: str,
+    *,
+    reason: str,
+    by: str = "test",
+    workflow: Workflow | None = None,
+    agent: AgentBackend | None = None,
+) -> RunReport:
+    """Reject a run waiting at an approval step, as `adws reject` does.
+
+    Its `always_run` steps run and it ends `failed` with `Rejected` and the
+    reason; the rest is as for `approve`.
+    """
+    decision = Decision("rejected", by, "", reason)
+    return _decide(journal, run_id, decision, workflow=workflow, agent=agent)

@@ -15,36 +15,31 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adws.cli import main
-from adws.cli.new import LONGEST_NAME, python_literal, render_test, ruff_config, toml_string
+from adws.cli.new import (
+    LONGEST_NAME,
+    mypy_config,
+    python_literal,
+    render_test,
+    ruff_config,
+    toml_string,
+)
 from tests.conftest import REPO
 
 BIN = Path(sys.executable).parent
 LONGEST = "triage_incoming_bug_reports_"[:LONGEST_NAME].ljust(LONGEST_NAME, "x")
 
-MYPY_INI = """
-[mypy]
-strict = True
-plugins = returns.contrib.mypy.returns_plugin
-explicit_package_bases = True
-
-[mypy-adws.*]
-# adws is checked as an installed, typed package (py.typed), not as the user's own code.
-follow_imports = silent
-
-[mypy-claude_agent_sdk.*]
-ignore_missing_imports = True
-"""
+TOOLS = "the test tools (pytest, mypy, ruff, hypothesis): pip install 'adws[test]'"
 
 
 def check(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    # MYPYPATH lets mypy see adws's sources, which an editable install hides from it.
-    env = {**os.environ, "MYPYPATH": str(REPO)}
-    return subprocess.run(argv, cwd=project, capture_output=True, text=True, check=False, env=env)
+    return subprocess.run(argv, cwd=project, capture_output=True, text=True, check=False)
 
 
+@pytest.mark.slow
 def test_the_generated_project_passes_ruff_mypy_and_full_coverage(
-    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], installed_adws: Path
 ) -> None:
+    """With nothing but what adws new wrote: ruff ALL, mypy strict against the wheel, coverage."""
     assert main(["new", "greeter"]) == 0
     assert main(["new", LONGEST, "--agent"]) == 0
     assert capsys.readouterr().err.splitlines() == [
@@ -52,14 +47,18 @@ def test_the_generated_project_passes_ruff_mypy_and_full_coverage(
             "wrote workflows/greeter.py and tests/test_workflow_greeter.py; run them with:"
             " pytest tests/test_workflow_greeter.py"
         ),
-        """added ruff's configuration (select = ["ALL"]) to pyproject.toml""",
+        "added ruff's and mypy's configuration to pyproject.toml",
+        TOOLS,
         (
             f"wrote workflows/{LONGEST}.py and tests/test_workflow_{LONGEST}.py; run them with:"
             f" pytest tests/test_workflow_{LONGEST}.py"
         ),
+        TOOLS,
     ]
-    assert (in_tmp / "pyproject.toml").read_text() == str(ruff_config()).lstrip("\n")
-    (in_tmp / "mypy.ini").write_text(MYPY_INI)
+    assert (in_tmp / "pyproject.toml").read_text() == (
+        "# Written by `adws new`. The test tools (pytest, mypy, ruff, hypothesis):\n"
+        "#     pip install 'adws[test]'\n" + str(ruff_config()) + str(mypy_config())
+    )
     ruff = str(BIN / "ruff")
     for argv in (
         # ruff's defaults, as in a project that configures nothing
@@ -68,7 +67,8 @@ def test_the_generated_project_passes_ruff_mypy_and_full_coverage(
         # and every rule, with the configuration adws new wrote
         (ruff, "check", "."),
         (ruff, "format", "--check", "."),
-        (str(BIN / "mypy"), "workflows", "tests"),
+        # its own configuration (files, strict, the returns plugin), adws from the wheel
+        (sys.executable, "-m", "mypy", "--python-executable", str(installed_adws)),
         (
             sys.executable,
             "-m",
@@ -84,28 +84,75 @@ def test_the_generated_project_passes_ruff_mypy_and_full_coverage(
     ):
         done = check(in_tmp, *argv)
         assert done.returncode == 0, (argv, done.stdout, done.stderr)
+        if "mypy" in argv:
+            assert done.stdout == "Success: no issues found in 4 source files\n"
     assert main(["check"]) == 0
 
 
-def test_an_existing_pyproject_gains_the_config_unless_ruff_is_configured(
+HEADER = (
+    "# Written by `adws new`. The test tools (pytest, mypy, ruff, hypothesis):\n"
+    "#     pip install 'adws[test]'\n"
+)
+
+
+def test_an_existing_pyproject_gains_the_config_of_each_tool_not_configured(
     in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (in_tmp / "pyproject.toml").write_text('[project]\nname = "mine"')
     assert main(["new", "one"]) == 0
+    assert main(["new", "two"]) == 0  # the second finds both there and adds nothing
     assert (in_tmp / "pyproject.toml").read_text() == (
-        '[project]\nname = "mine"\n' + str(ruff_config()).lstrip("\n")
+        '[project]\nname = "mine"\n' + HEADER + str(ruff_config()) + str(mypy_config())
     )
-    capsys.readouterr()
+    assert capsys.readouterr().err.splitlines()[1:] == [
+        "added ruff's and mypy's configuration to pyproject.toml",
+        TOOLS,
+        "wrote workflows/two.py and tests/test_workflow_two.py; run them with: pytest tests/test_workflow_two.py",
+        TOOLS,
+    ]
+
+
+def test_a_tool_configured_elsewhere_is_shown_its_config_and_the_other_added(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (in_tmp / "ruff.toml").write_text("line-length = 120\n")
     (in_tmp / "pyproject.toml").write_text("")
     assert main(["new", "two"]) == 0
-    said = capsys.readouterr().err.splitlines()
+    said = capsys.readouterr().err
+    assert said.splitlines()[1:3] == [
+        "added mypy's configuration to pyproject.toml",
+        "ruff is configured in ruff.toml already; to hold these files to every rule, use:",
+    ]
+    assert str(ruff_config()).strip() + "\n" + TOOLS + "\n" in said
+    assert (in_tmp / "pyproject.toml").read_text() == HEADER + str(mypy_config())
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "shown"),
+    [
+        ("mypy.ini", "[mypy]\n", "mypy.ini"),
+        (".mypy.ini", "[mypy]\n", ".mypy.ini"),
+        ("setup.cfg", "[mypy]\nstrict = True\n", "setup.cfg"),
+        ("pyproject.toml", "[tool.mypy]\nstrict = true\n", "pyproject.toml"),
+    ],
+)
+def test_mypy_configured_already_is_left_alone(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], name: str, text: str, shown: str
+) -> None:
+    (in_tmp / name).write_text(text)
+    assert main(["new", "one"]) == 0
+    said = capsys.readouterr().err
     assert (
-        said[1]
-        == "ruff is configured in ruff.toml already; to hold these files to every rule, use:"
-    )
-    assert "\n".join(said[2:]) == str(ruff_config()).strip()
-    assert (in_tmp / "pyproject.toml").read_text() == ""
+        f"mypy is configured in {shown} already; to check these files strictly, with the"
+        f" returns plugin, use:\n{str(mypy_config()).strip()}\n"
+    ) in said
+    assert "[tool.mypy]" not in (in_tmp / "pyproject.toml").read_text().replace(text, "")
+
+
+def test_a_setup_cfg_without_mypy_does_not_count(in_tmp: Path) -> None:
+    (in_tmp / "setup.cfg").write_text("[metadata]\nname = mine\n")
+    assert main(["new", "one"]) == 0
+    assert str(mypy_config()) in (in_tmp / "pyproject.toml").read_text()
 
 
 def test_new_never_overwrites(in_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -221,7 +268,11 @@ def test_a_pyproject_that_is_a_symbolic_link_is_not_written_through(
     elsewhere = in_tmp.parent / f"{in_tmp.name}-pyproject.toml"
     (in_tmp / "pyproject.toml").symlink_to(elsewhere)
     assert main(["new", "greeter"]) == 0
-    assert "pyproject.toml is a symbolic link" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert (
+        "pyproject.toml is a symbolic link; to hold these files to every rule and checked:\n"
+        f"{str(ruff_config()).strip()}\n{str(mypy_config()).strip()}\n"
+    ) in said
     assert not elsewhere.exists()
 
 
@@ -239,6 +290,7 @@ def test_a_workflows_folder_toml_cannot_hold_leaves_pyproject_alone(
     in_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert ruff_config("a\udc80b") is None
+    assert mypy_config("a\udc80b") is None
     assert toml_string('w"x\x7f') == '"w\\"x\\u007f"'
     assert main(["new", "greeter", "--workflows", "fl\udc80ws"]) == 0
     assert "cannot be written in TOML" in capsys.readouterr().err
