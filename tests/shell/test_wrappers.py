@@ -214,7 +214,7 @@ def test_a_wrapper_option_adws_does_not_know_is_refused_when_a_value_goes_in(
 
 WRAPPER_CHOICES = [
     ["env"],
-    ["env", "-i", "PATH=/usr/bin:/bin"],
+    ["env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin"],  # chroot is in /usr/sbin
     ["timeout", "-s", "KILL", "30"],
     ["nice", "-n", "3"],
     ["nohup"],
