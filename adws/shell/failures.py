@@ -15,6 +15,8 @@ move whenever the agent edits a file above them:
   from ruff's `full` or `concise` output.
 - `mypy`: `path: message  [code]`, `src/app.py: Incompatible return value type
   (got "int", expected "str")  [return-value]`.
+- `auto`: what `pytest`, `ruff` and `mypy` find together (for a
+  `make check` that runs them all; the shipped workflows use it).
 - `exit_status` (the fallback, and what any parser falls back to when it
   finds nothing in a failing command): the one id `exit status`.
 """
@@ -34,6 +36,7 @@ __all__ = [
     "PARSERS",
     "CommandOutput",
     "FailureParser",
+    "auto",
     "exit_status",
     "failures_of",
     "junit",
@@ -154,7 +157,17 @@ def mypy(output: CommandOutput) -> dict[str, str]:
     return {f"{m['path']}: {m['message']}": m[0] for m in _MYPY_LINE.finditer(output.stdout)}
 
 
+def auto(output: CommandOutput) -> dict[str, str]:
+    """Name what pytest, ruff and mypy found, for a check command that runs any of them.
+
+    >>> sorted(auto(CommandOutput("FAILED t.py::a\nb.py:1: error: x  [misc]", "", 1)))
+    ['b.py: x  [misc]', 't.py::a']
+    """
+    return {**pytest(output), **ruff(output), **mypy(output)}
+
+
 PARSERS: Final[Mapping[str, FailureParser]] = {
+    "auto": auto,
     "exit_status": exit_status,
     "mypy": mypy,
     "pytest": pytest,
