@@ -158,7 +158,7 @@ def mypy(output: CommandOutput) -> dict[str, str]:
 
 
 def auto(output: CommandOutput) -> dict[str, str]:
-    """Name what pytest, ruff and mypy found, for a check command that runs any of them.
+    r"""Name what pytest, ruff and mypy found, for a check command that runs any of them.
 
     >>> sorted(auto(CommandOutput("FAILED t.py::a\nb.py:1: error: x  [misc]", "", 1)))
     ['b.py: x  [misc]', 't.py::a']
