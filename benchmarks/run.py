@@ -33,6 +33,7 @@ import parallel_bench
 import sessions_bench
 import timing
 import transcript_bench
+import verify_bench
 import workspaces_bench
 
 if TYPE_CHECKING:
@@ -282,6 +283,7 @@ def main() -> None:
         "workspaces": workspaces_bench.measure(),
         "budget": budget_bench.measure(),
         "sessions": sessions_bench.measure(),
+        "verify": verify_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -360,6 +362,8 @@ def render(results: dict[str, Any]) -> str:
     lines += budget_bench.render(results["budget"])
     lines += ["", "| agent sessions | measured | target |", "| --- | --- | --- |"]
     lines += sessions_bench.render(results["sessions"])
+    lines += ["", "| verified outcomes | measured | target |", "| --- | --- | --- |"]
+    lines += verify_bench.render(results["verify"])
     return "\n".join(lines)
 
 
