@@ -10,6 +10,7 @@ import pytest
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import (
+    OutputContract,
     PipelineError,
     RetryPolicy,
     Step,
@@ -19,11 +20,15 @@ from adws import (
     best_of,
     run_workflow,
     shell_step,
+    with_verification,
     worktree,
 )
 from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
+from adws.agents.swap import use_agent
+from adws.engine.combinators import VerificationSpec
 from adws.workspaces.candidates import BestOfSpec, failure_count
 from adws.workspaces.judging import JUDGE_CONTRACT, judge
+from adws.workspaces.worktrees import WorktreeSpec
 from tests.conftest import failure, success, wait_for
 from tests.workspaces.conftest import git
 
@@ -252,3 +257,29 @@ def test_a_worktree_attempt_that_tampers_is_retried_with_the_files_named(
 
 def test_failure_count_counts_every_failures_list() -> None:
     assert failure_count({"a_failures": ["x"], "b_failures": ("y", "z"), "c_failures": "no"}) == 3
+
+
+def test_use_agent_keeps_early_stop_protect_baseline_and_recheck() -> None:
+    ask = agent_step("impl", prompt="p", agent=ScriptedAgent([]), contract=OutputContract())
+    verified = with_verification(
+        ask, Step("v", IOSuccess), baseline=True, recheck=2, protect=("t/**",)
+    )
+    steps = (
+        best_of(
+            "best", verified, n=2, early_stop=True, protect=("a/**",), select="fewest_failures"
+        ),
+        worktree(ask, name="w", protect=("b/**",)),
+    )
+    swapped = use_agent(Workflow("w", steps), ScriptedAgent([]))
+    best, work = swapped.steps
+    assert isinstance(best.spec, BestOfSpec)
+    assert (best.spec.early_stop, best.spec.protect, best.spec.select) == (
+        True,
+        ("a/**",),
+        "fewest_failures",
+    )
+    inner = best.spec.step.spec
+    assert isinstance(inner, VerificationSpec)
+    assert (inner.baseline, inner.recheck, inner.protect) == (True, 2, ("t/**",))
+    assert isinstance(work.spec, WorktreeSpec)
+    assert work.spec.protect == ("b/**",)
