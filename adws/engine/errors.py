@@ -49,11 +49,11 @@ class ErrorType(StrEnum):
     """An `approval_step` was reached: the run waits for a person (`adws approve`)."""
     REJECTED = "Rejected"
     """A person said no at an `approval_step` (`adws reject`), or the wait timed out."""
-    TAMPERED = "Tampered"
-    """An attempt changed a path its step protects (`protect=`): the checks were weakened."""
     PARKED = "Parked"
     """The agent's limit resets later than the run may wait (`--max-wait`): the run is parked
     until `context["wake_at"]` (Unix seconds), and `adws resume` goes on from there."""
+    TAMPERED = "Tampered"
+    """An attempt changed a path its step protects (`protect=`): the checks were weakened."""
 
 
 INFRASTRUCTURE: Final = frozenset(

@@ -114,7 +114,7 @@ def test_a_failing_shell_step_carries_its_failures_and_a_passing_one_none(tmp_pa
 def test_an_unknown_parser_name_is_refused_naming_the_choices() -> None:
     with pytest.raises(
         ValueError,
-        match=r"failures='jest' is no parser adws ships; give one of 'exit_status', 'mypy', 'pytest', 'ruff'",
+        match=r"failures='jest' is no parser adws ships; give one of 'auto', 'exit_status', 'mypy', 'pytest', 'ruff'",
     ):
         shell_step("checks", "make check", failures="jest")
 
