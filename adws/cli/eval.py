@@ -32,7 +32,7 @@ from adws.interrupts import EXIT_BY_SIGNAL
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from adws.batch.evaluation import Comparison, EvalRun, EvalScore
+    from adws.batch.evaluation import Comparison, EvalScore
     from adws.journal import Journal
     from adws.journal.options import RunOptions
 
@@ -99,6 +99,56 @@ def _metric_of(journal: Journal, run_id: str, metric: str) -> float | None:
     return metric_value(outputs, metric)
 
 
+def evaluation_of(
+    journal: Journal, batch: str
+) -> tuple[str, str, dict[str, Any], list[EvalScore], Comparison | None]:
+    """Score an evaluation from the journal alone: its batch, workflow, description, figures.
+
+    A batch that is no evaluation, or whose description was tampered with,
+    is a `UsageError` naming it.
+    """
+    from adws.batch.evaluation import EvalRun, compare, score  # noqa: PLC0415 - see the note on imports
+    from adws.journal.batches import find_batch  # noqa: PLC0415 - as above
+
+    found = find_batch(journal, batch)
+    if isinstance(found, str):
+        raise UsageError(found)
+    batch_id, workflow, _, _ = found
+    rows = journal.query("SELECT source FROM batches WHERE batch_id = ?", (batch_id,))
+    source = str(rows[0][0] or "")
+    refused = (
+        f"batch {batch_id} is no evaluation adws eval recorded ({{}}); make one with"
+        " adws eval WORKFLOW TASKS.jsonl"
+    )
+    if not source.startswith("eval "):
+        raise UsageError(refused.format("it was started by adws batch"))
+    try:
+        described: dict[str, Any] = json.loads(source.removeprefix("eval "))
+        names = [str(variant["name"]) for variant in described["variants"]]
+        each, repeats = int(described["per_variant"]), int(described["n"])
+        metric = described["metric"]
+    except (ValueError, TypeError, KeyError) as exc:
+        raise UsageError(refused.format(f"its description: {type(exc).__name__}: {exc}")) from exc
+    if min(each, repeats, len(names)) < 1:
+        raise UsageError(refused.format("its description counts no runs"))
+    lines = dict(journal.query("SELECT run_id, line FROM runs WHERE batch_id = ?", (batch_id,)))
+    results = []
+    for record in journal.runs(batch=batch_id):
+        line = int(lines[record.run_id] or 0)
+        results.append(
+            EvalRun(
+                names[min(max(0, line - 1) // each, len(names) - 1)],
+                max(0, line - 1) % each // repeats,
+                record.status,
+                None if record.usage is None else record.usage.cost_usd,
+                record.seconds,
+                None if metric is None else _metric_of(journal, record.run_id, str(metric)),
+            )
+        )
+    scores = score(names, results, metric=metric is not None)
+    return batch_id, workflow, described, scores, compare(scores)
+
+
 def _figure(value: float | None, form: str) -> str:
     return "-" if value is None else form.format(value)
 
@@ -143,11 +193,10 @@ def _planned(
     return workflow, variants, chosen, tasks
 
 
-def cmd_eval(args: argparse.Namespace) -> int:  # noqa: PLR0915 - the evaluation, start to end
+def cmd_eval(args: argparse.Namespace) -> int:
     """Run the evaluation as one batch and print each variant's figures."""
     from adws.agents.offline import OFFLINE  # noqa: PLC0415 - see the note on imports
     from adws.batch import run_batch  # noqa: PLC0415 - as above
-    from adws.batch.evaluation import EvalRun, compare, score  # noqa: PLC0415 - as above
     from adws.batch.tasks import Batch  # noqa: PLC0415 - as above
     from adws.discovery import workflows_dir  # noqa: PLC0415 - as above
     from adws.engine.context import WorkflowContext  # noqa: PLC0415 - as above
@@ -158,7 +207,6 @@ def cmd_eval(args: argparse.Namespace) -> int:  # noqa: PLR0915 - the evaluation
     from adws.journal.fingerprint import fingerprint  # noqa: PLC0415 - as above
 
     workflow, variants, chosen, tasks = _planned(args)
-    names = [variant.name for variant in variants]
     base = given_options(args)
     repeats: int = args.n
     each = len(tasks) * repeats
@@ -187,7 +235,8 @@ def cmd_eval(args: argparse.Namespace) -> int:  # noqa: PLR0915 - the evaluation
         raise
     described = {
         "tasks": str(args.tasks_file),
-        "n": args.n,
+        "n": repeats,
+        "per_variant": each,
         "variants": [{"name": v.name, "options": v.text} for v in variants],
         "metric": args.metric,
     }
@@ -224,22 +273,7 @@ def cmd_eval(args: argparse.Namespace) -> int:  # noqa: PLR0915 - the evaluation
         )
     finally:
         io_ops.kill_adopted(frozenset(io_ops.GROUPS.current()))
-    results: list[EvalRun] = []
-    records = {record.run_id: record for record in journal.runs(batch=batch_id)}
-    for run in report.runs:
-        record = records[run.run_id]
-        results.append(
-            EvalRun(
-                names[variant_of(run.line)],
-                (run.line - 1) % each // repeats,
-                record.status,
-                None if record.usage is None else record.usage.cost_usd,
-                record.seconds,
-                None if args.metric is None else _metric_of(journal, run.run_id, args.metric),
-            )
-        )
-    scores = score(names, results, metric=args.metric is not None)
-    comparison = compare(scores)
+    _, _, _, scores, comparison = evaluation_of(journal, batch_id)
     if args.json:
         out_json(
             {

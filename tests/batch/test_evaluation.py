@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -183,3 +184,76 @@ def test_a_dask_scheduler_out_of_reach_records_nothing(
     assert main(argv) == 2
     assert "cannot reach that scheduler" in capsys.readouterr().err
     assert not (project / ".adws").exists()
+
+
+def test_report_eval_draws_a_bar_and_interval_per_variant_from_the_journal(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    variants = ["--variant", "good:-i mode=good", "--variant", "<b>bad</b>:-i mode=bad"]
+    assert main(["eval", "graded", "tasks.jsonl", "-n", "1", "-q", "--json", *variants]) == 0
+    batch_id = json.loads(capsys.readouterr().out)["batch_id"]
+    assert main(["report", "--eval", batch_id[:6], "-o", "-"]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("<!DOCTYPE html>")
+    assert f"<h1>eval {batch_id} · graded</h1>" in page
+    assert page.count('fill="#4c8bf5"') == 2
+    assert "<title>good: 1.000 [0.439, 1.000]</title>" in page
+    assert "<title>&lt;b&gt;bad&lt;/b&gt;: 0.000 [0.000, 0.561]</title>" in page
+    assert "<b>bad</b>" not in page
+    assert (
+        "<tr><td>good</td><td>3</td><td>3</td><td>1.000</td><td>[0.439, 1.000]</td><td>-</td><td>"
+    ) in page
+    assert "Fisher&#x27;s exact test" not in page
+    assert "<p>Fisher's exact test: no detectable difference (p = 0.1000 &gt;= 0.05)</p>" in page
+
+
+def test_report_eval_of_one_variant_has_no_verdict_and_costs_show(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "graded", "tasks.jsonl", "-n", "1", "-q", "--json"]) == 0
+    batch_id = json.loads(capsys.readouterr().out)["batch_id"]
+    db = sqlite3.connect(project / ".adws" / "runs.db")
+    with db:
+        db.execute(
+            "UPDATE attempts SET cost_usd = 0.5 WHERE run_id IN"
+            " (SELECT run_id FROM runs WHERE batch_id = ?)",
+            (batch_id,),
+        )
+    db.close()
+    assert main(["report", "--eval", batch_id, "-o", "-"]) == 0
+    page = capsys.readouterr().out
+    assert "<p>Fisher" not in page
+    assert "<td>$0.5000</td>" in page
+
+
+@pytest.mark.parametrize(
+    ("source", "why"),
+    [
+        ("lines.jsonl", "(it was started by adws batch)"),
+        ("eval {not json", "(its description: JSONDecodeError:"),
+        ('eval {"variants": [{"name": "a"}], "per_variant": 0, "n": 1, "metric": null}',
+         "(its description counts no runs)"),
+    ],
+)  # fmt: skip
+def test_report_eval_refuses_a_batch_that_is_no_evaluation(
+    project: Path, capsys: pytest.CaptureFixture[str], source: str, why: str
+) -> None:
+    assert main(["eval", "graded", "tasks.jsonl", "-n", "1", "-q", "--json"]) == 0
+    batch_id = json.loads(capsys.readouterr().out)["batch_id"]
+    db = sqlite3.connect(project / ".adws" / "runs.db")
+    with db:
+        db.execute("UPDATE batches SET source = ? WHERE batch_id = ?", (source, batch_id))
+    db.close()
+    assert main(["report", "--eval", batch_id, "-o", "-"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"adws: error: batch {batch_id} is no evaluation adws eval recorded {why}"
+    )
+
+
+def test_report_eval_of_an_unknown_batch_is_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "graded", "tasks.jsonl", "-n", "1", "-q"]) == 0
+    capsys.readouterr()
+    assert main(["report", "--eval", "nope", "-o", "-"]) == 2
+    assert "no batch 'nope' in" in capsys.readouterr().err
