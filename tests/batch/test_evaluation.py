@@ -22,6 +22,7 @@ from adws.batch.evaluation import (
 )
 from adws.cli import main
 from adws.journal import Journal
+from tests.browser import browser, chromium
 
 FLOW = """
 from returns.io import IOFailure, IOSuccess
@@ -257,3 +258,23 @@ def test_report_eval_of_an_unknown_batch_is_exit_2(
     capsys.readouterr()
     assert main(["report", "--eval", "nope", "-o", "-"]) == 2
     assert "no batch 'nope' in" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(chromium() is None, reason="needs Debian's chromium (apt-get install chromium)")
+def test_the_eval_page_in_a_real_browser(project: Path, tmp_path: Path) -> None:
+    argv = [
+        sys.executable, "-m", "adws", "eval", "graded", "tasks.jsonl", "-n", "1", "-q", "--json",
+        "--variant", "good:-i mode=good", "--variant", "bad:-i mode=bad",
+    ]  # fmt: skip
+    done = subprocess.run(argv, cwd=project, capture_output=True, text=True, check=True)
+    batch_id = json.loads(done.stdout)["batch_id"]
+    report = [sys.executable, "-m", "adws", "report", "--eval", batch_id, "-o", "page.html"]
+    subprocess.run(report, cwd=project, capture_output=True, check=True)
+    with browser(tmp_path / "profile") as driver:
+        driver.open((project / "page.html").as_uri())
+        assert driver.evaluate("document.title") == f"eval {batch_id} · graded"
+        widths = "[...document.querySelectorAll('svg rect')].map(r => r.getAttribute('width'))"
+        assert driver.evaluate(widths) == ["500.0", "0.0"]
+        assert driver.evaluate("document.querySelectorAll('svg line').length") == 6
+        assert driver.console_errors() == []
