@@ -11,7 +11,7 @@ CODEX := @openai/codex@0.169.0
 CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install clis browser postgres demo demo-best-of demo-parked lint typecheck layout test check package bench clean
+.PHONY: help install clis browser postgres demo demo-best-of demo-parked demo-eval lint typecheck layout test check package bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -65,6 +65,11 @@ demo: $(RUNTIME) ## Run deep_research with the offline demo agent (installs only
 # Offline too: three demo agents in worktrees of a throwaway repository, an approval, a merge.
 demo-best-of: $(RUNTIME) ## Run implement_best_of on a throwaway git repository and approve it
 	ADWS=$(BIN)/adws sh demo/best_of.sh
+
+# Offline: the demo agent answers deep_research on three topics, twice each, under two variants.
+demo-eval: $(RUNTIME) ## Compare two variants of deep_research with adws eval (offline, the demo agent)
+	$(BIN)/adws eval deep_research demo/eval_tasks.jsonl -n 2 -q \
+		--variant plain: --variant capped:--max-cost=1
 
 demo-parked: $(RUNTIME) clis ## Park a run on a usage limit and finish it with resume --due (offline, real claude)
 	ADWS=$(BIN)/adws PYTHON=$(BIN)/python sh demo/parked.sh

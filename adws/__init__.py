@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from adws.engine.step import RetryPolicy, Step, StepFunction, Workflow
     from adws.engine.usage import Budget, Usage
     from adws.shell.step import shell_step
-    from adws.workspaces import approval_step, best_of, fast_forward, worktree
+    from adws.workspaces import approval_step, best_of, fast_forward, judge, worktree
 
 __all__ = [
     "AgentBackend",
@@ -60,6 +60,7 @@ __all__ = [
     "best_of",
     "fan_out",
     "fast_forward",
+    "judge",
     "parallel",
     "run_workflow",
     "sequence",
@@ -94,6 +95,7 @@ _HOMES = {
     "agent_step": "adws.agents.step",
     "approval_step": "adws.workspaces",
     "best_of": "adws.workspaces",
+    "judge": "adws.workspaces",
     "fan_out": "adws.engine.concurrency",
     "fast_forward": "adws.workspaces",
     "parallel": "adws.engine.concurrency",

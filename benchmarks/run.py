@@ -34,6 +34,7 @@ import sessions_bench
 import team_bench
 import timing
 import transcript_bench
+import verify_bench
 import workspaces_bench
 
 if TYPE_CHECKING:
@@ -284,6 +285,7 @@ def main() -> None:
         "budget": budget_bench.measure(),
         "sessions": sessions_bench.measure(),
         "team": team_bench.measure(),
+        "verify": verify_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -364,6 +366,8 @@ def render(results: dict[str, Any]) -> str:
     lines += sessions_bench.render(results["sessions"])
     lines += ["", "| a team's journal | measured | target |", "| --- | --- | --- |"]
     lines += team_bench.render(results["team"])
+    lines += ["", "| verified outcomes | measured | target |", "| --- | --- | --- |"]
+    lines += verify_bench.render(results["verify"])
     return "\n".join(lines)
 
 

@@ -87,18 +87,31 @@ def save_report(
     return IOSuccess(ctx.merge_outputs({"report_path": str(path)}))
 
 
+PROTECTED_TESTS = ("tests/**", "test/**", "**/test_*.py", "**/*_test.py", "**/conftest.py")
+"""The project's tests: an attempt that changes them fails `Tampered` (checks are not weakened)."""
+
+CHECKS_RULES = """The project's tests are protected: do not change tests/, test/, test_*.py,
+*_test.py or conftest.py files (an attempt that does fails and must restore them).
+Checks that already failed before you started are not held against you; do not
+break any other."""
+
+
 def implement_until_checks_pass(prompt: str) -> Step:
     """Build the implement ↔ checks stage: the agent edits, `check_command` judges, three rounds.
 
-    The agent's failing checks come back to it as feedback. Neither step
+    The checks first run once on the untouched worktree (the baseline); a
+    round passes when it adds no failure (pytest, ruff and mypy failures are
+    compared by id; any other failure is one id: the exit status), and only
+    new failures come back to the agent as feedback. Changing the project's
+    tests (`PROTECTED_TESTS`) fails the round `Tampered`. Neither step
     names a `cwd`: inside a `worktree` or `best_of` step both run in the
     worktree, and `check_command` is run as the user gave it (`script_from`:
-    no agent can write that input).
+    no agent can write that input). The prompt ends with `CHECKS_RULES`.
     """
     return with_verification(
         agent_step(
             "implement",
-            prompt=prompt,
+            prompt=f"{prompt}\n\n{CHECKS_RULES}",
             agent=DEMO_AGENT,
             contract=OutputContract(("SUMMARY",)),
             retry=RetryPolicy(max_attempts=2),
@@ -107,6 +120,8 @@ def implement_until_checks_pass(prompt: str) -> Step:
             edits=True,
             idle_timeout=600,
         ),
-        shell_step("checks", script_from="check_command", timeout=1800),
+        shell_step("checks", script_from="check_command", timeout=1800, failures="auto"),
         max_attempts=3,
+        baseline=True,
+        protect=PROTECTED_TESTS,
     )

@@ -6,8 +6,11 @@
 works in a fresh `git worktree` on the branch `adws/<run>/workspace` (the
 folder is the agent's current directory), and `check_command` (for example
 `make check`) runs there after each attempt, as the script the user chose
-(`script_from`: no agent can write that input); its failing output becomes
-the agent's feedback for the next round, up to three rounds. When the checks
+(`script_from`: no agent can write that input). The checks first run once
+on the untouched worktree (the baseline): a round passes when it adds no
+failure, and only the failures it added become the agent's feedback for the
+next round, up to three rounds; a change to the project's tests fails the
+round `Tampered`. When the checks
 pass, the change is committed on that branch (the agent's SUMMARY is the
 message) and the worktree removed; when they never pass, the worktree is
 kept for inspection and `adws resume` goes on in it. `finalize` always

@@ -58,6 +58,9 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             _replace_agent(spec.verify, swap),
             max_attempts=spec.max_attempts,
             name=step.name,
+            baseline=spec.baseline,
+            recheck=spec.recheck,
+            protect=spec.protect,
         )
     if isinstance(spec, SequenceSpec):
         return sequence(step.name, [_replace_agent(inner, swap) for inner in spec.steps])
@@ -71,7 +74,14 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
         )
     if isinstance(spec, WorktreeSpec):
         inner = _replace_agent(spec.step, swap)
-        return worktree(inner, name=step.name, repo=spec.repo, base=spec.base, keep=spec.keep)
+        return worktree(
+            inner,
+            name=step.name,
+            repo=spec.repo,
+            base=spec.base,
+            keep=spec.keep,
+            protect=spec.protect,
+        )
     if isinstance(spec, BestOfSpec):
         return best_of(
             step.name,
@@ -80,6 +90,8 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             repo=spec.repo,
             select=spec.select,
             max_concurrency=spec.max_concurrency,
+            early_stop=spec.early_stop,
+            protect=spec.protect,
         )
     if isinstance(spec, FanOutSpec):
         return fan_out(

@@ -60,6 +60,7 @@ _HANDLERS: Final = {
     "approve": ("adws.cli.approvals", "cmd_approve"),
     "reject": ("adws.cli.approvals", "cmd_reject"),
     "batch": ("adws.cli.batch", "cmd_batch"),
+    "eval": ("adws.cli.eval", "cmd_eval"),
     "cost": ("adws.cli.cost", "cmd_cost"),
     "submit": ("adws.cli.submit", "cmd_submit"),
     "worker": ("adws.cli.worker", "cmd_worker"),

@@ -113,6 +113,48 @@ def _add_recording(running: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_eval(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
+    evaluate = commands.add_parser(
+        "eval",
+        parents=parents,
+        help="run every task N times per variant on the batch pool; pass rates compared",
+        description="Run WORKFLOW on every task of TASKS.jsonl (a JSON object of inputs per "
+        "line) N times under every variant, as one batch, and print per variant the pass rate "
+        "with its 95%% Wilson interval, the mean cost and time; two variants are compared with "
+        "Fisher's exact test. A variant is NAME:OPTIONS, the options split like a shell command "
+        "line (-i KEY=VALUE, --agent, --model, --agent-output, --max-cost, --max-tokens, "
+        "--max-agents). Exit codes: 0 the evaluation ran (whatever its runs did), 2 usage, "
+        "130 interrupted.",
+    )
+    evaluate.set_defaults(record=None, replay=None, no_transcripts=False)
+    evaluate.add_argument("workflow", help="workflow name")
+    evaluate.add_argument("tasks_file", metavar="TASKS.jsonl", help="one JSON object per line")
+    evaluate.add_argument(
+        "-n", type=positive, default=3, metavar="N", help="runs of each task per variant (3)"
+    )
+    evaluate.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:OPTIONS",
+        help="a variant: its name, a colon, its run options and -i overrides (repeat it)",
+    )
+    evaluate.add_argument(
+        "--metric", metavar="KEY", help="score each run by its numeric output KEY, not success"
+    )
+    evaluate.add_argument(
+        "--concurrency", type=positive, metavar="N", help="runs at a time (default: 8)"
+    )
+    _add_agent_options(evaluate)
+    evaluate.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask cluster, as adws batch --dask does (local:N or a tls:// address)",
+    )
+    evaluate.add_argument("--json", action="store_true", help="print the evaluation as JSON")
+    evaluate.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+
+
 def _add_batch(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
     batch = commands.add_parser(
         "batch",
@@ -313,6 +355,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_resume(commands, [common, journaled, running])
     add_approvals(commands, [common, journaled, running])
     _add_batch(commands, [common, journaled])
+    _add_eval(commands, [common, journaled])
     _add_cost(commands, [journaled])
     add_team(commands, [common, journaled, running])
 

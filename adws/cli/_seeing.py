@@ -79,7 +79,7 @@ def add_status(
 
 
 def add_report(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  # noqa: ANN401 - argparse's private subparsers type
-    """Add `adws report RUN [-o FILE.html]` and `adws report --batch B`."""
+    """Add `adws report RUN [-o FILE.html]`, `adws report --batch B` and `--eval ID`."""
     report = commands.add_parser(
         "report",
         parents=parents,
@@ -91,6 +91,11 @@ def add_report(commands: Any, parents: list[argparse.ArgumentParser]) -> None:  
     )
     report.add_argument("run", nargs="?", help="run id (or a unique prefix)")
     report.add_argument("--batch", metavar="BATCH", help="a page for every run of this batch")
+    report.add_argument(
+        "--eval",
+        metavar="ID",
+        help="the page of an evaluation (adws eval): a bar and its 95%% interval per variant",
+    )
     report.add_argument(
         "-o",
         "--output",

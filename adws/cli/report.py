@@ -62,11 +62,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     Rows the journal cannot read are named on stderr after the page is
     written (it shows what could be read), and the exit code is 1.
     """
-    if (args.run is None) == (args.batch is None):
-        msg = "give a run id, or --batch BATCH, not both"
+    if [args.run, args.batch, args.eval].count(None) != 2:  # noqa: PLR2004 - one of three
+        msg = "give a run id, --batch BATCH or --eval ID: one of them"
         raise UsageError(msg)
     journal = require_journal(args, readonly=True)
-    if args.batch is not None:
+    if args.eval is not None:
+        from adws.cli.eval import evaluation_of  # noqa: PLC0415 - see the note on imports
+        from adws.render.evaluation import eval_page  # noqa: PLC0415 - as above
+
+        name, workflow, _, scores, comparison = evaluation_of(journal, args.eval)
+        verdict = None if comparison is None else comparison.verdict
+        text = eval_page(name, workflow, [s.to_dict() for s in scores], verdict)
+        views: Sequence[RunView] = []
+    elif args.batch is not None:
         name, text, views = _batch(journal, args.batch)
     else:
         from adws.render.report import run_page  # noqa: PLC0415 - see the note on imports

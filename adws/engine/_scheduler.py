@@ -121,19 +121,23 @@ def _run_branch(branch: Branch, scope: RunScope, cancel: threading.Event, outcom
         outcome.status, outcome.error = "failed", attrs.evolve(made, step_name=path)
 
 
-def run_branches(  # noqa: C901, PLR0915 - the scheduler: start, watch, cancel, report
+def run_branches(  # noqa: C901, PLR0913, PLR0915 - the scheduler: start, watch, cancel, report
     name: str,
     branches: Sequence[Branch],
     max_concurrency: int | None,
     min_successes: int | None,
     *,
     fail_fast: bool = True,
+    settled: Callable[[Sequence[Outcome]], bool] | None = None,
 ) -> list[Outcome]:
     """Run the branches, at most `max_concurrency` at once; return their outcomes in order.
 
     With `fail_fast`, the branches still running are cancelled (and those
     not started never start) as soon as `min_successes` (all, when None) is
-    out of reach; without it every branch runs to its end.
+    out of reach; without it every branch runs to its end. `settled`, told
+    the outcomes (None status: still running or waiting) after each branch
+    ends, cancels the rest the same way once it says the step's result is
+    known (`best_of(..., early_stop=True)`).
     """
     scope = current_scope()
     needed = len(branches) if min_successes is None else min_successes
@@ -169,6 +173,8 @@ def run_branches(  # noqa: C901, PLR0915 - the scheduler: start, watch, cancel, 
         )
         if fail_fast and len(branches) - counts["failed"] < needed:
             stop.set()  # k is out of reach: stop everything still running
+        if settled is not None and settled(outcomes):
+            stop.set()  # the winner is known: the others can no longer win
 
     pending: dict[Future[None], tuple[int, float]] = {}
     waiting = deque(range(len(branches)))

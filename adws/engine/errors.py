@@ -52,6 +52,8 @@ class ErrorType(StrEnum):
     PARKED = "Parked"
     """The agent's limit resets later than the run may wait (`--max-wait`): the run is parked
     until `context["wake_at"]` (Unix seconds), and `adws resume` goes on from there."""
+    TAMPERED = "Tampered"
+    """An attempt changed a path its step protects (`protect=`): the checks were weakened."""
 
 
 INFRASTRUCTURE: Final = frozenset(

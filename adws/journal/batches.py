@@ -18,7 +18,7 @@ from adws import io_ops
 from adws.journal.holders import alive, changed_since, here, holder_of
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from adws.journal.holders import Seen
     from adws.journal.schema import Statement
@@ -48,6 +48,7 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
     fingerprint: str,
     options: str | None = None,
     max_cost: float | None = None,
+    options_for: Callable[[int], str | None] | None = None,
 ) -> list[tuple[int, str]]:
     """Record a batch, held by this process, and queue its runs, `(line, run_id, inputs)` each.
 
@@ -58,6 +59,8 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
     that never started is started by `adws batch --resume`. `options` is
     the runs' encoded `RunOptions`, shared by every run of the batch;
     `max_cost` is the batch's cap (`--batch-max-cost`), kept for a resume.
+    `options_for(line)`, when given, encodes each run's own options instead
+    (`adws eval`: each variant's).
     """
     now = io_ops.utc_now()
     names = json.dumps(list(steps))
@@ -72,7 +75,16 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
             db.execute(
                 "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started,"
                 " batch_id, line, options) VALUES (?, ?, ?, 'queued', ?, '', ?, ?, ?, ?)",
-                (run_id, workflow, fingerprint, names, now, batch_id, line, options),
+                (
+                    run_id,
+                    workflow,
+                    fingerprint,
+                    names,
+                    now,
+                    batch_id,
+                    line,
+                    options if options_for is None else options_for(line),
+                ),
             )
             db.execute("INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)", (run_id, inputs))
             queued.append((line, run_id))

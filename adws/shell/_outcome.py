@@ -15,6 +15,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
 from adws.engine.errors import ErrorType, PipelineError
+from adws.shell.failures import CommandOutput, FailureParser, failures_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -59,6 +60,8 @@ def judge(  # noqa: PLR0913 - the outcome and what it is judged against
     max_output_bytes: int,
     script: str | None,
     keep_script: bool,
+    parser: FailureParser | None = None,
+    cwd: str | None = None,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Turn a finished command into the step's result: its outputs, or the error it is."""
     details: dict[str, object] = {
@@ -88,6 +91,11 @@ def judge(  # noqa: PLR0913 - the outcome and what it is judged against
         output = "\n".join(part for part in parts if part)
         message = f"{shown} exited with {outcome.returncode}"
         message += f":\n{io_ops.tail(output, 1500)}" if output else " and printed nothing"
+        if parser is not None:
+            told = CommandOutput(outcome.stdout, outcome.stderr, outcome.returncode, cwd)
+            found = failures_of(parser, told)
+            details["failures"] = sorted(found)
+            details["failure_details"] = found
         return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
     outputs: dict[str, object] = {
         f"{name}_stdout": outcome.stdout,
@@ -96,4 +104,6 @@ def judge(  # noqa: PLR0913 - the outcome and what it is judged against
     }
     if keep_script:
         outputs[f"{name}_ran"] = script
+    if parser is not None:
+        outputs[f"{name}_failures"] = []
     return IOSuccess(ctx.merge_outputs(outputs))

@@ -20,6 +20,7 @@ from adws.engine.step import RetryPolicy, Step
 from adws.shell._argv import SHELLS
 from adws.shell._outcome import command_label, judge, ran_values
 from adws.shell._plan import fill_argv, plan_command, script_argv
+from adws.shell.failures import PARSERS, FailureParser
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -48,6 +49,22 @@ class ShellSpec:
     max_output_bytes: int = SHELL_MAX_OUTPUT_BYTES
     allow_generated: bool = False
     """The script in `script_from` may come from an earlier step (a plan's commands)."""
+    failures: str | None = None
+    """The name of the parser that names its failures (see `adws.shell.failures`)."""
+
+
+def _parser(name: str, failures: str | FailureParser | None) -> FailureParser | None:
+    """Resolve `failures=`: a shipped parser's name, a function, or None."""
+    if failures is None or callable(failures):
+        return failures
+    if failures in PARSERS:
+        return PARSERS[failures]
+    choices = ", ".join(map(repr, sorted(PARSERS)))
+    msg = (
+        f"shell_step {name!r}: failures={failures!r} is no parser adws ships; give one of"
+        f" {choices}, junit(PATH) or a function from CommandOutput to {{id: detail}}"
+    )
+    raise ValueError(msg)
 
 
 def _checked_options(  # noqa: PLR0913 - every option of shell_step, checked in one place
@@ -98,6 +115,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     max_output_bytes: int = SHELL_MAX_OUTPUT_BYTES,
     allow_generated: bool = False,
     rerun_on_resume: bool = False,
+    failures: str | FailureParser | None = None,
 ) -> Step:
     """Build a step that runs `command` and records its output.
 
@@ -132,7 +150,16 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     `max_output_bytes` on either stream kills the process group and is
     `ShellFailed` naming the limit; a timeout kills the process group and is
     `Timeout`. `rerun_on_resume` makes `adws resume` run it again (see `Step`).
+
+    `failures` names what a failing command found wrong, so that
+    `with_verification` compares rounds by id: a shipped parser's name
+    (`"pytest"`, `"ruff"`, `"mypy"`, `"exit_status"`), `junit(PATH)`, or
+    a function (see `adws.shell.failures`). A non-zero exit then carries
+    `context["failures"]` (the ids, sorted) and `context["failure_details"]`
+    (`{id: the line that says so}`); a parser that finds nothing falls back
+    to the one id `exit status`. A success writes `<name>_failures` (`[]`).
     """
+    parser = _parser(name, failures)
     spec_command = _checked_options(
         name,
         command=command,
@@ -171,6 +198,8 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             max_output_bytes=max_output_bytes,
             script=script,
             keep_script=allow_generated,
+            parser=parser,
+            cwd=where,
         )
 
     return Step(
@@ -181,5 +210,13 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         when=when,
         rerun_on_resume=rerun_on_resume,
         kind="shell",
-        spec=ShellSpec(spec_command, timeout, cwd, script_from, max_output_bytes, allow_generated),
+        spec=ShellSpec(
+            spec_command,
+            timeout,
+            cwd,
+            script_from,
+            max_output_bytes,
+            allow_generated,
+            None if parser is None else str(getattr(parser, "__name__", repr(parser))),
+        ),
     )

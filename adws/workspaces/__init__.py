@@ -5,7 +5,8 @@
   commit, and a hash of its content after every attempt) so a resume can
   tell whether someone edited it meanwhile (`drift`).
 - `best_of(name, step, n=...)` runs n such worktrees side by side and keeps
-  the best: the first that passed, the smallest diff, or your choice.
+  the best: the first that passed, the smallest diff, the fewest failures,
+  a judge's (`judge(step)`) or your choice; `early_stop` cancels the rest.
 - `approval_step(name, message=...)` pauses the run (`waiting`) until
   `adws approve` or `adws reject`.
 - `fast_forward(name)` moves a checkout's branch to a commit a worktree made.
@@ -18,23 +19,28 @@ from adws.engine.scope import Decision
 from adws.workspaces._session import KEEP, WORKSPACE_FAILED, Keep
 from adws.workspaces.approvals import ApprovalSpec, approval_step
 from adws.workspaces.candidates import SELECTS, BestOfSpec, Select, best_of
+from adws.workspaces.judging import JUDGE_CONTRACT, Choice, Judge, judge
 from adws.workspaces.merge import FastForwardSpec, fast_forward
 from adws.workspaces.worktrees import WORKTREE_INPUT, WorktreeSpec, worktree
 
 __all__ = [
+    "JUDGE_CONTRACT",
     "KEEP",
     "SELECTS",
     "WORKSPACE_FAILED",
     "WORKTREE_INPUT",
     "ApprovalSpec",
     "BestOfSpec",
+    "Choice",
     "Decision",
     "FastForwardSpec",
+    "Judge",
     "Keep",
     "Select",
     "WorktreeSpec",
     "approval_step",
     "best_of",
     "fast_forward",
+    "judge",
     "worktree",
 ]

@@ -21,6 +21,7 @@ from adws.contract.template import render_for_step
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
 from adws.engine.events import WorktreeRecorded
+from adws.engine.protect import Guard
 from adws.engine.retry import retry_step
 from adws.engine.scope import current_branch, current_scope, in_worktree
 from adws.workspaces._git import GitError, commit_all, diffstat, output, tree_hash
@@ -98,11 +99,12 @@ class Session:
         keep: Keep,
         prefix: str,
         label: str | None = None,
+        protect: tuple[str, ...] = (),
     ) -> None:
         """Remember what to run where; nothing touches git until called."""
         self.name, self.step, self.keep = name, step, keep
         self.repo, self.base, self.prefix = repo, base, prefix
-        self.label = label
+        self.label, self.protect = label, protect
 
     def __call__(self, ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
         """Make the worktree, run the step in it, commit, and remove it as `keep` says."""
@@ -153,7 +155,8 @@ class Session:
         inner = WorkflowContext(
             inputs={**ctx.inputs, "worktree": folder}, feedback=ctx.feedback, failure=ctx.failure
         )
-        recorded = attrs.evolve(self.step, run=self._hashed(scope, place, self.step))
+        guard = Guard(self.name, self.protect, folder) if self.protect else None
+        recorded = attrs.evolve(self.step, run=self._hashed(scope, place, self.step, guard))
         with in_worktree(folder):
             made, _ = retry_step(recorded, inner)
         if isinstance(made, PipelineError):
@@ -178,8 +181,14 @@ class Session:
             )
         )
 
-    def _hashed(self, scope: RunScope, place: Place, step: Step) -> StepFunction:
-        """Wrap the step's function: after each attempt, hash the worktree and journal it."""
+    def _hashed(
+        self, scope: RunScope, place: Place, step: Step, guard: Guard | None
+    ) -> StepFunction:
+        """Wrap the step's function: after each attempt, hash the worktree and journal it.
+
+        With `protect`, an attempt that succeeded but changed a protected path
+        fails `Tampered` (retried, under the step's policy, with the files named).
+        """
 
         def attempt(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
             try:
@@ -190,7 +199,10 @@ class Session:
                 self._rehash(scope, place)
                 raise
             self._rehash(scope, place)
-            return result
+            if guard is None or not isinstance(result, IOSuccess):
+                return result
+            tampered = guard.check()
+            return result if tampered is None else IOFailure(tampered)
 
         return attempt
 

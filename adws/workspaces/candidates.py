@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
 import attrs
@@ -17,12 +18,14 @@ from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.events import WorktreeRecorded
 from adws.engine.metering import METER, Meter, charging
 from adws.engine.parking import is_parked, parked_branches
+from adws.engine.protect import check_protect
 from adws.engine.retry import exception_error, reraise_interrupt
 from adws.engine.scope import current_branch, current_scope
 from adws.engine.step import Step, StepFunction
-from adws.workspaces._git import GitError
+from adws.workspaces._git import GitError, output
 from adws.workspaces._places import branch_label, discard_branch, locate
 from adws.workspaces._session import WORKSPACE_FAILED, Session
+from adws.workspaces.judging import Judge, judged
 from adws.workspaces.worktrees import check_repo
 
 if TYPE_CHECKING:
@@ -31,10 +34,12 @@ if TYPE_CHECKING:
 __all__ = ["SELECTS", "BestOfSpec", "Select", "best_of"]
 
 Select: TypeAlias = (
-    Literal["first_passing", "smallest_diff"]
+    Literal["first_passing", "smallest_diff", "fewest_failures"]
     | Callable[[tuple[Mapping[str, object] | None, ...]], int]
+    | Judge
 )
-SELECTS: Final = ("first_passing", "smallest_diff")
+SELECTS: Final = ("first_passing", "smallest_diff", "fewest_failures")
+_PASSED: Final = frozenset({"succeeded", "reused"})
 
 
 @final
@@ -47,10 +52,15 @@ class BestOfSpec:
     repo: str
     select: Select
     max_concurrency: int | None
+    early_stop: bool = False
+    protect: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """Say what the step does, for `adws show`."""
-        chosen = self.select if isinstance(self.select, str) else "the one select picks"
+        if isinstance(self.select, Judge):
+            chosen = f"the one {self.select.step.name} chooses"
+        else:
+            chosen = self.select if isinstance(self.select, str) else "the one select picks"
         limit = f", at most {self.max_concurrency} at a time" if self.max_concurrency else ""
         return (
             f"runs {self.step.name} {self.n} times side by side, each in a worktree of"
@@ -64,8 +74,24 @@ def _changed_lines(outputs: Mapping[str, object], name: str) -> int:
     return int(stat["added"]) + int(stat["deleted"])  # type: ignore[index] # a diffstat mapping
 
 
+def failure_count(outputs: Mapping[str, object]) -> int:
+    """Count the verify failures a branch's last round left: every `*_failures` list's ids.
+
+    >>> failure_count({"code_verified_failures": ["a", "b"], "note": "x"})
+    2
+    """
+    return sum(
+        len(value)
+        for key, value in outputs.items()
+        if key.endswith("_failures") and isinstance(value, list | tuple)
+    )
+
+
 def _winner(
-    name: str, select: Select, results: tuple[Mapping[str, object] | None, ...]
+    name: str,
+    select: Literal["first_passing", "smallest_diff", "fewest_failures"]
+    | Callable[[tuple[Mapping[str, object] | None, ...]], int],
+    results: tuple[Mapping[str, object] | None, ...],
 ) -> int | PipelineError:
     """Pick the index of the branch to keep, or say why the choice failed."""
     passed = [index for index, outputs in enumerate(results) if outputs is not None]
@@ -73,6 +99,8 @@ def _winner(
         return passed[0]
     if select == "smallest_diff":
         return min(passed, key=lambda index: (_changed_lines(results[index] or {}, name), index))
+    if select == "fewest_failures":
+        return min(passed, key=lambda index: (failure_count(results[index] or {}), index))
     try:
         chosen: object = select(results)
     except BaseException as exc:  # noqa: BLE001 - a raising select is the step's failure
@@ -87,11 +115,53 @@ def _winner(
     return PipelineError(name, ErrorType.STEP_EXCEPTION, message, {"returned": repr(chosen)})
 
 
-def _outcome(name: str, index: int, outcome: Outcome, usage: Usage | None) -> dict[str, object]:
-    outputs = outcome.outputs if outcome.status in {"succeeded", "reused"} else {}
+def _choose(
+    name: str,
+    select: Select,
+    ctx: WorkflowContext,
+    where: str,
+    results: tuple[Mapping[str, object] | None, ...],
+) -> tuple[int, dict[str, object]] | PipelineError:
+    """Pick the winner (asking the judge, when there is one) and the outputs saying why."""
+    if not isinstance(select, Judge):
+        winner = _winner(name, select, results)
+        return winner if isinstance(winner, PipelineError) else (winner, {})
+    choice = judged(name, select, ctx, _candidates(name, where, results))
+    if isinstance(choice, PipelineError):
+        return choice
+    return choice[0], {f"{name}_judgement": {"index": choice[0], "reason": choice[1]}}
+
+
+def _settled(select: Select) -> Callable[[Sequence[Outcome]], bool] | None:
+    """Tell, for `early_stop`, when the branch `select` keeps is known before all end.
+
+    `first_passing`: a branch passed and every lower one ended without
+    passing. `fewest_failures`: the same for a branch that passed with no
+    failure at all (none can do better). Any other select needs every branch.
+    """
+    if select not in {"first_passing", "fewest_failures"}:
+        return None
+    perfect = select == "first_passing"
+
+    def settled(outcomes: Sequence[Outcome]) -> bool:
+        for outcome in outcomes:
+            if outcome.status is None or is_parked(outcome.error):
+                return False
+            if outcome.status in _PASSED and (perfect or failure_count(outcome.outputs) == 0):
+                return True
+        return False
+
+    return settled
+
+
+def _outcome(
+    name: str, index: int, outcome: Outcome, usage: Usage | None, *, early: bool
+) -> dict[str, object]:
+    outputs = outcome.outputs if outcome.status in _PASSED else {}
+    status = outcome.status or "cancelled"
     return {
         "index": index,
-        "status": outcome.status or "cancelled",
+        "status": "cancelled (early stop)" if early and status == "cancelled" else status,
         "error": None if outcome.error is None else outcome.error.to_dict(),
         "branch": outputs.get(f"{name}_branch"),
         "commit": outputs.get(f"{name}_commit"),
@@ -142,6 +212,8 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     repo: str = "{target_dir}",
     select: Select = "first_passing",
     max_concurrency: int | None = None,
+    early_stop: bool = False,
+    protect: Sequence[str] = (),
 ) -> Step:
     """Build a step that runs `step` n times side by side, each in a worktree, and keeps one.
 
@@ -166,15 +238,35 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     inspection and a resume goes on in them. A branch whose agent's limit
     resets past the run's `max_wait` parks: the others run to their end,
     then the step parks (`Parked`) and a resume keeps those that succeeded.
+
+    `select="fewest_failures"` keeps the passing branch whose last
+    verification round left the fewest failures (the ids in every
+    `*_failures` output, pre-existing ones included: a branch that also
+    fixed an old failure ranks higher; ties to the lowest index).
+    `select=judge(step)` asks the judge step to choose among the passing
+    branches' diffs and summaries (see `adws.workspaces.judging`); its
+    choice is the output `<name>_judgement` (`index`, `reason`).
+
+    `early_stop=True` cancels the other branches as soon as the branch
+    `select` keeps is known (`first_passing`: one passed and every lower
+    one ended; `fewest_failures`: the same with no failure left; other
+    selects wait for all): their processes are stopped, their spend stops
+    (what they spent still counts) and their outcomes say
+    `cancelled (early stop)`. `protect=(globs...)` guards each branch's
+    worktree as `worktree(..., protect=...)` does: a branch that changes a
+    protected path fails `Tampered`.
     """
     owner = f"best_of {name!r}"
     require_type(owner, "step", step, Step, "a Step")
     require_count(owner, "n", n)
     check_repo(owner, repo)
-    if select not in SELECTS and not callable(select):
-        choices = " or ".join(map(repr, SELECTS))
-        msg = f"{owner}: select must be {choices} or a function, got {select!r}"
+    if select not in SELECTS and not callable(select) and not isinstance(select, Judge):
+        choices = ", ".join(map(repr, SELECTS))
+        msg = f"{owner}: select must be {choices}, judge(step) or a function, got {select!r}"
         raise ValueError(msg)
+    require_type(owner, "early_stop", early_stop, bool, "a bool")
+    globs = check_protect(owner, protect)
+    settled = _settled(select) if early_stop else None
     if max_concurrency is not None:
         require_count(owner, "max_concurrency", max_concurrency)
     index_key = f"{name}_index"
@@ -204,6 +296,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
                             keep="on_failure",
                             prefix=name,
                             label=labels[index],
+                            protect=globs,
                         ),
                         spends,
                         index,
@@ -217,20 +310,21 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
             )
             for index in range(n)
         ]
-        outcomes = run_branches(name, work, max_concurrency, None, fail_fast=False)
+        outcomes = run_branches(name, work, max_concurrency, None, fail_fast=False, settled=settled)
         results = tuple(
-            dict(outcome.outputs) if outcome.status in {"succeeded", "reused"} else None
-            for outcome in outcomes
+            dict(outcome.outputs) if outcome.status in _PASSED else None for outcome in outcomes
         )
         report = [
-            _outcome(name, index, outcome, spends[index]) for index, outcome in enumerate(outcomes)
+            _outcome(name, index, outcome, spends[index], early=settled is not None)
+            for index, outcome in enumerate(outcomes)
         ]
         stopped = _parked(name, work, outcomes) or _none_passed(outcomes, results)
         if stopped is not None:
             return IOFailure(stopped.with_context(outcomes=report))
-        winner = _winner(name, select, results)
-        if isinstance(winner, PipelineError):
-            return IOFailure(winner.with_context(outcomes=report))
+        chosen = _choose(name, select, ctx, where, results)
+        if isinstance(chosen, PipelineError):
+            return IOFailure(chosen.with_context(outcomes=report))
+        winner, extra = chosen
         losers = _discard(name, where, labels, winner)
         if losers is not None:
             return IOFailure(losers.with_context(outcomes=report))
@@ -240,6 +334,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
                     **(results[winner] or {}),
                     f"{name}_winner": winner,
                     f"{name}_outcomes": report,
+                    **extra,
                 }
             )
         )
@@ -248,9 +343,31 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         name,
         run,
         kind="best_of",
-        spec=BestOfSpec(step, n, repo, select, max_concurrency),
+        spec=BestOfSpec(step, n, repo, select, max_concurrency, early_stop, globs),
         children=(step,),
     )
+
+
+def _candidates(
+    name: str, where: str, results: tuple[Mapping[str, object] | None, ...]
+) -> list[dict[str, object]]:
+    """Describe each passing branch for a judge: its summary, diffstat and diff."""
+    shown: list[dict[str, object]] = []
+    for index, outputs in enumerate(results):
+        if outputs is None:
+            continue
+        commit = str(outputs.get(f"{name}_commit", ""))
+        diff = output(Path(where), "diff", f"HEAD...{commit}")
+        stat = outputs.get(f"{name}_diffstat")
+        shown.append(
+            {
+                "index": index,
+                "summary": str(outputs.get("summary", "")),
+                "diffstat": stat.get("text", "") if isinstance(stat, Mapping) else "",
+                "diff": diff,
+            }
+        )
+    return shown
 
 
 def _discard(name: str, where: str, labels: Sequence[str], winner: int) -> PipelineError | None:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Final, final
+from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
 from adws._checks import require_type
 from adws.contract.template import check_template
+from adws.engine.protect import check_protect
 from adws.engine.step import Step
 from adws.workspaces._session import KEEP, Keep, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["WORKTREE_INPUT", "WorktreeSpec", "worktree"]
 
@@ -26,6 +30,7 @@ class WorktreeSpec:
     repo: str
     base: str
     keep: Keep
+    protect: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """Say what the step does, for `adws show`."""
@@ -42,13 +47,14 @@ def check_repo(owner: str, repo: object) -> str:
     return str(repo)
 
 
-def worktree(
+def worktree(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     step: Step,
     *,
     name: str | None = None,
     repo: str = "{target_dir}",
     base: str = "HEAD",
     keep: Keep = "on_failure",
+    protect: Sequence[str] = (),
 ) -> Step:
     """Build a step that runs `step` in a fresh `git worktree` of `repo`, then commits.
 
@@ -87,6 +93,12 @@ def worktree(
     `adws <adws@localhost>` (see `adws.workspaces._git.commit_all`). A
     failure of git (not a repository, an unknown base) is a
     `WorkspaceFailed` error with git's message.
+
+    `protect=("tests/**", ".github/**")`: an attempt of the inner step that
+    changes a protected path (compared with the worktree as it was made)
+    fails `Tampered`, naming the files and asking for them restored; the
+    inner step's retry policy decides whether it tries again. Nothing is
+    committed from a tampered worktree.
     """
     owner = "worktree"
     require_type(owner, "step", step, Step, "a Step")
@@ -98,11 +110,12 @@ def worktree(
     if keep not in KEEP:
         msg = f"{owner}: keep must be one of {', '.join(map(repr, KEEP))}, got {keep!r}"
         raise ValueError(msg)
-    session = Session(name, step, repo=repo, base=base, keep=keep, prefix=name)
+    globs = check_protect(owner, protect)
+    session = Session(name, step, repo=repo, base=base, keep=keep, prefix=name, protect=globs)
     return Step(
         name,
         session,
         kind="worktree",
-        spec=WorktreeSpec(step, repo, base, keep),
+        spec=WorktreeSpec(step, repo, base, keep, globs),
         children=(step,),
     )

@@ -31,6 +31,7 @@ def test_every_design_kind_exists() -> None:
         "AwaitingApproval",
         "Rejected",
         "Parked",
+        "Tampered",
     ]
 
 

@@ -124,8 +124,8 @@ def test_the_page_goes_where_asked_or_to_stdout(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        ([], "give a run id, or --batch BATCH, not both"),
-        (["RUN", "--batch", "b"], "give a run id, or --batch BATCH, not both"),
+        ([], "give a run id, --batch BATCH or --eval ID: one of them"),
+        (["RUN", "--batch", "b"], "give a run id, --batch BATCH or --eval ID: one of them"),
         (["--batch", "nope"], "no batch 'nope' in"),
         (["RUN", "-o", "/proc/none/x.html"], "cannot write the report /proc/none/x.html:"),
     ],

@@ -19,7 +19,7 @@ from adws.workspaces import Decision
 from tests.conftest import REPO
 from tests.workspaces.conftest import git, make_repo
 
-CHECK = "test -f DONE || { echo 'DONE is missing'; exit 1; }"
+CHECK = "test ! -f notes.txt || test -f DONE || { echo 'DONE is missing'; exit 1; }"
 
 
 def attempts(blocked: tuple[int, ...] = (), forgetful: tuple[int, ...] = ()) -> FunctionAgent:

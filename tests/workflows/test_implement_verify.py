@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from tests.workflows.conftest import SHIPPED
 from tests.workspaces.conftest import git, make_repo
 
 RUN = "run1"
+CHECK = "test ! -f NOTES || test -f DONE || { echo 'DONE is missing'; exit 1; }"
 
 
 def run(
@@ -24,6 +26,13 @@ def run(
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run implement_verify with `agent`, its worktrees under tmp_path/wt."""
     return run_workflow(use_agent(workflow, agent), ctx, run_id=RUN, worktrees=str(tmp_path / "wt"))
+
+
+def forgot(request: AgentRequest) -> str:
+    """Start the work (NOTES) but forget DONE: the checks fail, as they did not before."""
+    assert request.cwd is not None
+    (Path(request.cwd) / "NOTES").write_text("started\n")
+    return "STATUS: done\nSUMMARY: forgot the file"
 
 
 def create_done(request: AgentRequest) -> str:
@@ -37,7 +46,7 @@ def inputs(project: Path, reports: Path) -> WorkflowContext:
         inputs={
             "task": "Create DONE",
             "target_dir": str(project),
-            "check_command": "test -f DONE || { echo 'DONE is missing'; exit 1; }",
+            "check_command": CHECK,
             "output_dir": str(reports),
         }
     )
@@ -47,7 +56,7 @@ def test_failing_checks_are_fed_back_until_they_pass_and_the_change_is_committed
     shipped: dict[str, Workflow], tmp_path: Path
 ) -> None:
     project, reports = make_repo(tmp_path / "project"), tmp_path / "reports"
-    agent = ScriptedAgent(["STATUS: done\nSUMMARY: forgot the file", create_done])
+    agent = ScriptedAgent([forgot, create_done])
     result = run(shipped["implement_verify"], agent, inputs(project, reports), tmp_path)
     assert isinstance(result, IOSuccess)
     folder = str((tmp_path / "wt" / RUN / "workspace").resolve())
@@ -56,11 +65,13 @@ def test_failing_checks_are_fed_back_until_they_pass_and_the_change_is_committed
     assert f"of the repository at {project}:\n{folder}, your current directory" in agent.prompts[0]
     assert not (project / "DONE").exists()  # the checkout is never touched
     commit = git(project, "rev-parse", f"adws/{RUN}/workspace")
-    assert git(project, "show", "--name-only", "--format=%s", commit) == "created DONE\n\nDONE"
+    assert git(project, "show", "--name-only", "--format=%s", commit) == (
+        "created DONE\n\nDONE\nNOTES"
+    )
     assert (
-        "- verification round 1/3 failed: ShellFailed: "
-        "`test -f DONE || { echo 'DONE is missing'; exit 1; }` exited with 1:\nDONE is missing"
+        "- verification round 1/3 failed: 1 new failure:\n- exited with 1: DONE is missing"
     ) in agent.prompts[1]
+    assert "The project's tests are protected" in agent.prompts[0]
     final = unsafe_perform_io(result.unwrap())
     assert (final.inputs["summary"], final.inputs["checks_returncode"]) == ("created DONE", 0)
     assert final.inputs["workspace_commit"] == commit
@@ -68,7 +79,7 @@ def test_failing_checks_are_fed_back_until_they_pass_and_the_change_is_committed
     assert written == (
         "# implement_verify: Create DONE\n\n**Result:** checks pass.\n\n## Summary\ncreated DONE\n"
         f"\n## Change\n- branch: `adws/{RUN}/workspace`\n- commit: `{commit}`\n"
-        "- 1 file changed, 1 insertion(+)\n  - `DONE` (+1 -0)\n"
+        "- 2 files changed, 2 insertions(+)\n  - `DONE` (+1 -0)\n  - `NOTES` (+1 -0)\n"
     )
 
 
@@ -76,7 +87,7 @@ def test_checks_that_never_pass_fail_after_three_rounds_and_the_report_says_why(
     shipped: dict[str, Workflow], tmp_path: Path
 ) -> None:
     project, reports = make_repo(tmp_path / "project"), tmp_path / "reports"
-    agent = ScriptedAgent(["STATUS: done\nSUMMARY: tried"] * 3)
+    agent = ScriptedAgent([forgot] * 3)
     result = run(shipped["implement_verify"], agent, inputs(project, reports), tmp_path)
     error = unsafe_perform_io(result.failure())
     assert (error.step_name, error.error_type, error.context["rounds"]) == (
@@ -139,3 +150,37 @@ def test_the_demo_agent_through_the_cli(in_tmp: Path, capsys: pytest.CaptureFixt
     assert git(project, "show", f"{branch}:ADWS_DEMO.md") == "# Demo change\n\nAdd a demo note"
     assert summary["inputs"]["workspace_diffstat"]["text"] == "1 file changed, 3 insertions(+)"
     assert not (project / "ADWS_DEMO.md").exists()
+
+
+def test_old_failures_are_not_fed_back_and_an_edited_test_is_tampered(
+    shipped: dict[str, Workflow], tmp_path: Path
+) -> None:
+    project, reports = make_repo(tmp_path / "project"), tmp_path / "reports"
+    (project / "tests").mkdir()
+    (project / "tests" / "test_old.py").write_text("def test_broken():\n    assert 1 == 0\n")
+    git(project, "add", "tests")
+    git(project, "commit", "-q", "-m", "an old failure")
+
+    def weaken(request: AgentRequest) -> str:
+        (Path(str(request.cwd)) / "tests" / "test_old.py").write_text(
+            "def test_broken():\n    pass\n"
+        )
+        return "STATUS: done\nSUMMARY: fixed the test"
+
+    def restore(request: AgentRequest) -> str:
+        folder = Path(str(request.cwd))
+        (folder / "tests" / "test_old.py").write_text("def test_broken():\n    assert 1 == 0\n")
+        (folder / "DONE").write_text("ok\n")
+        return "STATUS: done\nSUMMARY: created DONE"
+
+    ctx = inputs(project, reports)
+    check = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+    ctx = WorkflowContext(inputs={**ctx.inputs, "check_command": check})
+    agent = ScriptedAgent([weaken, restore])
+    final = unsafe_perform_io(run(shipped["implement_verify"], agent, ctx, tmp_path).unwrap())
+    assert (
+        "- verification round 1/3 failed: Tampered: changed protected files tests/test_old.py:"
+        " restore tests/test_old.py;"
+    ) in agent.prompts[1]
+    assert all("test_broken" not in prompt for prompt in agent.prompts)
+    assert final.inputs["implement_verified_failures"] == ("tests/test_old.py::test_broken",)

@@ -257,7 +257,7 @@ def test_use_agent_swaps_the_agent_inside_and_keeps_the_rest(repo: Path, tmp_pat
         (
             {"n": 2, "select": "best"},
             ValueError,
-            "best_of 'best': select must be 'first_passing' or 'smallest_diff' or a function, got 'best'",
+            "best_of 'best': select must be 'first_passing', 'smallest_diff', 'fewest_failures', judge(step) or a function, got 'best'",
         ),
         (
             {"n": 2, "max_concurrency": 0},

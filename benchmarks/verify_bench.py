@@ -1,0 +1,151 @@
+"""Verified outcomes: best_of(3) with and without early stop; `adws eval` over a plain batch.
+
+Imported by `benchmarks/run.py` (run alone: `python benchmarks/verify_bench.py`).
+best_of: three attempts in worktrees of a throwaway repository, each an
+implement ↔ checks loop through a command agent that bills $0.01 a call
+(as `claude -p --output-format json` reports it). Attempt 0 passes on its
+first call (0.2 s); attempts 1 and 2 need three rounds of 1 s calls. Early
+stop cancels them once attempt 0 passed: their processes are stopped and
+they bill nothing more. eval: the same 40 runs of `hello` through `adws
+batch` and through `adws eval` (two variants), each in a fresh process.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from adws import (
+    OutputContract,
+    RetryPolicy,
+    Workflow,
+    WorkflowContext,
+    agent_step,
+    best_of,
+    run_workflow,
+    shell_step,
+    with_verification,
+)
+from adws.agents import CommandAgent
+from adws.agents.parsers import claude_json
+
+ROOT = Path(__file__).resolve().parent.parent
+
+AGENT = r"""
+import json, re, sys, time
+prompt = sys.stdin.read()
+index = int(re.search(r"Attempt (\d)", prompt).group(1))
+rounds = prompt.count("verification round")
+time.sleep(0.2 if index == 0 else 1.0)
+if index == 0 or rounds >= 2:
+    open("DONE", "w").write("ok\n")
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
+    "result": "STATUS: done\nSUMMARY: did it", "num_turns": 1, "total_cost_usd": 0.01,
+    "usage": {"input_tokens": 100, "output_tokens": 10}, "session_id": "bench"}))
+"""
+
+
+def _best_of(early_stop: bool) -> dict[str, float]:  # noqa: FBT001 - the one thing measured
+    with tempfile.TemporaryDirectory() as folder:
+        repo = Path(folder) / "repo"
+        repo.mkdir()
+        for argv in (
+            ["git", "init", "-q", "-b", "main"],
+            [
+                "git",
+                "-c",
+                "user.name=b",
+                "-c",
+                "user.email=b@b",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "i",
+            ],
+        ):
+            subprocess.run(argv, cwd=repo, check=True)
+        implement = agent_step(
+            "implement",
+            prompt="Attempt {best_index}: make DONE",
+            agent=CommandAgent([sys.executable, "-c", AGENT], parse=claude_json),
+            contract=OutputContract(("SUMMARY",)),
+            retry=RetryPolicy(),
+            edits=True,
+        )
+        checks = shell_step("checks", "test -f DONE")
+        step = best_of("best", with_verification(implement, checks), n=3, early_stop=early_stop)
+        started = time.monotonic()
+        result = run_workflow(
+            Workflow("bench", (step,)),
+            WorkflowContext(inputs={"target_dir": str(repo)}),
+            worktrees=str(Path(folder) / "wt"),
+        )
+        seconds = time.monotonic() - started
+        final = result._inner_value.unwrap()  # noqa: SLF001 - a benchmark reads its own result
+        outcomes = final.inputs["best_outcomes"]
+        spent = sum((o["usage"] or {}).get("cost_usd") or 0.0 for o in outcomes)
+        return {"seconds": seconds, "cost_usd": spent}
+
+
+TASKS = "".join(json.dumps({"name": f"n{i}"}) + "\n" for i in range(2))
+
+
+def _wall(argv: list[str], cwd: Path) -> float:
+    started = time.monotonic()
+    subprocess.run(argv, cwd=cwd, check=True, capture_output=True)
+    return time.monotonic() - started
+
+
+def _eval_overhead() -> dict[str, float]:
+    """The same 40 runs of `hello`: `adws batch` on 40 lines vs `adws eval` (2 x 2 x 10)."""
+    with tempfile.TemporaryDirectory() as folder:
+        here = Path(folder)
+        (here / "tasks.jsonl").write_text(TASKS)
+        (here / "lines.jsonl").write_text(TASKS * 20)
+        common = ["--workflows", str(ROOT / "workflows"), "-q", "--concurrency", "2"]
+        adws = [sys.executable, "-m", "adws"]
+        batch = _wall([*adws, "batch", "hello", "lines.jsonl", *common], here)
+        evaluated = _wall(
+            [*adws, "eval", "hello", "tasks.jsonl", "-n", "10", *common, "--variant", "a:",
+             "--variant", "b:-i name=z"],
+            here,
+        )  # fmt: skip
+        return {"batch_seconds": batch, "eval_seconds": evaluated}
+
+
+def measure() -> dict[str, Any]:
+    """Measure best_of with and without early stop, and eval's overhead."""
+    return {
+        "best_of": {"all": _best_of(False), "early_stop": _best_of(True)},
+        "eval": _eval_overhead(),
+    }
+
+
+def render(results: dict[str, Any]) -> list[str]:
+    """Format the rows of the verified-outcomes table."""
+    every, early = results["best_of"]["all"], results["best_of"]["early_stop"]
+    runs = results["eval"]
+    return [
+        (
+            f"| best_of(3), one attempt passes at once: every branch to its end |"
+            f" {every['seconds']:.1f} s, ${every['cost_usd']:.2f} | (the old way) |"
+        ),
+        (
+            f"| … with early_stop=True | {early['seconds']:.1f} s, ${early['cost_usd']:.2f} |"
+            f" less time and spend |"
+        ),
+        (
+            f"| 40 runs of hello: adws batch / adws eval (2 variants) |"
+            f" {runs['batch_seconds']:.2f} s / {runs['eval_seconds']:.2f} s | eval ≈ batch |"
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    print("\n".join(render(measure())))
