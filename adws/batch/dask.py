@@ -7,7 +7,7 @@ both sides authenticated), and nothing serves HTTP (no dashboard, no
 metrics: the scheduler and workers listen on their TLS ports only). Its
 workers are not daemonic, so a step may use `multiprocessing`. Any other
 value is a scheduler address; Dask's own configuration says how to reach
-it securely (see the README). Every worker must be able to import adws and
+it securely (see docs/guides/batches.md). Every worker must be able to import adws and
 read the workflows folder at the same path.
 
 Messages travel on a `distributed.Queue` named after the batch; each put

@@ -248,7 +248,7 @@ def test_a_fan_out_parks_only_the_branch_and_a_resume_keeps_its_siblings(
 
 @needs("claude")
 def test_make_demo_parked_parks_a_run_and_resume_due_finishes_it(tmp_path: Path) -> None:
-    """`make demo-parked` runs demo/parked.sh: the README's transcript, offline."""
+    """`make demo-parked` runs demo/parked.sh: the transcript in docs/guides/cost.md, offline."""
     done = subprocess.run(
         ["sh", "demo/parked.sh"],
         cwd=REPO,

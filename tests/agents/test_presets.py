@@ -146,7 +146,7 @@ def test_model_without_a_backend_that_takes_one_is_a_usage_error(
 
 
 def test_every_preset_is_documented() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "real-agents.md").read_text()
     for name, preset in PRESETS.items():
-        assert f"`--agent {name}`" in readme
-        assert " ".join(preset.argv) in readme
+        assert f"`--agent {name}`" in guide
+        assert " ".join(preset.argv) in guide

@@ -283,7 +283,7 @@ def test_a_command_agent_that_blocks_exits_3(
 def test_the_kit_routes_answers_by_branch_and_drops_the_blocked_claim(
     shipped: dict[str, Workflow], tmp_path: Path
 ) -> None:
-    """The README's example: each verifier branch has its own answers."""
+    """docs/guides/testing.md's example: each verifier branch has its own answers."""
     agent = ScriptedAgent.by_step(
         {
             "research": [RESEARCH],

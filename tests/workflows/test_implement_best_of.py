@@ -171,7 +171,7 @@ def test_no_attempt_passing_ends_the_run_before_anyone_is_asked(
 def test_make_demo_best_of_runs_offline_and_leaves_main_at_the_winners_commit(
     tmp_path: Path,
 ) -> None:
-    """`make demo-best-of` runs demo/best_of.sh: the README's transcript, on a fresh repository."""
+    """`make demo-best-of` runs demo/best_of.sh: docs/guides/workspaces.md's transcript, on a fresh repository."""
     done = subprocess.run(
         ["sh", "demo/best_of.sh"],
         cwd=REPO,
