@@ -100,9 +100,10 @@ class RetryPolicy:
     uniform jitter in `[0, jitter]`. `backoff` below 1 would shrink the waits
     and is refused.
 
-    >>> policy = RetryPolicy(max_attempts=4, delay=1, backoff=2)
-    >>> [policy.delay_before(n) for n in (2, 3, 4)]
-    [1.0, 2.0, 4.0]
+    Examples:
+        >>> policy = RetryPolicy(max_attempts=4, delay=1, backoff=2)
+        >>> [policy.delay_before(n) for n in (2, 3, 4)]
+        [1.0, 2.0, 4.0]
     """
 
     max_attempts: int = attrs.field(default=1, validator=_attempts)

@@ -1,0 +1,113 @@
+"""The documentation site: built strictly from docs/, the README and adws's own parser."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+
+import pytest
+
+from adws.cli._parser import build_parser
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+
+def build(config: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """Run `mkdocs build --strict` as `make check` does, in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", config, "-d", out],
+        cwd=config.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "NO_MKDOCS_2_WARNING": "1"},
+    )
+
+
+def hooks() -> ModuleType:
+    """Load docs/hooks.py by path, as mkdocs does."""
+    spec = importlib.util.spec_from_file_location("hooks", REPO / "docs" / "hooks.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def commands() -> list[str]:
+    return [name for name, _, _ in hooks().commands(build_parser())]
+
+
+def test_the_site_builds_strictly_with_every_command_in_the_cli_reference(tmp_path: Path) -> None:
+    done = build(REPO / "mkdocs.yml", tmp_path / "site")
+
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
+    for name in commands():
+        assert f'id="adws-{name}"' in page
+        assert f"usage: adws {name}" in page
+    api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
+    for name in ("adws.Workflow", "adws.testing.approve", "adws.journal.Journal"):
+        assert f'id="{name}"' in api
+    front = (tmp_path / "site" / "index.html").read_text()
+    assert 'href="getting-started/"' in front
+
+
+def test_the_cli_reference_names_every_command_adws_help_lists() -> None:
+    shown = build_parser().format_help()
+    listed = [
+        line.split()[0] for line in shown.splitlines() if line.startswith("    ") and line[4] != " "
+    ]
+    assert listed == commands()
+    assert "held-run" not in commands()  # the internal command `adws --help` hides
+    assert commands() == [
+        "list", "check", "new", "show", "run", "runs", "status", "report", "resume",
+        "approvals", "approve", "reject", "batch", "eval", "cost", "submit", "worker",
+        "workers", "validate",
+    ]  # fmt: skip
+
+
+def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
+    copy = tmp_path / "repo"
+    shutil.copytree(REPO / "docs", copy / "docs")
+    shutil.copy2(REPO / "mkdocs.yml", copy / "mkdocs.yml")
+    shutil.copy2(REPO / "README.md", copy / "README.md")
+    (copy / "adws").symlink_to(REPO / "adws")
+    recipes = copy / "docs" / "recipes.md"
+    recipes.write_text(recipes.read_text() + "\nSee [the missing page](missing.md).\n")
+
+    done = build(copy / "mkdocs.yml", tmp_path / "site")
+
+    assert done.returncode == 1
+    assert "'missing.md'" in done.stderr
+    assert "Doc file 'recipes.md' contains a link 'missing.md'" in done.stderr
+
+
+def test_a_cli_page_without_its_marker_is_refused() -> None:
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="reference/cli.md"))
+    with pytest.raises(ValueError, match="lost its marker") as raised:
+        hooks().on_page_markdown("# Command line reference\n", page)
+    assert str(raised.value) == (
+        "docs/reference/cli.md lost its marker '<!-- the commands, rendered from the parser by"
+        " docs/hooks.py -->': put it back where the commands go"
+    )
+
+
+def test_other_pages_pass_through_unchanged() -> None:
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="recipes.md"))
+    assert hooks().on_page_markdown("# Recipes\n", page) == "# Recipes\n"
+
+
+def test_the_readme_is_a_front_page_under_250_lines() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) < 250
+    assert "make demo" in readme
+    assert "make check" in readme
+    assert "](docs/" not in hooks().front_page()
