@@ -11,7 +11,7 @@ CODEX := @openai/codex@0.169.0
 CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install clis browser postgres demo demo-best-of demo-parked demo-eval lint typecheck layout test check package bench clean
+.PHONY: help install clis browser postgres demo demo-best-of demo-parked demo-eval lint typecheck layout test docs site check package bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -87,6 +87,15 @@ layout: $(DEV) ## No import circle in adws/, imports only downward through its l
 test: $(DEV) $(CLIS_STAMP) browser postgres ## pytest with 100% line and branch coverage (real processes, CLIs and a browser)
 	$(BIN)/pytest --cov --cov-report=term-missing
 
+# The site is built from docs/ and the docstrings; a broken link or reference fails it. The
+# build goes to a throwaway folder: `site/` is never committed.
+docs: $(DEV) ## Serve the documentation site at http://127.0.0.1:8000 (mkdocs serve)
+	$(BIN)/mkdocs serve
+
+site: $(DEV) ## Build the documentation site strictly, into a temporary folder
+	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && $(BIN)/mkdocs build --strict --quiet -d "$$out"
+
+# `make test` builds the site strictly too (tests/test_docs.py).
 check: lint typecheck test ## Everything CI runs
 
 # `make test` already builds both, checks them and installs the wheel into a fresh venv
@@ -100,4 +109,4 @@ bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (in
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal
-	rm -rf $(VENV) .cache .adws dist build .mypy_cache .pytest_cache .ruff_cache .coverage .coverage.* reports
+	rm -rf $(VENV) .cache .adws dist build .mypy_cache .pytest_cache .ruff_cache .coverage .coverage.* reports site
