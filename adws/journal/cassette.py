@@ -9,22 +9,79 @@ the last one again after that. A call that matches nothing fails with a
 diff against the closest prompt recorded for its step (see
 `adws.testing.RecordingAgent`). Only calls that were answered are kept: a
 call that timed out has nothing to replay.
+
+The key is the prompt with its run's own parts replaced by stable names
+(`stable_prompt`): the run's worktrees folder (`<worktrees>`), the journal's
+folder (`<journal>`) and the run id (`<run>`), so a `worktree` step, whose
+prompt names `.adws/worktrees/<run_id>/<label>`, matches in another run,
+and a journal copied elsewhere replays too.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, final
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, final
 
 from adws.journal.exchanges import exchanges, text_digest
 from adws.journal.records import UnreadableError, named_problems
+from adws.journal.workspaces import worktrees_of
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from adws.agents.base import AgentResponse
     from adws.journal.store import Journal
 
-__all__ = ["JournalCassette"]
+__all__ = ["JOURNAL", "RUN", "WORKTREES", "JournalCassette", "stable_prompt", "worktrees_root"]
+
+WORKTREES: Final = "<worktrees>"
+"""What a run's worktrees folder is called in a replay key."""
+JOURNAL: Final = "<journal>"
+"""What the journal's folder is called in a replay key."""
+RUN: Final = "<run>"
+"""What the run's id is called in a replay key."""
+
+
+def worktrees_root(path: str, run_id: str) -> str | None:
+    """Return the worktrees folder a worktree of `run_id` at `path` lies in, if it is one.
+
+    A worktree's folder is `<worktrees>/<run_id>/<label>`; anything else (a
+    journal row is hostile input: relative, empty, at the top) names none,
+    so a replay key never replaces `.` or `/`.
+
+    >>> worktrees_root("/p/.adws/worktrees/r1/fix", "r1"), worktrees_root("/r1/fix", "r1")
+    ('/p/.adws/worktrees', None)
+    """
+    place = Path(path)
+    root = place.parent.parent
+    if not place.is_absolute() or not run_id or place.parent.name != run_id:
+        return None
+    return None if root == Path(root.anchor) else str(root)
+
+
+def stable_prompt(prompt: str, run_id: str = "", folders: Mapping[str, str] | None = None) -> str:
+    """Replace a run's own parts of `prompt` by stable names: its folders, then its id.
+
+    `folders` maps a folder to its name; the longest goes first, so a
+    worktrees folder inside the journal's is named as itself. The run id
+    is replaced where it stands as a word of its own (a branch
+    `adws/<run_id>/fix` too).
+
+    >>> stable_prompt(
+    ...     "cd /p/.adws/worktrees/1a2b3c4d5e6f/fix; git switch adws/1a2b3c4d5e6f/fix",
+    ...     "1a2b3c4d5e6f",
+    ...     {"/p/.adws": JOURNAL, "/p/.adws/worktrees": WORKTREES},
+    ... )
+    'cd <worktrees>/<run>/fix; git switch adws/<run>/fix'
+    """
+    for folder in sorted(folders or {}, key=len, reverse=True):
+        prompt = prompt.replace(folder, (folders or {})[folder])
+    if run_id:
+        prompt = re.sub(rf"(?<![\w-]){re.escape(run_id)}(?![\w-])", RUN, prompt)
+    return prompt
 
 
 @final
@@ -38,10 +95,15 @@ class JournalCassette:
         one: a replay answers from every recorded call or from none.
         """
         self.run_id = run_id
+        self._journal: dict[str, str] = {}
+        if isinstance(journal.path, Path):
+            self._journal[str(journal.path.resolve().parent)] = JOURNAL
         self._lock = threading.Lock()
         self._answers: dict[tuple[str, str], deque[str]] = {}
         self._prompts: dict[str, dict[str, str]] = {}
         recorded = exchanges(journal, run_id)
+        roots = (worktrees_root(each.path, run_id) for each in worktrees_of(journal, run_id))
+        places = {**self._journal, **{root: WORKTREES for root in roots if root is not None}}
         problems = named_problems("exchanges", run_id, recorded)
         if problems:
             msg = f"run {run_id} cannot be replayed from rows the journal cannot read"
@@ -50,9 +112,10 @@ class JournalCassette:
             prompt, answer = exchange.prompt, exchange.answer
             if prompt.text is None or answer is None or answer.text is None:
                 continue
-            key = (exchange.asked_by, prompt.digest)
-            self._answers.setdefault(key, deque()).append(answer.text)
-            self._prompts.setdefault(exchange.asked_by, {})[prompt.digest] = prompt.text
+            stable = stable_prompt(prompt.text, run_id, places)
+            digest = text_digest(stable)
+            self._answers.setdefault((exchange.asked_by, digest), deque()).append(answer.text)
+            self._prompts.setdefault(exchange.asked_by, {})[digest] = stable
         if recorded and not self._answers:
             msg = (
                 f"run {run_id} kept no agent answers to replay (it ran with --no-transcripts, "
@@ -66,9 +129,14 @@ class JournalCassette:
         return f"run {self.run_id}"
 
     def find(self, step: str, prompt: str) -> dict[str, object] | None:
-        """Return the next answer this step got to this prompt (the last one again after)."""
+        """Return the next answer this step got to this prompt (the last one again after).
+
+        `prompt` is a replay key (see `adws.testing.RecordingAgent`); the
+        journal's folder in it is named here, as in the recorded prompts.
+        """
+        key = stable_prompt(prompt, "", self._journal)
         with self._lock:
-            found = self._answers.get((step, text_digest(prompt)))
+            found = self._answers.get((step, text_digest(key)))
             if not found:
                 return None
             text = found.popleft() if len(found) > 1 else found[0]

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 import attrs
 
 from adws.testing._wire import Handler
-from adws.testing.replies import Reply
+from adws.testing.replies import Reply, replies_from_json
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -50,17 +50,17 @@ FAKE_OAUTH_TOKEN: Final = "sk-ant-oat01-adws-fake-token"  # noqa: S105 - no secr
 
 @final
 class FakeModelAPI:
-    """Serve scripted replies on 127.0.0.1 (an ephemeral port) until closed."""
+    """Serve scripted replies on 127.0.0.1 (an ephemeral port, unless given one) until closed."""
 
-    def __init__(self) -> None:
-        """Bind the port and start serving in a daemon thread."""
+    def __init__(self, port: int = 0) -> None:
+        """Bind `port` (0: any free one) and start serving in a daemon thread."""
         self._lock = threading.Lock()
         self._queues: dict[str | None, collections.deque[Reply]] = {None: collections.deque()}
         self.requests: list[dict[str, Any]] = []
         """Every request: `path`, `body`, the `marker` it matched and the `reply` kind sent."""
         self.unanswered: list[str] = []
         self.closing = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self._server.api = self  # type: ignore[attr-defined] # the handler finds its API here
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -162,53 +162,111 @@ class FakeModelAPI:
         return {"HOME": str(home), "CODEX_HOME": str(codex_home), "ADWS_FAKE_API_KEY": FAKE_KEY}
 
 
-def main(argv: list[str] | None = None) -> int:
-    r"""Serve scripted replies until stopped, printing the environment a CLI needs first.
+def _script_file(api: FakeModelAPI, path: str, now: float) -> None:
+    """Queue the replies of the file at `path`; one that cannot be read is a `ValueError`."""
+    from pathlib import Path  # noqa: PLC0415 - only the command line needs it
 
-    `python -m adws.testing.model_api --home DIR --usage-limit 5 --text 'STATUS: done'`
-    queues, in order, a usage limit that resets 5 seconds after the server
-    starts and an answer (`\n` in it is a new line), then prints one
-    `export NAME=VALUE` line per variable the CLI needs (`--cli claude`,
-    signed in with an OAuth token, or `codex`), so a shell can source them
-    and run `adws` offline against it. It serves until SIGTERM or Ctrl-C.
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        queues = replies_from_json(data, now)
+    except (OSError, ValueError, RecursionError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+        msg = f"--replies {path}: {reason}"
+        raise ValueError(msg) from exc
+    for marker, replies in queues.items():
+        api.script(*replies, marker=marker)
+
+
+def _write_env(path: str, env: Mapping[str, str]) -> None:
+    """Write `env` as lines a shell sources, whole or not at all (a waiter sees it complete)."""
+    import os  # noqa: PLC0415 - only the command line needs it
+    import shlex  # noqa: PLC0415 - as above
+    from pathlib import Path  # noqa: PLC0415 - as above
+
+    target = Path(path)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    lines = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items())
+    temporary.write_text(lines, encoding="utf-8")
+    temporary.replace(target)
+
+
+def main(argv: list[str] | None = None) -> int:
+    r"""Serve scripted replies until stopped, after saying the environment a CLI needs.
+
+        `python -m adws.testing.model_api --replies replies.json --env-file fake.env`
+        queues the file's replies (a list, answered in order, or
+        `{"replies": [...], "by_marker": {"PLAN": [...]}}`: see
+        `adws.testing.replies.replies_from_json`), then writes to `fake.env`
+        one `export NAME=VALUE` line per variable `claude` and `codex` need
+        (claude signed in with a fake OAuth token; `ADWS_FAKE_API_URL` is the
+        server's address), so a shell can `. fake.env` and run either CLI, or
+        `adws`, offline against it. The file appears whole once the server
+        answers. `--text 'STATUS: done'` and `--usage-limit 5` queue more
+        replies in order (`
+    ` in a text is a new line); `--port` picks the
+        port; `--home` the throwaway home (default: a temporary folder,
+        removed at the end). Without `--env-file` the environment of `--cli`
+        is printed on stdout instead. It serves until SIGTERM or Ctrl-C and
+        exits 0; a replies file it cannot read exits 2, naming what is wrong.
     """
     import argparse  # noqa: PLC0415 - only the command line needs it
     import shlex  # noqa: PLC0415 - as above
     import signal  # noqa: PLC0415 - as above
     import sys  # noqa: PLC0415 - as above
+    import tempfile  # noqa: PLC0415 - as above
     import time  # noqa: PLC0415 - as above
     from pathlib import Path  # noqa: PLC0415 - as above
 
     parser = argparse.ArgumentParser(prog="python -m adws.testing.model_api")
-    parser.add_argument("--home", required=True, help="a throwaway home for the CLI")
+    parser.add_argument("--replies", metavar="FILE.json", help="queue the replies in this file")
+    parser.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
+    parser.add_argument("--env-file", metavar="FILE", help="write the CLIs' environment here")
+    parser.add_argument("--home", help="a throwaway home for the CLI (default: a temporary one)")
     parser.add_argument("--cli", choices=["claude", "codex"], default="claude")
     parser.add_argument(
         "--usage-limit",
         type=int,
         action="append",
-        dest="replies",
+        dest="replies_given",
         metavar="SECONDS",
         help="queue a usage limit resetting SECONDS from now",
     )
     parser.add_argument(
-        "--text", action="append", dest="replies", metavar="TEXT", help="queue an answer"
+        "--text", action="append", dest="replies_given", metavar="TEXT", help="queue an answer"
     )
     args = parser.parse_args(argv)
     stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    with FakeModelAPI() as api:
-        for reply in args.replies or []:
-            if isinstance(reply, int):
-                api.script(Reply.usage_limit(reply, time.time()))
+    with tempfile.TemporaryDirectory(prefix="adws-fake-home-") as default_home:
+        try:
+            api = FakeModelAPI(args.port)
+        except OSError as exc:
+            parser.exit(2, f"adws.testing.model_api: cannot serve on port {args.port}: {exc}\n")
+        with api:
+            try:
+                if args.replies is not None:
+                    _script_file(api, args.replies, time.time())
+            except ValueError as exc:
+                parser.exit(2, f"adws.testing.model_api: {exc}\n")
+            for reply in args.replies_given or []:
+                if isinstance(reply, int):
+                    api.script(Reply.usage_limit(reply, time.time()))
+                else:
+                    api.script(Reply.text(reply.replace("\\n", "\n")))
+            # Before the environment is out: whoever read it may stop the server at once.
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(signum, lambda *_: stop.set())
+            home = Path(args.home or default_home)
+            if args.env_file is not None:
+                both = {**api.claude_env(home, oauth=True), **api.codex_env(home)}
+                _write_env(args.env_file, {**both, "ADWS_FAKE_API_URL": api.url})
             else:
-                api.script(Reply.text(reply.replace("\\n", "\n")))
-        home = Path(args.home)
-        env = api.codex_env(home) if args.cli == "codex" else api.claude_env(home, oauth=True)
-        for name, value in env.items():
-            sys.stdout.write(f"export {name}={shlex.quote(value)}\n")
-        sys.stdout.flush()
-        stop.wait()
+                env = (
+                    api.codex_env(home) if args.cli == "codex" else api.claude_env(home, oauth=True)
+                )
+                for name, value in env.items():
+                    sys.stdout.write(f"export {name}={shlex.quote(value)}\n")
+                sys.stdout.flush()
+            stop.wait()
     return 0
 
 

@@ -6,6 +6,10 @@ rendered prompt (so a changed prompt is a miss, never a stale answer):
     {"version": 1, "answers": [{"step": ..., "prompt_sha256": ..., "prompt": ...,
                                 "text": ..., "usage": ...}, ...]}
 
+The prompt is keyed with the run's own parts named stably (its worktrees
+folder `<worktrees>`, its id `<run>`: see
+`adws.journal.cassette.stable_prompt`), so a `worktree` step's prompt,
+which names `.adws/worktrees/<run_id>/<label>`, replays in another run.
 A replay miss is an `AgentFailed` whose message shows a diff against the
 closest recorded prompt of that step, so the test says what changed.
 Replayed answers report no usage: nothing was spent. The answers may come
@@ -28,11 +32,13 @@ from returns.unsafe import unsafe_perform_io
 
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.engine.errors import ErrorType, PipelineError
+from adws.engine.scope import current_scope, current_worktree
+from adws.journal.cassette import WORKTREES, stable_prompt, worktrees_root
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["Cassette", "Mode", "Recording", "RecordingAgent"]
+__all__ = ["Cassette", "Mode", "Recording", "RecordingAgent", "replay_key"]
 
 Mode: TypeAlias = Literal["replay", "record", "auto"]
 _MODES: Final = ("replay", "record", "auto")
@@ -42,6 +48,17 @@ _FIELDS: Final = frozenset({"step", "prompt_sha256", "prompt", "text"})
 
 def _digest(prompt: str) -> str:
     return hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def replay_key(prompt: str) -> str:
+    """Return `prompt` with the run in progress's own parts named stably (see the module)."""
+    scope = current_scope()
+    where = current_worktree()
+    roots = (
+        str(Path(scope.worktrees).resolve()) if scope.worktrees else None,
+        None if where is None else worktrees_root(where, scope.run_id),
+    )
+    return stable_prompt(prompt, scope.run_id, dict.fromkeys(filter(None, roots), WORKTREES))
 
 
 class Cassette(Protocol):
@@ -162,20 +179,19 @@ class RecordingAgent:
 
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
         """Replay the recorded answer to this prompt, or ask `inner` and record it."""
-        found = self.recording.find(request.step_name, request.prompt)
+        key = replay_key(request.prompt)
+        found = self.recording.find(request.step_name, key)
         if found is not None and self.mode != "record":
             replayed = {"replayed": self.recording.source}
             return IOSuccess(AgentResponse(str(found["text"]), replayed))
         if self.inner is None or self.mode == "replay":
-            return IOFailure(self._miss(request))
+            return IOFailure(self._miss(request, key))
         answer = self.inner(request)
         if isinstance(answer, IOSuccess):
-            self.recording.keep(
-                request.step_name, request.prompt, unsafe_perform_io(answer.unwrap())
-            )
+            self.recording.keep(request.step_name, key, unsafe_perform_io(answer.unwrap()))
         return answer
 
-    def _miss(self, request: AgentRequest) -> PipelineError:
+    def _miss(self, request: AgentRequest, asked: str) -> PipelineError:
         recorded = self.recording.prompts(request.step_name)
         where = f"step {request.step_name!r}"
         if not recorded:
@@ -183,7 +199,6 @@ class RecordingAgent:
             return PipelineError(
                 request.step_name, ErrorType.AGENT_FAILED, message, {"permanent": True}
             )
-        asked = request.prompt
 
         def likeness(prompt: str) -> float:
             return difflib.SequenceMatcher(None, prompt, asked).ratio()

@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, final
+from typing import Any, Final, Literal, final
 
 import attrs
 
 from adws._frozen import freeze_mapping
 
-__all__ = ["Reply", "ReplyKind"]
+__all__ = ["Reply", "ReplyKind", "replies_from_json"]
 
 ReplyKind = Literal["text", "error", "tool", "drop"]
+
+_OPTIONS: Final[Mapping[str, Mapping[str, tuple[type, ...]]]] = {
+    "text": {"delay": (int, float), "input_tokens": (int,), "output_tokens": (int,)},
+    "error": {"message": (str,), "retry_after": (int, float), "error_type": (str,)},
+    "usage_limit": {},
+    "tool": {"arguments": (dict,)},
+    "drop": {},
+}
+"""Each kind of reply a replies file may hold, with the options it may have (and their types)."""
+
+_VALUES: Final[Mapping[str, tuple[type, ...]]] = {
+    "text": (str,),
+    "error": (int,),
+    "usage_limit": (int,),
+    "tool": (str,),
+    "drop": (bool,),
+}
 
 
 @final
@@ -113,3 +131,80 @@ class Reply:
     def drop(cls) -> Reply:
         """Start a streamed answer and close the connection before it ends."""
         return cls("drop")
+
+
+def _checked(entry: object, where: str) -> tuple[str, Any, dict[str, Any]]:
+    """Return a reply object's kind, value and options, or raise naming what is wrong."""
+    kinds = [kind for kind in _VALUES if isinstance(entry, dict) and kind in entry]
+    if not isinstance(entry, dict) or len(kinds) != 1:
+        msg = f"{where}: a reply is a string or an object with one of {', '.join(_VALUES)}"
+        raise ValueError(msg)
+    kind = kinds[0]
+    typed = {kind: _VALUES[kind], **_OPTIONS[kind]}
+    for name, value in entry.items():
+        allowed = typed.get(name)
+        if allowed is None:
+            known = ", ".join(_OPTIONS[kind]) or "none"
+            msg = f"{where}.{name}: not an option of a {kind} reply (its options: {known})"
+            raise ValueError(msg)
+        # bool is an int to isinstance, yet never a status, a count or a delay.
+        if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
+            names = " or ".join(t.__name__ for t in allowed)
+            msg = f"{where}.{name}: expected {names}, got {json.dumps(value)}"
+            raise ValueError(msg)
+    return kind, entry[kind], {name: entry[name] for name in entry if name != kind}
+
+
+def _reply(entry: object, where: str, now: float) -> Reply:
+    if isinstance(entry, str):
+        return Reply.text(entry)
+    kind, value, options = _checked(entry, where)
+    if kind == "text":
+        return Reply.text(value, **options)
+    if kind == "error":
+        return Reply.error(value, **options)
+    if kind == "usage_limit":
+        return Reply.usage_limit(value, now)
+    if kind == "tool":
+        return Reply.tool(value, options.get("arguments", {}))
+    return Reply.drop()
+
+
+def _queue(entries: object, where: str, now: float) -> list[Reply]:
+    if not isinstance(entries, list):
+        msg = f"{where}: expected a list of replies, got {json.dumps(entries)[:80]}"
+        raise ValueError(msg)  # noqa: TRY004 - one error type for every wrong shape
+    return [_reply(entry, f"{where}[{index}]", now) for index, entry in enumerate(entries)]
+
+
+def replies_from_json(data: object, now: float) -> dict[str | None, list[Reply]]:
+    """Read scripted replies from a replies file's JSON, by marker (None: in order).
+
+    The file is a list of replies, answered in order, or an object with
+    `replies` (that list) and `by_marker` (a list per marker, for requests
+    whose prompt holds it). A reply is a string (its text) or an object:
+    `{"text": ..., "delay": s}`, `{"error": 429, "message": ..., "retry_after": s}`,
+    `{"usage_limit": s}` (resetting `s` seconds after `now`),
+    `{"tool": "Write", "arguments": {...}}` or `{"drop": true}`. A wrong
+    shape is a `ValueError` naming where (`$.by_marker.PLAN[1].delay`).
+
+    >>> replies_from_json(["hi", {"drop": True}], 0.0)[None][1].kind
+    'drop'
+    >>> replies_from_json({"by_marker": {"B": [{"text": "for B", "delay": 1}]}}, 0.0)["B"][0].delay
+    1
+    """
+    if isinstance(data, list):
+        return {None: _queue(data, "$", now)}
+    if not isinstance(data, dict) or not data.keys() <= {"replies", "by_marker"}:
+        msg = '$: expected a list of replies or an object with "replies" and "by_marker"'
+        raise ValueError(msg)
+    queues: dict[str | None, list[Reply]] = {
+        None: _queue(data.get("replies", []), "$.replies", now)
+    }
+    markers = data.get("by_marker", {})
+    if not isinstance(markers, dict):
+        msg = f"$.by_marker: expected an object of marker: replies, got {json.dumps(markers)[:80]}"
+        raise ValueError(msg)  # noqa: TRY004 - as above
+    for marker, entries in markers.items():
+        queues[marker] = _queue(entries, f"$.by_marker.{marker}", now)
+    return queues

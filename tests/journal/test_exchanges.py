@@ -310,3 +310,16 @@ def test_a_call_that_raised_keeps_its_prompt_and_why(
     assert call.prompt.text.startswith("Go.")
     assert (call.answer, call.error_type) == (None, kind)
     assert str(call.error).startswith(f"the agent raised {type(raised).__name__}")
+
+
+def test_hostile_worktree_rows_name_no_folder_in_the_replay_key(tmp_path: Path) -> None:
+    """A row's path that is empty, relative or at the top never makes `.` or `/` a name."""
+    journal = journaled(tmp_path, ask(ScriptedAgent([DONE.format("x")])), topic="./r/x /r/x")
+    for label, path in (("a", ""), ("b", "r/x"), ("c", "/r/x"), ("d", "/w/other/x")):
+        journal.query(
+            "INSERT INTO worktrees (run_id, label, step, repo, path, branch, base, tree, state,"
+            " recorded) VALUES ('r', ?, 'ask', '/repo', ?, 'b', 'c', '', 'present', 'now')",
+            (label, path),
+        )
+    [prompt] = JournalCassette(journal, "r").prompts("ask")
+    assert "./<run>/x /<run>/x" in prompt

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -12,11 +14,15 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Final
 
 import pytest
 
-from adws.testing import FakeModelAPI, Reply
+from adws.testing import FakeModelAPI, Reply, model_api
 from adws.testing._wire import prompt_of
+from adws.testing.replies import replies_from_json
+from tests.agents.clis import needs, on_path
+from tests.conftest import REPO
 
 
 def post(api: FakeModelAPI, path: str, body: object) -> tuple[int, dict[str, str], str]:
@@ -230,3 +236,178 @@ def test_the_command_line_serves_its_replies_and_prints_the_environment(tmp_path
         if process.poll() is None:
             process.kill()
         process.communicate()
+
+
+SERVE_AND_ASK: Final = """\
+#!/bin/sh
+# Serve the fake model API, point claude at it, ask once; the server stops on every path.
+set -eu
+"$PYTHON" -m adws.testing.model_api --replies "$1" --env-file "$2" &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT
+tries=0
+until [ -s "$2" ]; do
+    kill -0 "$server" 2>/dev/null || { wait "$server" || exit $?; exit 1; }
+    tries=$((tries + 1))
+    [ "$tries" -lt 300 ] || { echo "no env file after 30s" >&2; exit 1; }
+    sleep 0.1
+done
+. "$2"
+claude -p "$3" --output-format text
+kill "$server"
+wait "$server"
+echo "server exited $?"
+"""
+
+
+def serve_and_ask(tmp_path: Path, replies: object, prompt: str) -> subprocess.CompletedProcess[str]:
+    """Run the shell script above with `replies` as the replies file."""
+    script = tmp_path / "ask.sh"
+    script.write_text(SERVE_AND_ASK)
+    (tmp_path / "replies.json").write_text(json.dumps(replies))
+    env = {
+        **os.environ,
+        "PYTHON": sys.executable,
+        "PYTHONPATH": str(REPO),
+        "PATH": on_path(),
+    }
+    return subprocess.run(
+        [
+            "/bin/sh",
+            str(script),
+            str(tmp_path / "replies.json"),
+            str(tmp_path / "fake.env"),
+            prompt,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+@needs("claude")
+def test_a_shell_script_runs_the_real_claude_on_the_replies_file_by_marker(
+    tmp_path: Path,
+) -> None:
+    """The env file, sourced, points the real claude at the server; SIGTERM ends it with 0."""
+    replies = {"replies": ["in order"], "by_marker": {"PLAN": [{"text": "the plan"}]}}
+    done = serve_and_ask(tmp_path, replies, "write the PLAN")
+    assert (done.returncode, done.stdout) == (0, "the plan\nserver exited 0\n")
+
+
+@needs("claude")
+def test_a_shell_script_gets_the_replies_in_order_without_a_marker(tmp_path: Path) -> None:
+    done = serve_and_ask(tmp_path, ["first answer"], "anything")
+    assert (done.returncode, done.stdout) == (0, "first answer\nserver exited 0\n")
+    env = (tmp_path / "fake.env").read_text()
+    assert "export CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-adws-fake-token\n" in env
+    assert "export ADWS_FAKE_API_KEY=sk-adws-fake-key\n" in env
+    home = env.split("export HOME=")[1].split("\n")[0]
+    assert not Path(home).exists()  # the temporary home went with the server
+
+
+def test_a_shell_script_stops_when_the_replies_file_is_wrong(tmp_path: Path) -> None:
+    """The server exits 2 naming the file and the place; the script ends with it."""
+    done = serve_and_ask(tmp_path, {"replies": [{"text": "x", "delay": "slow"}]}, "x")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"adws.testing.model_api: --replies {tmp_path / 'replies.json'}:"
+        ' $.replies[0].delay: expected int or float, got "slow"\n'
+    )
+    assert not (tmp_path / "fake.env").exists()
+
+
+def test_a_missing_replies_file_exits_2_saying_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        model_api.main(["--replies", str(tmp_path / "none.json")])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == (
+        f"adws.testing.model_api: --replies {tmp_path / 'none.json'}: No such file or directory\n"
+    )
+
+
+def test_a_port_in_use_exits_2_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(SystemExit) as exited:
+            model_api.main(["--port", str(port)])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.startswith(
+        f"adws.testing.model_api: cannot serve on port {port}: "
+    )
+
+
+def test_a_given_port_is_the_one_served() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with FakeModelAPI(port) as api:
+        assert api.url == f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"replies": "hi"}, '$.replies: expected a list of replies, got "hi"'),
+        ({"by_marker": []}, "$.by_marker: expected an object of marker: replies, got []"),
+        (
+            {"other": []},
+            '$: expected a list of replies or an object with "replies" and "by_marker"',
+        ),
+        (
+            [{"text": "a", "drop": True}],
+            "$[0]: a reply is a string or an object with one of text, error, usage_limit, tool, drop",
+        ),
+        (
+            [3],
+            "$[0]: a reply is a string or an object with one of text, error, usage_limit, tool, drop",
+        ),
+        ([{"error": True}], "$[0].error: expected int, got true"),
+        ([{"drop": 1}], "$[0].drop: expected bool, got 1"),
+        (
+            {"by_marker": {"M": [{"tool": "Write", "wait": 1}]}},
+            "$.by_marker.M[0].wait: not an option of a tool reply (its options: arguments)",
+        ),
+        (
+            [{"drop": True, "delay": 1}],
+            "$[0].delay: not an option of a drop reply (its options: none)",
+        ),
+        ([{"text": "a", "input_tokens": True}], "$[0].input_tokens: expected int, got true"),
+    ],
+)
+def test_a_wrong_replies_file_names_the_place(data: object, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)) as wrong:
+        replies_from_json(data, 0.0)
+    assert str(wrong.value) == message
+
+
+def test_every_kind_of_reply_reads_from_json() -> None:
+    queues = replies_from_json(
+        [
+            "plain",
+            {"text": "slow", "delay": 0.5, "input_tokens": 3, "output_tokens": 4},
+            {"error": 429, "message": "slow down", "retry_after": 2, "error_type": "rate"},
+            {"usage_limit": 60},
+            {"tool": "Write", "arguments": {"file_path": "a.txt", "content": "hi"}},
+            {"tool": "Bash"},
+            {"drop": True},
+        ],
+        1000.0,
+    )
+    assert queues == {
+        None: [
+            Reply.text("plain"),
+            Reply.text("slow", delay=0.5, input_tokens=3, output_tokens=4),
+            Reply.error(429, "slow down", retry_after=2, error_type="rate"),
+            Reply.usage_limit(60, 1000.0),
+            Reply.tool("Write", {"file_path": "a.txt", "content": "hi"}),
+            Reply.tool("Bash", {}),
+            Reply.drop(),
+        ]
+    }

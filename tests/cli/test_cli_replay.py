@@ -1,0 +1,118 @@
+"""`adws run W --replay RUN`, across runs: a worktree step's prompt names its run, yet replays."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Final
+
+from tests.conftest import start_adws
+from tests.workspaces.conftest import make_repo
+
+FLOWS: Final = r"""
+from pathlib import Path
+
+from adws import OutputContract, Workflow, agent_step, worktree
+from adws.testing import FunctionAgent
+
+
+def answer(request):
+    # Each real call leaves a line: a replay must leave none.
+    with (Path(__file__).parent.parent / "calls.txt").open("a") as calls:
+        calls.write(request.step_name + "\n")
+    return "STATUS: done\nNOTE: looked\n"
+
+
+fix = Workflow(
+    "fix",
+    (
+        worktree(
+            agent_step(
+                "look",
+                prompt="Look at the code in {worktree}.",
+                agent=FunctionAgent(answer),
+                contract=OutputContract(("NOTE",)),
+            ),
+            name="fix",
+        ),
+    ),
+    inputs=("target_dir",),
+)
+"""
+
+
+def adws(project: Path, *argv: str, seed: int) -> tuple[int, dict[str, object], str]:
+    """Run `adws ... --json` in its own process, journaling to project/runs.db."""
+    process = start_adws(
+        project,
+        *argv,
+        "--workflows",
+        "workflows",
+        "--json",
+        "-q",
+        env={"PYTHONHASHSEED": str(seed)},
+    )
+    out, err = process.communicate(timeout=120)
+    return process.returncode, json.loads(out or "{}"), err
+
+
+def outputs(report: dict[str, object]) -> dict[str, object]:
+    """Return what the run's steps wrote but its branch (named after the run) and its inputs."""
+    inputs = report["inputs"]
+    assert isinstance(inputs, dict)
+    written: dict[str, object] = dict(inputs)
+    assert written.pop("fix_branch") == f"adws/{report['run_id']}/fix"
+    del written["target_dir"]
+    return written
+
+
+def recorded_project(tmp_path: Path) -> tuple[Path, dict[str, object]]:
+    project = tmp_path / "one"
+    (project / "workflows").mkdir(parents=True)
+    (project / "workflows" / "fix.py").write_text(FLOWS)
+    make_repo(project / "repo")
+    code, report, err = adws(project, "run", "fix", "-i", f"target_dir={project / 'repo'}", seed=1)
+    assert (code, err) == (0, "")
+    return project, report
+
+
+def test_a_worktree_step_replays_in_another_run_with_no_agent(tmp_path: Path) -> None:
+    project, recorded = recorded_project(tmp_path)
+    run_id = str(recorded["run_id"])
+    target = f"target_dir={project / 'repo'}"
+    code, replayed, err = adws(project, "run", "fix", "-i", target, "--replay", run_id, seed=2)
+    assert (code, err) == (0, "")
+    assert replayed["run_id"] != run_id
+    replayed_outputs = outputs(replayed)
+    assert replayed_outputs.pop("look_agent") == {"replayed": f"run {run_id}"}
+    assert replayed_outputs == outputs(recorded)
+    assert replayed["usage"] is None
+    assert (project / "calls.txt").read_text() == "look\n"  # the recording's call only
+
+
+def test_a_copied_journal_replays_a_worktree_step_in_its_new_folder(tmp_path: Path) -> None:
+    """The journal and the worktrees move with the project: their folders are not the key."""
+    project, recorded = recorded_project(tmp_path)
+    moved = shutil.copytree(project, tmp_path / "two")
+    (moved / "calls.txt").unlink()
+    target = f"target_dir={moved / 'repo'}"
+    argv = ("run", "fix", "-i", target, "--replay", str(recorded["run_id"]))
+    code, replayed, err = adws(moved, *argv, seed=3)
+    assert (code, err) == (0, "")
+    replayed_outputs = outputs(replayed)
+    assert replayed_outputs.pop("look_agent") == {"replayed": f"run {recorded['run_id']}"}
+    assert replayed_outputs == outputs(recorded)
+    assert not (moved / "calls.txt").exists()
+
+
+def test_a_changed_worktree_prompt_misses_with_a_diff_in_stable_names(tmp_path: Path) -> None:
+    project, recorded = recorded_project(tmp_path)
+    flows = project / "workflows" / "fix.py"
+    flows.write_text(FLOWS.replace("Look at the code", "Read the code"))
+    target = f"target_dir={project / 'repo'}"
+    argv = ("run", "fix", "-i", target, "--replay", str(recorded["run_id"]))
+    code, _, err = adws(project, *argv, seed=4)
+    assert code == 1
+    assert "-Look at the code in <worktrees>/<run>/fix." in err
+    assert "+Read the code in <worktrees>/<run>/fix." in err
