@@ -17,3 +17,13 @@ def test_the_limit_is_raised_to_what_adws_needs_and_never_lowered() -> None:
         assert ensure_recursion_limit() == RECURSION_LIMIT
     finally:
         sys.setrecursionlimit(before)
+
+
+def test_a_view_extended_by_another_view_holds_both_and_leaves_each_as_it_was() -> None:
+    from adws._frozen import freeze_mapping  # noqa: PLC0415 - only this test
+
+    first = freeze_mapping({"a": 1, "b": [1, 2]})
+    second = freeze_mapping({"b": 3, "c": {"d": 4}})
+    both = first.extend(second)
+    assert dict(both) == {"a": 1, "b": 3, "c": second["c"]}
+    assert (dict(first), dict(second)) == ({"a": 1, "b": (1, 2)}, {"b": 3, "c": second["c"]})
