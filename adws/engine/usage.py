@@ -9,7 +9,7 @@ spend against the `Budget` before every agent call. Both are bounded
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, TypeAlias, final
 
 import attrs
@@ -34,19 +34,36 @@ _FIELDS: Final = ("cost_usd", "input_tokens", "output_tokens", "turns", "model")
 _NUMBERS: Final = ("cost_usd", "input_tokens", "output_tokens", "turns")
 
 
-def _cost(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    require_seconds("Usage", attribute.name, value, optional=True)
-    if value is not None and value > MAX_COST_USD:  # type: ignore[operator] # a number, checked
-        msg = f"Usage: {attribute.name} must be at most {MAX_COST_USD:.0f}, got {value!r}"
-        raise ValueError(msg)
+Validator: TypeAlias = Callable[[object, "attrs.Attribute[Any]", object], None]
 
 
-def _count(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None:
-        require_count("Usage", attribute.name, value, minimum=0)
-        if value > MAX_COUNT:  # type: ignore[operator] # an int, checked above
-            msg = f"Usage: {attribute.name} must be at most {MAX_COUNT:,}, got {value!r}"
+def _bounded_cost(owner: str) -> Validator:
+    """Build the validator of a dollar field of `owner`: unknown, or 0 up to the most."""
+
+    def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        require_seconds(owner, attribute.name, value, optional=True)
+        if value is not None and value > MAX_COST_USD:  # type: ignore[operator] # a number, checked
+            msg = f"{owner}: {attribute.name} must be at most {MAX_COST_USD:.0f}, got {value!r}"
             raise ValueError(msg)
+
+    return check
+
+
+def _bounded_count(owner: str) -> Validator:
+    """Build the validator of a count field of `owner`: unknown, or 0 up to the most."""
+
+    def check(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is not None:
+            require_count(owner, attribute.name, value, minimum=0)
+            if value > MAX_COUNT:  # type: ignore[operator] # an int, checked above
+                msg = f"{owner}: {attribute.name} must be at most {MAX_COUNT:,}, got {value!r}"
+                raise ValueError(msg)
+
+    return check
+
+
+_cost, _count = _bounded_cost("Usage"), _bounded_count("Usage")
+_limit_cost, _limit_tokens = _bounded_cost("Budget"), _bounded_count("Budget")
 
 
 def _model(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -198,21 +215,6 @@ class Usage:
 
 _new = object.__new__
 _set = object.__setattr__
-
-
-def _limit_cost(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    require_seconds("Budget", attribute.name, value, optional=True)
-    if value is not None and value > MAX_COST_USD:  # type: ignore[operator] # a number, checked
-        msg = f"Budget: {attribute.name} must be at most {MAX_COST_USD:.0f}, got {value!r}"
-        raise ValueError(msg)
-
-
-def _limit_tokens(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None:
-        require_count("Budget", attribute.name, value, minimum=0)
-        if value > MAX_COUNT:  # type: ignore[operator] # an int, checked above
-            msg = f"Budget: {attribute.name} must be at most {MAX_COUNT:,}, got {value!r}"
-            raise ValueError(msg)
 
 
 def _tighter(left: float | None, right: float | None) -> float | None:

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from adws.agents.base import AgentBackend, AgentResponse
     from adws.engine.scope import AgentSession
     from adws.engine.step import Step, Workflow
+    from adws.journal.resume import ResumeStart
     from adws.journal.store import Guarded
 
 __all__ = ["RunReport", "StepReport", "approve", "reject", "resume", "run"]
@@ -247,12 +248,24 @@ def resume(
     if start.resume_from is None:
         msg = f"every step of run {found.run_id} already succeeded; nothing to resume"
         raise LookupError(msg)
+    return _continue(workflow, start, agent=agent, journal=store, run_id=found.run_id)
+
+
+def _continue(
+    workflow: Workflow,
+    start: ResumeStart,
+    *,
+    agent: AgentBackend | None,
+    journal: Journal,
+    run_id: str,
+) -> RunReport:
+    """Continue a run from where `start` says, as `adws resume` does."""
     return _execute(
         workflow,
         start.context,
         agent=agent,
-        journal=store,
-        run_id=found.run_id,
+        journal=journal,
+        run_id=run_id,
         resume_from=start.resume_from,
         reuse=start.reuse,
         spent=start.spent,
@@ -314,20 +327,9 @@ def _decide(
     if refused is not None:
         raise ValueError(refused)
     # No worktree reset, unlike `adws resume`: a run that ended waiting had no attempt in flight.
-    return _execute(
-        chosen,
-        start.context,
-        agent=agent,
-        journal=store,
-        run_id=found.run_id,
-        resume_from=start.resume_from,
-        reuse=start.reuse,
-        spent=start.spent,
-        rerun=start.rerun,
-        bases=start.bases,
-        decisions=decisions_for(approvals_of(store, found.run_id), store.attempts(found.run_id)),
-        sessions=start.sessions,
-    )
+    decided = decisions_for(approvals_of(store, found.run_id), store.attempts(found.run_id))
+    start = attrs.evolve(start, decisions=decided)  # as the journal now holds them
+    return _continue(chosen, start, agent=agent, journal=store, run_id=found.run_id)
 
 
 def approve(  # noqa: PLR0913 - the run, the decision's parts, and what continues it
