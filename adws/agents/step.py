@@ -33,6 +33,7 @@ from adws.engine.retry import attempt_number, current_attempt
 from adws.engine.scope import RunScope, current_branch, current_scope, current_worktree
 from adws.engine.step import RetryPolicy, Step
 from adws.engine.usage import Budget, Usage, dollars, usage_of_failure
+from adws.workspaces.patches import CallEdits
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -269,11 +270,13 @@ def _exchanged(
     answer: IOResult[AgentResponse, PipelineError],
     checked: IOResult[object, PipelineError],
     seconds: float,
+    patch: str | None = None,
 ) -> Usage | None:
     """Report the call whole to the run's observers (the journal keeps it); return its cost.
 
     A failed call is described by what its backend put in the error's
-    context (`stdout_tail`, `returncode`, `stderr_tail`, `session_id`).
+    context (`stdout_tail`, `returncode`, `stderr_tail`, `session_id`);
+    `patch` is what it changed in its worktree (see `CallEdits`).
     """
     usage: Usage | None
     if isinstance(answer, IOSuccess):
@@ -306,6 +309,7 @@ def _exchanged(
             usage,
             error,
             request.max_output_bytes,
+            patch,
         )
     )
     return usage
@@ -439,6 +443,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             if isinstance(admitted, PipelineError):
                 return IOFailure(admitted)
             limit, held = admitted
+            changes = CallEdits()
             try:
                 answer, seconds, request = _call(
                     agent, request, calls, plan, feedback=ctx.feedback, whole=whole
@@ -449,7 +454,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         answer = answer.alt(lambda error: bounded_wait(error, scope.max_wait))
         answer = calls.finish(answer)
         checked = answer.bind(lambda response: _outputs(response, contract, name))
-        usage = _exchanged(request, answer, checked, seconds)
+        usage = _exchanged(request, answer, checked, seconds, changes.patch())
         charge(usage)
         _settle(scope, limit, held, usage, branch)  # charged first: spend never reads low
         return checked.map(ctx.merge_outputs)

@@ -141,6 +141,10 @@ class AgentExchanged:
     start, timed out, or its output could not be read); `error` is what the
     call ended with, its answer's validation included. `limit` is the
     step's output cap, which bounds what the journal keeps of each text.
+    `patch` is what the call changed in the worktree it ran in (a `git
+    diff --binary` from the worktree just before the call to just after;
+    "" when it changed nothing), None outside a worktree or when git could
+    not say: a replay applies it (see `adws.workspaces.patches`).
     """
 
     run_id: str
@@ -156,6 +160,7 @@ class AgentExchanged:
     usage: Usage | None
     error: PipelineError | None
     limit: int
+    patch: str | None = None
 
 
 @final
@@ -196,7 +201,11 @@ class WorktreeRecorded:
     removed with its branch). `gitdir` is the git directory git made for
     it: adws's git names it, and a resume refuses a worktree whose `.git`
     points elsewhere. A resume compares a worktree that is still there
-    with `tree` and refuses one that changed.
+    with `tree` and refuses one that changed. After an attempt, `diff` is
+    the patch from `base` to the content it left ("" when it changed
+    nothing; None when not taken), and `attempt_path` and `attempt` name that
+    attempt as the journal records it, so a reviewer reads the change
+    without the worktree.
     """
 
     run_id: str
@@ -210,3 +219,6 @@ class WorktreeRecorded:
     state: Literal["created", "present", "removed", "discarded"]
     gitdir: str = ""
     """The git directory git made for the worktree ("" once removed, or never known)."""
+    diff: str | None = None
+    attempt_path: str = ""
+    attempt: int = 0

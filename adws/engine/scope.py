@@ -36,6 +36,7 @@ __all__ = [
     "RunScope",
     "Sleep",
     "current_branch",
+    "current_gitdir",
     "current_scope",
     "current_sleep",
     "current_worktree",
@@ -137,6 +138,7 @@ _SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", defaul
 _NO_RUN: Final = RunScope()
 _BRANCH: Final[ContextVar[str]] = ContextVar("adws_branch", default="")
 _WORKTREE: Final[ContextVar[str | None]] = ContextVar("adws_worktree", default=None)
+_GITDIR: Final[ContextVar[str]] = ContextVar("adws_worktree_gitdir", default="")
 
 
 def enter_scope(scope: RunScope) -> Token[RunScope | None]:
@@ -177,11 +179,25 @@ def current_worktree() -> str | None:
     return _WORKTREE.get()
 
 
+def current_gitdir() -> str:
+    """Return the git directory git made for the worktree in flight ("" when none is known).
+
+    adws's own git names it explicitly in the worktree (never reading the
+    worktree's `.git`, which a step may rewrite).
+    """
+    return _GITDIR.get()
+
+
 @contextlib.contextmanager
-def in_worktree(path: str) -> Iterator[None]:
-    """Make `path` the worktree in flight while the block runs (branches started inside too)."""
+def in_worktree(path: str, gitdir: str = "") -> Iterator[None]:
+    """Make `path` the worktree in flight while the block runs (branches started inside too).
+
+    `gitdir` is the git directory git made for it (see `current_gitdir`).
+    """
     token = _WORKTREE.set(path)
+    known = _GITDIR.set(gitdir)
     try:
         yield
     finally:
+        _GITDIR.reset(known)
         _WORKTREE.reset(token)

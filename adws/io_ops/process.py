@@ -121,6 +121,7 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     drain: float = DRAIN_SECONDS,
     idle_timeout: float | None = None,
     on_line: Callable[[str], None] | None = None,
+    stdout_errors: str = "replace",
 ) -> ProcessOutcome:
     """Run `argv` in its own process group, reading its output as a capped stream.
 
@@ -138,7 +139,8 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     `adws.io_ops.marks`). `env` is added to this process's environment
     rather than replacing it. The
     prompt (`stdin_text`) is written, then stdin is closed. `on_line` hears
-    each complete stdout line as it arrives.
+    each complete stdout line as it arrives. `stdout_errors` decodes stdout
+    (`"surrogateescape"` keeps bytes that are not UTF-8, for a patch).
     """
     argv = tuple(argv)
     clock = _Clock(timeout, idle_timeout)
@@ -192,7 +194,7 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     return ProcessOutcome(
         argv,
         process.returncode,
-        streams.text("stdout"),
+        streams.text("stdout", stdout_errors),
         streams.text("stderr"),
         monotonic() - clock.started,
         timed_out=timed_out,

@@ -140,6 +140,6 @@ class Streams:
             with contextlib.suppress(OSError):
                 pipe.close()
 
-    def text(self, name: str) -> str:
-        """Return what `name` (`stdout` or `stderr`) printed, decoded."""
-        return self.data[name].decode("utf-8", errors="replace")
+    def text(self, name: str, errors: str = "replace") -> str:
+        """Return what `name` (`stdout` or `stderr`) printed, decoded (`errors`: as `decode`)."""
+        return self.data[name].decode("utf-8", errors=errors)

@@ -8,7 +8,11 @@ a prompt asked several times gets its answers in the order they came,
 the last one again after that. A call that matches nothing fails with a
 diff against the closest prompt recorded for its step (see
 `adws.testing.RecordingAgent`). Only calls that were answered are kept: a
-call that timed out has nothing to replay.
+call that timed out has nothing to replay. A call that changed files in
+its worktree comes with its `patch`, which the replay applies there, so
+the files are as the recorded agent left them; a patch the journal kept
+only in part (past the step's output cap) or not at all (`--no-transcripts`)
+makes that answer one that cannot be replayed, said when it is asked for.
 
 The key is the prompt with its run's own parts replaced by stable names
 (`stable_prompt`): the run's worktrees folder (`<worktrees>`), the journal's
@@ -25,7 +29,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
-from adws.journal.exchanges import exchanges, text_digest
+from adws.journal.exchanges import Text, exchanges, text_digest
 from adws.journal.records import UnreadableError, named_problems
 from adws.journal.workspaces import worktrees_of
 
@@ -84,6 +88,22 @@ def stable_prompt(prompt: str, run_id: str = "", folders: Mapping[str, str] | No
     return prompt
 
 
+def _patch(kept: Text | None) -> dict[str, object]:
+    """Say what a replay of this answer applies in its worktree: a patch, or why it cannot."""
+    if kept is None:
+        return {}
+    if kept.text is None:
+        return {"unreplayable": "its change to the worktree was not kept (--no-transcripts)"}
+    if kept.cut:
+        return {
+            "unreplayable": (
+                f"its change to the worktree ({kept.size} bytes) was kept only in part,"
+                " past the step's output cap"
+            )
+        }
+    return {"patch": kept.text}
+
+
 @final
 class JournalCassette:
     """The answers one recorded run's agents gave, by step and prompt."""
@@ -99,7 +119,7 @@ class JournalCassette:
         if isinstance(journal.path, Path):
             self._journal[str(journal.path.resolve().parent)] = JOURNAL
         self._lock = threading.Lock()
-        self._answers: dict[tuple[str, str], deque[str]] = {}
+        self._answers: dict[tuple[str, str], deque[dict[str, object]]] = {}
         self._prompts: dict[str, dict[str, str]] = {}
         recorded = exchanges(journal, run_id)
         roots = (worktrees_root(each.path, run_id) for each in worktrees_of(journal, run_id))
@@ -114,7 +134,8 @@ class JournalCassette:
                 continue
             stable = stable_prompt(prompt.text, run_id, places)
             digest = text_digest(stable)
-            self._answers.setdefault((exchange.asked_by, digest), deque()).append(answer.text)
+            entry = {"text": answer.text, **_patch(exchange.patch)}
+            self._answers.setdefault((exchange.asked_by, digest), deque()).append(entry)
             self._prompts.setdefault(exchange.asked_by, {})[digest] = stable
         if recorded and not self._answers:
             msg = (
@@ -139,15 +160,16 @@ class JournalCassette:
             found = self._answers.get((step, text_digest(key)))
             if not found:
                 return None
-            text = found.popleft() if len(found) > 1 else found[0]
-        return {"text": text}
+            return found.popleft() if len(found) > 1 else found[0]
 
     def prompts(self, step: str) -> list[str]:
         """Return every prompt recorded for `step`."""
         with self._lock:
             return list(self._prompts.get(step, {}).values())
 
-    def keep(self, step: str, _prompt: str, _response: AgentResponse) -> None:
+    def keep(
+        self, step: str, _prompt: str, _response: AgentResponse, _patch: str | None = None
+    ) -> None:
         """Refuse to record: a run in the journal is replayed, never written to."""
         msg = f"a run in the journal is only replayed; cannot keep {step!r}'s answer"
         raise TypeError(msg)

@@ -11,8 +11,10 @@ recorded size (`inflate`), and every column of a row is checked; what no
 adws could have written is named in the record's `problems`, never raised.
 With transcripts off (`--no-transcripts`, `ADWS_TRANSCRIPTS=0`) only the
 hashes and sizes are kept: enough to tell two prompts apart, nothing to
-read (an error's message keeps no output it quotes either). Pruning a run
-removes its exchanges, then every text no exchange still names.
+read (an error's message keeps no output it quotes either). A call in a
+worktree also keeps its `patch`, what it changed there, as a text like
+the others (`adws run --replay` applies it). Pruning a run removes its
+exchanges, then every text no exchange or diff still names.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ __all__ = [
     "exchanges",
     "inflate",
     "keeps_transcripts",
+    "kept_text",
+    "read_text",
     "text_digest",
 ]
 
@@ -67,15 +71,17 @@ _INSERT_TEXT: Final = "INSERT OR IGNORE INTO texts (hash, data) VALUES (?, ?)"
 _INSERT_EXCHANGE: Final = (
     "INSERT INTO exchanges (run_id, step, attempt, asked_by, recorded, started, seconds,"
     " prompt, prompt_size, answer, answer_size, stderr, stderr_size, exit_code, session_id,"
-    " error_type, error, cost_usd, input_tokens, output_tokens, turns, model)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " error_type, error, cost_usd, input_tokens, output_tokens, turns, model, patch,"
+    " patch_size)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _COLUMNS: Final = (
     "e.step, e.attempt, e.asked_by, e.recorded, e.started, e.seconds, e.prompt, e.prompt_size,"
     " p.data, e.answer, e.answer_size, a.data, e.stderr, e.stderr_size, s.data, e.exit_code,"
     " e.session_id, e.error_type, e.error, e.cost_usd, e.input_tokens, e.output_tokens,"
-    " e.turns, e.model"
+    " e.turns, e.model, e.patch, e.patch_size, d.data"
 )
+_BEFORE_16: Final = _COLUMNS.replace("e.patch, e.patch_size, d.data", "NULL, NULL, NULL")
 
 
 def keeps_transcripts(*, refused: bool = False) -> bool:
@@ -106,10 +112,14 @@ def _capped(data: bytes, limit: int) -> bytes:
     return data[:limit].decode("utf-8", "ignore").encode("utf-8")
 
 
-def _text(
+def kept_text(
     text: str | None, limit: int, statements: list[Statement], *, keep: bool
 ) -> tuple[str | None, int | None]:
-    """Return a text's hash and size; add the statement that stores it when kept."""
+    """Return a text's hash and size; add the statement that stores it when kept.
+
+    The text is stored once however often it comes (keyed by its hash),
+    compressed, and cut at `limit` bytes; the size is the whole text's.
+    """
     if text is None:
         return None, None
     data = _encoded(text)
@@ -128,9 +138,10 @@ def exchange_statements(event: AgentExchanged, *, transcripts: bool = True) -> l
     """Return what recording one agent exchange writes: its texts (when kept) and its row."""
     statements: list[Statement] = []
     limit = max(event.limit, 0)
-    prompt = _text(event.prompt, limit, statements, keep=transcripts)
-    answer = _text(event.answer, limit, statements, keep=transcripts)
-    stderr = _text(event.stderr or None, limit, statements, keep=transcripts)
+    prompt = kept_text(event.prompt, limit, statements, keep=transcripts)
+    answer = kept_text(event.answer, limit, statements, keep=transcripts)
+    stderr = kept_text(event.stderr or None, limit, statements, keep=transcripts)
+    patch = kept_text(event.patch or None, limit, statements, keep=transcripts)
     usage = event.usage or Usage()
     error = event.error
     statements.append(
@@ -156,6 +167,7 @@ def exchange_statements(event: AgentExchanged, *, transcripts: bool = True) -> l
                 usage.output_tokens,
                 usage.turns,
                 usage.model,
+                *patch,
             ),
         )
     )
@@ -204,6 +216,8 @@ class ExchangeRecord:
     usage: Usage | None
     problems: tuple[str, ...] = ()
     """What of the row could not be read (a corrupt or forged journal); () when all could."""
+    patch: Text | None = None
+    """What the call changed in its worktree (None: nothing, or it ran in no worktree)."""
 
 
 def inflate(data: object, size: int) -> str:
@@ -244,10 +258,13 @@ def inflate(data: object, size: int) -> str:
         raise UnreadableError(msg) from exc
 
 
-def _read(
+def read_text(
     column: str, row: Sequence[Any], problems: list[str], *, optional: bool = True
 ) -> Text | None:
-    """Read one text of a row (its hash, size and stored data); what is wrong is noted."""
+    """Read one text of a row (its hash, size and stored data); what is wrong is noted.
+
+    `optional`: a row may name no such text (no answer, nothing on stderr).
+    """
     digest, size, data = row
     if digest is None and optional:  # no such text: no answer, or nothing on stderr
         if size is not None:
@@ -281,9 +298,9 @@ def _record(row: Sequence[Any]) -> ExchangeRecord:
     recorded = checked_text(row[3], "recorded", problems)
     started = checked_seconds(row[4], "started", problems, most=LATEST_CLOCK)
     seconds = checked_seconds(row[5], "seconds", problems)
-    prompt = _read("prompt", row[6:9], problems, optional=False)
-    answer = _read("answer", row[9:12], problems)
-    stderr = _read("stderr", row[12:15], problems)
+    prompt = read_text("prompt", row[6:9], problems, optional=False)
+    answer = read_text("answer", row[9:12], problems)
+    stderr = read_text("stderr", row[12:15], problems)
     exit_code = checked_whole(
         row[15], "exit_code", problems, least=-_MOST_EXIT, most=_MOST_EXIT, optional=True
     )
@@ -306,6 +323,7 @@ def _record(row: Sequence[Any]) -> ExchangeRecord:
         error,
         usage_from(*row[19:24]),
         tuple(problems),
+        read_text("patch", row[24:27], problems),
     )
 
 
@@ -319,12 +337,15 @@ def exchanges(
     """
     if not journal.has_table("exchanges"):
         return []
+    # A journal read without being migrated (schema 15) kept no patches: read as none.
+    patches = "patch" in journal.columns("exchanges")
     sql = (
-        f"SELECT {_COLUMNS} FROM exchanges AS e"  # noqa: S608 - fixed column names
+        f"SELECT {_COLUMNS if patches else _BEFORE_16} FROM exchanges AS e"  # noqa: S608 - fixed column names
         " LEFT JOIN texts AS p ON p.hash = e.prompt"
         " LEFT JOIN texts AS a ON a.hash = e.answer"
         " LEFT JOIN texts AS s ON s.hash = e.stderr"
-        " WHERE e.run_id = ?"
+        + (" LEFT JOIN texts AS d ON d.hash = e.patch" if patches else "")
+        + " WHERE e.run_id = ?"
         " AND (? IS NULL OR e.step = ?) AND (? IS NULL OR e.attempt = ?) ORDER BY e.id"
     )
     params = (run_id, step, step, attempt, attempt)

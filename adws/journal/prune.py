@@ -48,11 +48,14 @@ def prune(
         db.executemany("DELETE FROM approvals WHERE run_id = ?", [(r,) for r in doomed])
         db.executemany("DELETE FROM exchanges WHERE run_id = ?", [(r,) for r in doomed])
         db.executemany("DELETE FROM agent_sessions WHERE run_id = ?", [(r,) for r in doomed])
-        # A text stays while any exchange, of any run, still names it.
+        db.executemany("DELETE FROM diffs WHERE run_id = ?", [(r,) for r in doomed])
+        # A text stays while any exchange or diff, of any run, still names it.
         db.execute(
             "DELETE FROM texts WHERE hash NOT IN (SELECT prompt FROM exchanges"
             " UNION SELECT answer FROM exchanges WHERE answer IS NOT NULL"
-            " UNION SELECT stderr FROM exchanges WHERE stderr IS NOT NULL)"
+            " UNION SELECT stderr FROM exchanges WHERE stderr IS NOT NULL"
+            " UNION SELECT patch FROM exchanges WHERE patch IS NOT NULL"
+            " UNION SELECT diff FROM diffs)"
         )
         db.executemany("DELETE FROM run_inputs WHERE run_id = ?", [(r,) for r in doomed])
         db.executemany("DELETE FROM runs WHERE run_id = ?", [(r,) for r in doomed])

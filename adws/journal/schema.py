@@ -172,5 +172,15 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             " poll REAL NOT NULL, runs TEXT NOT NULL)"
         ),
     ),
+    (
+        "ALTER TABLE exchanges ADD COLUMN patch TEXT",
+        "ALTER TABLE exchanges ADD COLUMN patch_size INTEGER",
+        (
+            "CREATE TABLE diffs (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL,"
+            " step TEXT NOT NULL, attempt INTEGER NOT NULL, label TEXT NOT NULL,"
+            " recorded TEXT NOT NULL, diff TEXT NOT NULL, diff_size INTEGER NOT NULL)"
+        ),
+        "CREATE INDEX diffs_by_run ON diffs(run_id, step, attempt)",
+    ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

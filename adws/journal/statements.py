@@ -33,6 +33,7 @@ from adws.engine.events import (
 from adws.engine.parking import wake_at
 from adws.engine.usage import Usage
 from adws.journal.codec import encode_context, encode_error, encode_outputs
+from adws.journal.diffs import diff_statements
 from adws.journal.exchanges import exchange_statements
 from adws.journal.sessions import ended_statement, session_statement
 from adws.journal.workspaces import asked_statement, stored
@@ -228,7 +229,7 @@ def statements_for(  # noqa: C901, PLR0911, PLR0913 - one case per kind of event
         case RunFinished():
             return _finished(event, transcripts=transcripts)
         case WorktreeRecorded():
-            return [_worktree(event)]
+            return [_worktree(event), *diff_statements(event, transcripts=transcripts)]
     return []
 
 

@@ -4,7 +4,14 @@ Answers are kept in one JSON file, keyed by step and the SHA-256 of the
 rendered prompt (so a changed prompt is a miss, never a stale answer):
 
     {"version": 1, "answers": [{"step": ..., "prompt_sha256": ..., "prompt": ...,
-                                "text": ..., "usage": ...}, ...]}
+                                "text": ..., "usage": ..., "patch": ...}, ...]}
+
+`patch` (present only for a call in a worktree that changed files) is
+what the call changed there, as `git diff --binary` says it; a replay
+applies it in the worktree in flight, so the files are as the recorded
+agent left them (see `adws.workspaces.patches`). A patch that does not
+apply, or an answer with a patch replayed outside any worktree, is an
+`AgentFailed` naming the step and what git said.
 
 The prompt is keyed with the run's own parts named stably (its worktrees
 folder `<worktrees>`, its id `<run>`: see
@@ -32,8 +39,9 @@ from returns.unsafe import unsafe_perform_io
 
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.engine.errors import ErrorType, PipelineError
-from adws.engine.scope import current_scope, current_worktree
+from adws.engine.scope import current_gitdir, current_scope, current_worktree
 from adws.journal.cassette import WORKTREES, stable_prompt, worktrees_root
+from adws.workspaces.patches import CallEdits, GitError, apply_patch
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -74,8 +82,10 @@ class Cassette(Protocol):
     def prompts(self, step: str) -> list[str]:
         """Return every prompt recorded for `step`."""
 
-    def keep(self, step: str, prompt: str, response: AgentResponse) -> None:
-        """Record `response` as the answer to this step and prompt."""
+    def keep(
+        self, step: str, prompt: str, response: AgentResponse, patch: str | None = None
+    ) -> None:
+        """Record `response` as the answer to this step and prompt (and what it changed)."""
 
 
 @final
@@ -122,8 +132,13 @@ class Recording:
         with self._lock:
             return [str(e["prompt"]) for (name, _), e in self._answers.items() if name == step]
 
-    def keep(self, step: str, prompt: str, response: AgentResponse) -> None:
-        """Record `response` as the answer to this step and prompt, and save the file."""
+    def keep(
+        self, step: str, prompt: str, response: AgentResponse, patch: str | None = None
+    ) -> None:
+        """Record `response` as the answer to this step and prompt, and save the file.
+
+        `patch` is what the call changed in its worktree (kept when not empty).
+        """
         digest = _digest(prompt)
         entry: dict[str, object] = {
             "step": step,
@@ -131,6 +146,7 @@ class Recording:
             "prompt": prompt,
             "text": response.text,
             "usage": None if response.usage is None else response.usage.to_dict(),
+            **({"patch": patch} if patch else {}),
         }
         with self._lock:
             self._answers[(step, digest)] = entry
@@ -182,14 +198,46 @@ class RecordingAgent:
         key = replay_key(request.prompt)
         found = self.recording.find(request.step_name, key)
         if found is not None and self.mode != "record":
+            unapplied = self._apply(request, found)
+            if unapplied is not None:
+                return IOFailure(unapplied)
             replayed = {"replayed": self.recording.source}
             return IOSuccess(AgentResponse(str(found["text"]), replayed))
         if self.inner is None or self.mode == "replay":
             return IOFailure(self._miss(request, key))
+        edits = CallEdits()
         answer = self.inner(request)
         if isinstance(answer, IOSuccess):
-            self.recording.keep(request.step_name, key, unsafe_perform_io(answer.unwrap()))
+            response = unsafe_perform_io(answer.unwrap())
+            self.recording.keep(request.step_name, key, response, edits.patch())
         return answer
+
+    def _apply(self, request: AgentRequest, found: Mapping[str, object]) -> PipelineError | None:
+        """Put back in the worktree in flight what the recorded call changed; say why not."""
+        where = f"step {request.step_name!r}"
+        why = found.get("unreplayable")
+        patch = found.get("patch")
+        folder = current_worktree()
+        if why is not None:
+            why = f"the answer {self!r} holds for {where} cannot be replayed: {why}"
+        elif not isinstance(patch, str) or not patch:
+            return None
+        elif folder is None:
+            why = (
+                f"the answer {self!r} holds for {where} changed files in a worktree,"
+                " but this call runs in none"
+            )
+        else:
+            try:
+                apply_patch(folder, patch, current_gitdir())
+            except GitError as exc:
+                why = (
+                    f"{self!r} could not put back the files the recorded answer of {where}"
+                    f" changed in worktree {folder}: {exc}"
+                )
+            else:
+                return None
+        return PipelineError(request.step_name, ErrorType.AGENT_FAILED, why, {"permanent": True})
 
     def _miss(self, request: AgentRequest, asked: str) -> PipelineError:
         recorded = self.recording.prompts(request.step_name)

@@ -93,13 +93,15 @@ def git(  # noqa: PLR0913 - the command, and keyword-only ways to run it
     ok: tuple[int, ...] = (0,),
     timeout: float = GIT_TIMEOUT,
     sleep: Callable[[float], None] = io_ops.sleep,
+    stdout_errors: str = "replace",
 ) -> io_ops.ProcessOutcome:
     """Run `git -C cwd ARGS`, retrying lock contention; raise `GitError` unless it exits in `ok`.
 
     `gitdir` (a worktree's git directory, as git made it) makes `cwd` the
     work tree of that git directory, whatever `cwd/.git` says. `sleep`
     waits between tries (`_RETRY_DELAYS`, about six seconds in all);
-    `timeout` bounds each try.
+    `timeout` bounds each try. `stdout_errors="surrogateescape"` keeps the
+    bytes of a stdout that is not UTF-8 (a patch of a Latin-1 file).
     """
     where: tuple[str, ...] = ("-C", str(cwd))
     if gitdir is not None:
@@ -115,6 +117,7 @@ def git(  # noqa: PLR0913 - the command, and keyword-only ways to run it
                 timeout=timeout,
                 env={**_ENV, **(env or {})},
                 max_output_bytes=64 << 20,
+                stdout_errors=stdout_errors,
             )
             if outcome.returncode in ok and outcome.finished:
                 return outcome

@@ -22,7 +22,7 @@ from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
 from adws.engine.events import WorktreeRecorded
 from adws.engine.protect import Guard
-from adws.engine.retry import retry_step
+from adws.engine.retry import current_attempt, retry_step
 from adws.engine.scope import current_branch, current_scope, in_worktree
 from adws.workspaces._git import GitError, commit_all, diffstat, output, tree_hash
 from adws.workspaces._places import (
@@ -32,6 +32,7 @@ from adws.workspaces._places import (
     open_worktree,
     remove_worktree,
 )
+from adws.workspaces.patches import patch_between
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -157,7 +158,7 @@ class Session:
         )
         guard = Guard(self.name, self.protect, folder) if self.protect else None
         recorded = attrs.evolve(self.step, run=self._hashed(scope, place, self.step, guard))
-        with in_worktree(folder):
+        with in_worktree(folder, str(place.gitdir or "")):
             made, _ = retry_step(recorded, inner)
         if isinstance(made, PipelineError):
             kept = self._settle(scope, place, failed=True)
@@ -207,19 +208,32 @@ class Session:
         return attempt
 
     def _rehash(self, scope: RunScope, place: Place) -> None:
-        """Journal the worktree's content as the attempt left it (kept as it was if git fails)."""
+        """Journal the worktree's content as the attempt left it, and its diff from the base.
+
+        If git fails, the worktree stays journaled as it was (a resume sees
+        the content differ from the last hash: drift); a diff git cannot
+        make is journaled as not taken.
+        """
         try:
             tree = tree_hash(place.path, gitdir=place.gitdir)
         except GitError:
-            return  # a resume sees the content differ from the last hash: drift
-        self._record(scope, place, tree)
+            return
+        try:
+            diff: str | None = patch_between(place.path, place.base, tree, place.gitdir)
+        except GitError:
+            diff = None
+        path, attempt = current_attempt()
+        self._record(scope, place, tree, diff=diff, attempt=(path, attempt))
 
-    def _record(
+    def _record(  # noqa: PLR0913 - the row, and what an attempt adds to it
         self,
         scope: RunScope,
         place: Place,
         tree: str,
         state: Literal["created", "present", "removed"] = "present",
+        *,
+        diff: str | None = None,
+        attempt: tuple[str, int] = ("", 0),
     ) -> None:
         scope.emit(
             WorktreeRecorded(
@@ -233,6 +247,8 @@ class Session:
                 tree,
                 state,
                 str(place.gitdir or ""),
+                diff,
+                *attempt,
             )
         )
 

@@ -1,0 +1,106 @@
+"""Each worktree attempt's change, kept for reviewers: the diff from the base, by attempt.
+
+After every attempt of a step in a worktree, `WorktreeRecorded` carries
+the patch from the worktree's base commit to the content the attempt left
+(see `adws.workspaces.patches`). It is kept as a text (`texts`: once per
+distinct diff, compressed, cut at `DIFF_LIMIT` bytes, the whole size
+recorded) in a `diffs` row naming the attempt as the journal records it
+(step or branch path, attempt number) and the worktree's label. With
+transcripts off only its hash and size are kept. `adws status R --step S
+-v`, `adws approvals -v` and `adws report` show it, so a change is read,
+and approved, on a machine that has no worktree.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, final
+
+import attrs
+
+from adws import io_ops
+from adws.journal.exchanges import Text, kept_text, read_text
+from adws.journal.records import checked_text, checked_whole
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from adws.engine.events import WorktreeRecorded
+    from adws.journal.schema import Statement
+    from adws.journal.store import Journal
+
+__all__ = ["DIFF_LIMIT", "DiffRecord", "diff_statements", "diffs_of", "latest_diffs"]
+
+DIFF_LIMIT: Final = 1 << 20
+"""The most of one diff the journal keeps, in bytes (an agent's output cap, by default)."""
+_INSERT: Final = (
+    "INSERT INTO diffs (run_id, step, attempt, label, recorded, diff, diff_size)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def diff_statements(event: WorktreeRecorded, *, transcripts: bool = True) -> list[Statement]:
+    """Return what keeping an attempt's diff writes: its text (when kept) and its row.
+
+    An event that carries no diff (a worktree made or removed, or a diff git
+    could not make) writes nothing.
+    """
+    if event.diff is None:
+        return []
+    statements: list[Statement] = []
+    digest, size = kept_text(event.diff, DIFF_LIMIT, statements, keep=transcripts)
+    row = (event.run_id, event.attempt_path or event.step, event.attempt, event.label)
+    statements.append((_INSERT, (*row, io_ops.utc_now(), digest, size)))
+    return statements
+
+
+@final
+@attrs.frozen
+class DiffRecord:
+    """One attempt's change in one worktree, as the journal kept it."""
+
+    step: str
+    """The attempt's path: the step, or the branch (`candidates[2]`)."""
+    attempt: int
+    label: str
+    """The worktree's label (its folder's and branch's last part)."""
+    recorded: str
+    diff: Text
+    """The patch from the base; `text` is None when transcripts were off or it cannot be read."""
+    problems: tuple[str, ...] = ()
+    """What of the row could not be read (a corrupt or forged journal); () when all could."""
+
+
+def _record(row: Sequence[Any]) -> DiffRecord:
+    problems: list[str] = []
+    step = checked_text(row[0], "step", problems)
+    attempt = checked_whole(row[1], "attempt", problems)
+    label = checked_text(row[2], "label", problems)
+    recorded = checked_text(row[3], "recorded", problems)
+    diff = read_text("diff", row[4:7], problems, optional=False) or Text("", 0, None)
+    return DiffRecord(step, attempt, label, recorded, diff, tuple(problems))
+
+
+def diffs_of(
+    journal: Journal, run_id: str, *, step: str | None = None, attempt: int | None = None
+) -> list[DiffRecord]:
+    """List a run's worktree diffs in the order they were taken (of one step or attempt)."""
+    if not journal.has_table("diffs"):
+        return []  # a journal read without being migrated (schema 15) kept none
+    sql = (
+        "SELECT x.step, x.attempt, x.label, x.recorded, x.diff, x.diff_size, t.data"
+        " FROM diffs AS x LEFT JOIN texts AS t ON t.hash = x.diff WHERE x.run_id = ?"
+        " AND (? IS NULL OR x.step = ?) AND (? IS NULL OR x.attempt = ?) ORDER BY x.id"
+    )
+    params = (run_id, step, step, attempt, attempt)
+    return [_record(row) for row in journal.query(sql, params)]
+
+
+def latest_diffs(journal: Journal, run_id: str) -> list[DiffRecord]:
+    """Return each worktree's latest diff, in the order the worktrees were first diffed.
+
+    What a reviewer approves: the change each worktree holds now.
+    """
+    latest: dict[str, DiffRecord] = {}
+    for record in diffs_of(journal, run_id):
+        latest[record.label] = record  # a dict keeps the first place of a key
+    return list(latest.values())
