@@ -119,7 +119,8 @@ class JournalCassette:
         if isinstance(journal.path, Path):
             self._journal[str(journal.path.resolve().parent)] = JOURNAL
         self._lock = threading.Lock()
-        self._answers: dict[tuple[str, str], deque[dict[str, object]]] = {}
+        self._answers: dict[tuple[str, str, str], deque[dict[str, object]]] = {}
+        self._paths: dict[tuple[str, str], list[str]] = {}
         self._prompts: dict[str, dict[str, str]] = {}
         recorded = exchanges(journal, run_id)
         roots = (worktrees_root(each.path, run_id) for each in worktrees_of(journal, run_id))
@@ -135,7 +136,10 @@ class JournalCassette:
             stable = stable_prompt(prompt.text, run_id, places)
             digest = text_digest(stable)
             entry = {"text": answer.text, **_patch(exchange.patch)}
-            self._answers.setdefault((exchange.asked_by, digest), deque()).append(entry)
+            key = (exchange.step, exchange.asked_by, digest)
+            if key not in self._answers:
+                self._paths.setdefault(key[1:], []).append(exchange.step)
+            self._answers.setdefault(key, deque()).append(entry)
             self._prompts.setdefault(exchange.asked_by, {})[digest] = stable
         if recorded and not self._answers:
             msg = (
@@ -149,17 +153,24 @@ class JournalCassette:
         """Name the run the answers come from."""
         return f"run {self.run_id}"
 
-    def find(self, step: str, prompt: str) -> dict[str, object] | None:
+    def find(self, step: str, prompt: str, path: str = "") -> dict[str, object] | None:
         """Return the next answer this step got to this prompt (the last one again after).
 
         `prompt` is a replay key (see `adws.testing.RecordingAgent`); the
         journal's folder in it is named here, as in the recorded prompts.
+        `path` names the attempt asking (a branch, `best[1]`): branches
+        that ask the same prompt get the answers their own branch got,
+        whatever order they run in now. A path the run never recorded
+        (a renamed step) gets the answers of the first path that asked.
         """
-        key = stable_prompt(prompt, "", self._journal)
+        digest = text_digest(stable_prompt(prompt, "", self._journal))
         with self._lock:
-            found = self._answers.get((step, text_digest(key)))
+            found = self._answers.get((path, step, digest))
             if not found:
-                return None
+                paths = self._paths.get((step, digest))
+                if not paths:
+                    return None
+                found = self._answers[(paths[0], step, digest)]
             return found.popleft() if len(found) > 1 else found[0]
 
     def prompts(self, step: str) -> list[str]:

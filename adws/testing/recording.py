@@ -39,6 +39,7 @@ from returns.unsafe import unsafe_perform_io
 
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.engine.errors import ErrorType, PipelineError
+from adws.engine.retry import current_attempt
 from adws.engine.scope import current_gitdir, current_scope, current_worktree
 from adws.journal.cassette import WORKTREES, stable_prompt, worktrees_root
 from adws.workspaces.patches import CallEdits, GitError, apply_patch
@@ -76,8 +77,12 @@ class Cassette(Protocol):
     def source(self) -> str:
         """Name where the answers are kept, for messages."""
 
-    def find(self, step: str, prompt: str) -> dict[str, object] | None:
-        """Return the answer (`{"text": ...}`) recorded for this step and prompt, if any."""
+    def find(self, step: str, prompt: str, path: str = "") -> dict[str, object] | None:
+        """Return the answer (`{"text": ...}`) recorded for this step and prompt, if any.
+
+        `path` names the attempt asking (a step, or a branch `best[1]`), for
+        a cassette that tells branches apart.
+        """
 
     def prompts(self, step: str) -> list[str]:
         """Return every prompt recorded for `step`."""
@@ -122,8 +127,8 @@ class Recording:
             raise ValueError(msg) from exc
         return list(entries)
 
-    def find(self, step: str, prompt: str) -> dict[str, object] | None:
-        """Return the answer recorded for this step and prompt, if any."""
+    def find(self, step: str, prompt: str, _path: str = "") -> dict[str, object] | None:
+        """Return the answer recorded for this step and prompt, if any (whatever the path)."""
         with self._lock:
             return self._answers.get((step, _digest(prompt)))
 
@@ -196,7 +201,8 @@ class RecordingAgent:
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
         """Replay the recorded answer to this prompt, or ask `inner` and record it."""
         key = replay_key(request.prompt)
-        found = self.recording.find(request.step_name, key)
+        path = current_attempt()[0] or request.branch or request.step_name
+        found = self.recording.find(request.step_name, key, path)
         if found is not None and self.mode != "record":
             unapplied = self._apply(request, found)
             if unapplied is not None:
@@ -232,8 +238,8 @@ class RecordingAgent:
                 apply_patch(folder, patch, current_gitdir())
             except GitError as exc:
                 why = (
-                    f"{self!r} could not put back the files the recorded answer of {where}"
-                    f" changed in worktree {folder}: {exc}"
+                    f"{self!r}: the change the recorded answer of {where} made does not apply"
+                    f" here (has the worktree's base moved since the recorded run?)\n{exc}"
                 )
             else:
                 return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -16,7 +17,7 @@ from adws.journal import Journal
 from adws.journal.workspaces import decide
 from adws.testing import FunctionAgent, RunReport, resume, run
 from adws.workspaces import Decision
-from tests.conftest import REPO
+from tests.conftest import REPO, start_adws
 from tests.workspaces.conftest import git, make_repo
 
 CHECK = "test ! -f notes.txt || test -f DONE || { echo 'DONE is missing'; exit 1; }"
@@ -227,3 +228,61 @@ def test_the_makefile_runs_the_demo_script() -> None:
     makefile = (REPO / "Makefile").read_text()
     assert "\ndemo-best-of: $(RUNTIME) ## " in makefile
     assert "\tADWS=$(BIN)/adws sh demo/best_of.sh\n" in makefile
+
+
+@pytest.mark.agent_process  # the demo agent runs once, for the recording
+def test_a_recorded_best_of_run_replays_offline_to_the_same_winner_and_merge(
+    tmp_path: Path,
+) -> None:
+    """Three worktrees replayed, each with its own branch's files: the same winner, approved."""
+    project = make_repo(tmp_path / "project")
+    argv = (
+        "run",
+        "implement_best_of",
+        "--workflows",
+        str(REPO / "workflows"),
+        "--json",
+        "-q",
+        "-i",
+        "task=Add a demo note",
+        "-i",
+        f"target_dir={project}",
+        "-i",
+        "check_command=grep -q 'Add a demo note' ADWS_DEMO.md",
+    )
+
+    def adws(*more: str, seed: int) -> tuple[int, dict[str, object], str]:
+        process = start_adws(tmp_path, *more, env={"PYTHONHASHSEED": str(seed)})
+        out, err = process.communicate(timeout=180)
+        return process.returncode, json.loads(out or "{}"), err
+
+    code, recorded, err = adws(*argv, seed=1)
+    assert code == 3
+    assert err.startswith(
+        f"implement_best_of waiting for approval at approve (run {recorded['run_id']})"
+    )
+    run_id = str(recorded["run_id"])
+    code, replayed, err = adws(*argv, "--replay", run_id, "--agent", "false", seed=2)
+    assert code == 3
+    assert err.startswith(
+        f"implement_best_of waiting for approval at approve (run {replayed['run_id']}):"
+    )  # nothing spent
+    first, again = recorded["inputs"], replayed["inputs"]
+    assert isinstance(first, dict)
+    assert isinstance(again, dict)
+    assert (again["best_winner"], again["best_diffstat"]) == (
+        first["best_winner"],
+        first["best_diffstat"],
+    )
+    outcomes = [(o["status"], o["diffstat"]) for o in again["best_outcomes"]]
+    assert outcomes == [(o["status"], o["diffstat"]) for o in first["best_outcomes"]]
+    assert git(project, "rev-parse", f"{again['best_commit']}^{{tree}}") == git(
+        project, "rev-parse", f"{first['best_commit']}^{{tree}}"
+    )
+    approve = start_adws(
+        tmp_path, "approve", str(replayed["run_id"]), "--workflows", str(REPO / "workflows"), "-q"
+    )
+    assert approve.communicate(timeout=180)[1] == ""
+    assert approve.returncode == 0
+    assert git(project, "rev-parse", "main") == again["best_commit"]
+    assert (project / "ADWS_DEMO.md").read_text() == "# Demo change\n\nAdd a demo note\n"

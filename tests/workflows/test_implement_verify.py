@@ -14,6 +14,7 @@ from adws import PipelineError, Workflow, WorkflowContext, run_workflow
 from adws.agents import AgentRequest, ScriptedAgent
 from adws.agents.swap import use_agent
 from adws.cli import main
+from tests.conftest import start_adws
 from tests.workflows.conftest import SHIPPED
 from tests.workspaces.conftest import git, make_repo
 
@@ -184,3 +185,58 @@ def test_old_failures_are_not_fed_back_and_an_edited_test_is_tampered(
     ) in agent.prompts[1]
     assert all("test_broken" not in prompt for prompt in agent.prompts)
     assert final.inputs["implement_verified_failures"] == ("tests/test_old.py::test_broken",)
+
+
+def adws_json(project: Path, *argv: str, seed: int) -> tuple[int, dict[str, object], str]:
+    """Run `adws ... --json -q` in a process of its own, journaling to project/runs.db."""
+    process = start_adws(project, *argv, "--json", "-q", env={"PYTHONHASHSEED": str(seed)})
+    out, err = process.communicate(timeout=180)
+    return process.returncode, json.loads(out or "{}"), err
+
+
+@pytest.mark.agent_process  # the demo agent runs once, for the recording
+def test_a_recorded_run_replays_offline_files_checks_and_report_included(tmp_path: Path) -> None:
+    """The checks pass on replay only because the demo agent's file is put back in the worktree."""
+    project = make_repo(tmp_path / "project")
+    argv = (
+        "run",
+        "implement_verify",
+        "--workflows",
+        str(SHIPPED),
+        "-i",
+        "task=Add a demo note",
+        "-i",
+        f"target_dir={project}",
+        "-i",
+        "check_command=grep -q 'Add a demo note' ADWS_DEMO.md",
+    )
+    code, recorded, err = adws_json(tmp_path, *argv, "-i", f"output_dir={tmp_path / 'one'}", seed=1)
+    assert (code, err) == (0, "")
+    run_id = str(recorded["run_id"])
+    code, replayed, err = adws_json(
+        tmp_path,
+        *argv,
+        "-i",
+        f"output_dir={tmp_path / 'two'}",
+        "--replay",
+        run_id,
+        "--agent",
+        "false",  # no agent answers a replay: this one would fail the run
+        seed=2,
+    )
+    assert (code, err) == (0, "")
+    assert replayed["usage"] is None
+    first, again = recorded["inputs"], replayed["inputs"]
+    assert isinstance(first, dict)
+    assert isinstance(again, dict)
+    assert again["implement_agent"] == {"replayed": f"run {run_id}"}
+    assert (again["summary"], again["checks_returncode"]) == (first["summary"], 0)
+    assert git(project, "rev-parse", f"{again['workspace_commit']}^{{tree}}") == git(
+        project, "rev-parse", f"{first['workspace_commit']}^{{tree}}"
+    )
+    assert again["workspace_diffstat"] == first["workspace_diffstat"]
+    [one] = (tmp_path / "one").iterdir()
+    [two] = (tmp_path / "two").iterdir()
+    assert two.read_text() == one.read_text().replace(
+        str(first["workspace_branch"]), str(again["workspace_branch"])
+    ).replace(str(first["workspace_commit"]), str(again["workspace_commit"]))

@@ -1,0 +1,161 @@
+"""A worktree's edits as a patch: every kind of change put back byte for byte, nothing outside."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adws.engine.scope import in_worktree
+from adws.workspaces.patches import CallEdits, GitError, apply_patch, patch_between, snapshot
+from tests.workspaces.conftest import git, make_repo
+
+
+def twin(repo: Path, where: Path) -> Path:
+    """Make a second worktree of `repo` at its HEAD: the place a replay applies a patch."""
+    git(repo, "worktree", "add", "-q", "--detach", str(where), "HEAD")
+    return where
+
+
+def test_a_patch_puts_back_every_kind_of_change_byte_for_byte(tmp_path: Path) -> None:
+    """Edits, new files in new folders, non-UTF-8 and binary bytes, deletions, modes, links."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "gone.txt").write_text("to delete\n")
+    (repo / "tool.sh").write_text("echo hi\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "more files")
+    before = snapshot(repo)
+    (repo / "README").write_text("hello\nchanged\n")
+    (repo / "deep" / "er").mkdir(parents=True)
+    (repo / "deep" / "er" / "latin1.txt").write_bytes(b"caf\xe9 cr\xe8me\n")
+    (repo / "image.bin").write_bytes(bytes(range(256)) * 4)
+    (repo / "gone.txt").unlink()
+    (repo / "tool.sh").chmod(0o755)
+    (repo / "link").symlink_to("README")
+    after = snapshot(repo)
+    patch = patch_between(repo, before, after)
+    assert "GIT binary patch" in patch
+    assert "\udce9" in patch  # the Latin-1 byte, kept as it was
+    other = twin(repo, tmp_path / "other")
+    apply_patch(other, patch)
+    assert snapshot(other) == after
+    assert (other / "deep" / "er" / "latin1.txt").read_bytes() == b"caf\xe9 cr\xe8me\n"
+    assert (other / "image.bin").read_bytes() == bytes(range(256)) * 4
+    assert not (other / "gone.txt").exists()
+    assert (other / "tool.sh").stat().st_mode & 0o111
+    assert (other / "link").readlink() == Path("README")
+
+
+def test_nothing_changed_is_an_empty_patch_and_applying_it_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tree = snapshot(repo)
+    assert patch_between(repo, tree, tree) == ""
+    apply_patch(repo, "")
+    assert snapshot(repo) == tree
+
+
+def test_a_patch_against_the_base_commit_shows_the_whole_change(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / "README").write_text("bye\n")
+    patch = patch_between(repo, git(repo, "rev-parse", "HEAD"), snapshot(repo))
+    assert patch.splitlines()[-2:] == ["-hello", "+bye"]
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["../escaped.txt", ".git/hooks/post-checkout", "sub/../../escaped.txt"],
+)
+def test_a_forged_patch_writes_nothing_outside_the_worktree(tmp_path: Path, target: str) -> None:
+    """git apply refuses a path that leaves the worktree or reaches into a git folder."""
+    repo = make_repo(tmp_path / "repo")
+    forged = (
+        f"diff --git a/{target} b/{target}\nnew file mode 100755\n--- /dev/null\n"
+        f"+++ b/{target}\n@@ -0,0 +1 @@\n+touch /tmp/pwned\n"
+    )
+    with pytest.raises(GitError, match=r"`git -C .* apply --binary --whitespace=nowarn -` exited"):
+        apply_patch(repo, forged)
+    assert not (tmp_path / "escaped.txt").exists()
+    assert not (repo / ".git" / "hooks" / "post-checkout").exists()
+
+
+def test_a_patch_through_a_symbolic_link_writes_nothing_beyond_it(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / "door").symlink_to(outside)
+    git(repo, "add", "door")
+    git(repo, "commit", "-q", "-m", "a link out")
+    forged = "--- /dev/null\n+++ b/door/planted\n@@ -0,0 +1 @@\n+planted\n"
+    with pytest.raises(GitError, match="beyond a symbolic link"):
+        apply_patch(repo, f"diff --git a/door/planted b/door/planted\nnew file mode 100644\n{forged}")
+    assert list(outside.iterdir()) == []
+
+
+def test_a_patch_that_does_not_fit_says_which_file(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    before = snapshot(repo)
+    (repo / "README").write_text("hello\nmore\n")
+    patch = patch_between(repo, before, snapshot(repo))
+    (repo / "README").write_text("something else entirely\n")
+    with pytest.raises(GitError, match="error: patch failed: README:1"):
+        apply_patch(repo, patch)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    files=st.dictionaries(
+        st.from_regex(r"[a-z][a-z0-9_.-]{0,8}", fullmatch=True).filter(
+            lambda name: name not in {"README"} and not name.endswith(".")
+        ),
+        st.binary(max_size=300),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_any_bytes_a_call_writes_come_back_exactly(files: dict[str, bytes]) -> None:
+    """Whatever bytes land in whatever files, the patch writes the very same tree elsewhere."""
+    with tempfile.TemporaryDirectory() as folder:
+        repo = make_repo(Path(folder) / "repo")
+        before = snapshot(repo)
+        for name, data in files.items():
+            (repo / name).write_bytes(data)
+        after = snapshot(repo)
+        other = twin(repo, Path(folder) / "other")
+        apply_patch(other, patch_between(repo, before, after))
+        assert snapshot(other) == after
+        assert {name: (other / name).read_bytes() for name in files} == files
+
+
+def test_a_call_outside_any_worktree_takes_no_patch(tmp_path: Path) -> None:
+    edits = CallEdits()
+    (tmp_path / "x").write_text("x")
+    assert (edits.folder, edits.patch()) == (None, None)
+
+
+def test_a_call_in_a_worktree_takes_what_it_changed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    with in_worktree(str(repo)):
+        edits = CallEdits()
+    (repo / "README").write_text("hello\nagain\n")
+    patch = edits.patch()
+    assert patch is not None
+    assert patch.endswith("@@ -1 +1,2 @@\n hello\n+again\n")
+
+
+def test_a_worktree_git_cannot_read_takes_no_patch_and_the_call_goes_on(tmp_path: Path) -> None:
+    """Before the call (no repository there) or after it (the folder went): no patch, no error."""
+    with in_worktree(str(tmp_path)):
+        unreadable = CallEdits()
+    assert (unreadable.before, unreadable.patch()) == (None, None)
+    repo = make_repo(tmp_path / "repo")
+    with in_worktree(str(repo)):
+        edits = CallEdits()
+    shutil.rmtree(repo)
+    assert edits.before is not None
+    assert edits.patch() is None
