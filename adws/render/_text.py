@@ -109,6 +109,8 @@ def head_and_tail(text: str, cap: int) -> tuple[str, int, str] | None:
     ('a', 6, 'b')
     >>> head_and_tail("abc", 4) is None
     True
+    >>> head_and_tail("€", 2)
+    ('', 3, '')
     """
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= cap:
@@ -116,7 +118,7 @@ def head_and_tail(text: str, cap: int) -> tuple[str, int, str] | None:
     end, start = cap // 2, len(data) - cap // 2
     while _continues(data, end):
         end -= 1
-    while _continues(data, start):
+    while start < len(data) and _continues(data, start):
         start += 1
     head = data[:end].decode("utf-8", "surrogatepass")
     tail = data[start:].decode("utf-8", "surrogatepass")

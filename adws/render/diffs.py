@@ -216,6 +216,9 @@ def diff_heading(record: DiffRecord, where: str) -> str:
         return f"{head}: unreadable ({size}; the rows it cannot read are named on stderr)"
     if diff.text is None:
         return f"{head}: not kept ({size}, sha256 {diff.digest}…; transcripts were off)"
+    if diff.cut:
+        kept = len(diff.text.encode("utf-8", "surrogatepass"))
+        return f"{head}: {diff_summary(diff.text)} in its first {kept:,} bytes ({size})"
     return f"{head}: {diff_summary(diff.text)} ({size})"
 
 
