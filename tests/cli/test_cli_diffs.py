@@ -217,6 +217,7 @@ def test_approvals_verbose_says_a_diff_was_not_kept(hashes_only: tuple[Path, str
     project, run_id = hashes_only
     code, out, err = adws(project, "approvals", "-v")
     assert (code, err) == (0, "")
+    assert out.startswith(f"{run_id} · review · merge · asked ")
     assert re.search(
         r"\n  Merge both\?\n"
         r"  diff of worktree fix \(step fix, attempt 1\): not kept \(393 bytes, sha256 "
@@ -241,8 +242,8 @@ def test_approvals_shows_no_diff_without_verbose(reviewed: tuple[Path, str]) -> 
     assert "diff" not in out
     code, listed, err = adws(project, "approvals", "--json")
     assert (code, err) == (0, "")
-    assert [sorted(item) for item in json.loads(listed)] == [
-        ["asked", "decision", "message", "run_id", "step", "timeout", "workflow"]
+    assert [(item["run_id"], sorted(item)) for item in json.loads(listed)] == [
+        (run_id, ["asked", "decision", "message", "run_id", "step", "timeout", "workflow"])
     ]
 
 
@@ -299,10 +300,7 @@ def test_a_terminal_gets_the_diff_coloured_and_still_escaped(
 ) -> None:
     project, run_id = reviewed
     out = in_a_terminal(project, "status", run_id, "--step", "fix", "-v", env={})
-    assert (
-        "  \x1b[1mdiff --git a/README b/README\x1b[0m\n"
-        "  \x1b[1mindex ce01362"
-    ) in out
+    assert ("  \x1b[1mdiff --git a/README b/README\x1b[0m\n  \x1b[1mindex ce01362") in out
     assert (
         "  \x1b[36m@@ -1 +1,2 @@\x1b[0m\n   hello\n  \x1b[32m+world\x1b[0m\n"
         "  \x1b[1mdiff --git a/title.txt b/title.txt\x1b[0m\n"

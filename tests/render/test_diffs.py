@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from adws.io_ops.terminal import escape_controls
 from adws.journal.diffs import DiffRecord
 from adws.journal.exchanges import Text
-from adws.render import diffs as drawn
 from adws.render.diffs import diff_html, diff_lines, marked, review_lines, step_diff_lines
 from adws.render.report import RunView, batch_page, run_page
 from tests.render.test_hostile_page import assert_no_injected_markup, failed_row, record
@@ -37,7 +36,7 @@ def lines_of(text: str) -> list[str]:
 
 @given(text=diff_texts, colour=st.booleans())
 def test_a_terminal_gets_every_line_escaped_and_only_its_own_colours(
-    text: str, colour: bool
+    text: str, *, colour: bool
 ) -> None:
     shown = diff_lines(text, colour=colour, prefix="  ")
     plain = [COLOURS.sub("", line) for line in shown]
@@ -82,10 +81,14 @@ def test_a_tail_that_starts_a_line_keeps_its_mark() -> None:
 
 
 def diff(
-    text: str | None, *, size: int | None = None, label: str = "fix", **more: object
+    text: str | None,
+    *,
+    size: int | None = None,
+    label: str = "fix",
+    problems: tuple[str, ...] = (),
 ) -> DiffRecord:
     whole = len((text or "").encode()) if size is None else size
-    return DiffRecord("fix", 1, label, "t", Text("d" * 32, whole, text), **more)  # type: ignore[arg-type] # problems, by name
+    return DiffRecord("fix", 1, label, "t", Text("d" * 32, whole, text), problems)
 
 
 def test_status_says_a_diff_that_changed_nothing_is_no_change() -> None:
@@ -100,8 +103,10 @@ def test_status_says_a_diff_that_changed_nothing_is_no_change() -> None:
 def test_approvals_names_a_row_it_cannot_read() -> None:
     unreadable = diff(None, size=0, problems=("diff_size is not a whole number",))
     assert review_lines([unreadable], "r1", colour=False) == [
-        "  diff of worktree fix (step fix, attempt 1): unreadable (0 bytes; the rows it cannot "
-        "read are named on stderr)"
+        (
+            "  diff of worktree fix (step fix, attempt 1): unreadable (0 bytes; the rows it "
+            "cannot read are named on stderr)"
+        )
     ]
 
 
@@ -164,7 +169,3 @@ def test_the_page_says_a_diff_was_cut_not_kept_or_unreadable() -> None:
 def test_a_batch_page_leaves_out_the_diffs_of_runs_that_succeeded() -> None:
     page = batch_page("b1", "w", [view(diff(SMALL), status="succeeded"), view(diff(SMALL))])
     assert page.count('<details class="diff">') == 1
-
-
-def test_the_module_says_what_it_draws() -> None:
-    assert drawn.__all__ == sorted(drawn.__all__)
