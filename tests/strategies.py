@@ -114,3 +114,16 @@ hostile_json = st.recursive(
     max_leaves=10,
 )
 """Arbitrary JSON values, biased towards objects shaped like the codec's markers."""
+
+diff_texts = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["diff --git a/x b/x", "--- a/x", "+++ b/x", "@@ -1 +1 @@", "+", "-", " ", "\\", ""]
+        ),
+        st.text(alphabet=st.characters(blacklist_categories=()), max_size=12),
+    ),
+    max_size=12,
+).map(lambda lines: "\n".join(start + rest for start, rest in lines)) | st.text(
+    alphabet=st.characters(blacklist_categories=()), max_size=40
+)
+"""Diff-shaped text with anything in its lines (escapes, lone surrogates, `<`), or any text."""

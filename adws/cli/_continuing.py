@@ -107,6 +107,14 @@ def add_approvals(commands: Any, parents: list[argparse.ArgumentParser]) -> None
         "--workflows is given).",
     )
     listing.add_argument("--json", action="store_true", help="print a JSON list")
+    listing.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="under each run's message, show the diff each of its worktrees holds now (its "
+        "latest attempt's, from the worktree's base; coloured on a terminal, its first and last "
+        "16,000 bytes past 32,000); with --json, a diffs list for each run",
+    )
     continuing = "; the run continues in this process, like adws resume, with the options it "
     continuing += "was started with, and the exit code is the run's"
     approve = commands.add_parser(

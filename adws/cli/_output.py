@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,7 @@ from adws.io_ops.terminal import err, escape_controls, escape_json, write_line
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["err", "err_unreadable", "out", "out_json", "write_text"]
+__all__ = ["colour", "err", "err_unreadable", "out", "out_json", "write_text"]
 
 
 def out(message: str) -> None:
@@ -56,6 +57,16 @@ def out_json(payload: object) -> None:
     write_line(sys.stdout, escape_json(text))
 
 
+def colour() -> bool:
+    """Tell whether stdout takes colour: a terminal, unless NO_COLOR is set or TERM is dumb.
+
+    (NO_COLOR counts when it is set to anything but nothing: https://no-color.org.)
+    """
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty()
+
+
 def write_text(document: str) -> None:
-    """Print a document that escaped its own text (an HTML page) on stdout, as it is."""
+    """Print what escaped its own text (an HTML page, a coloured diff) on stdout, as it is."""
     write_line(sys.stdout, document.rstrip("\n"))

@@ -15,15 +15,16 @@ from typing import TYPE_CHECKING, Final, Literal
 from adws import io_ops
 from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError, require_journal
-from adws.cli._output import err, out, out_json
+from adws.cli._output import colour, err, out, out_json, write_text
 from adws.cli._waits import expired, open_question
 from adws.cli.resume import asks_budget, continue_run
-from adws.cli.runs import find_run
+from adws.cli.runs import find_run, unreadable_runs
 
 if TYPE_CHECKING:
     import argparse
 
     from adws.journal import Journal, RunRecord
+    from adws.journal.diffs import DiffRecord
     from adws.journal.workspaces import ApprovalRecord
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
@@ -106,7 +107,14 @@ def _end_expired(args: argparse.Namespace, journal: Journal, record: RunRecord) 
 
 
 def cmd_approvals(args: argparse.Namespace) -> int:
-    """List the runs waiting for approval with their messages; end expired waits first."""
+    """List the runs waiting for approval with their messages; end expired waits first.
+
+    With `-v`, each run's worktrees' latest diffs follow its message (in
+    `--json`, a `diffs` list): what a reviewer approves. Diff rows the
+    journal cannot read are named on stderr, and the exit code is 1.
+    """
+    from adws.journal.diffs import latest_diffs  # noqa: PLC0415 - see the note on imports
+
     journal = require_journal(args)
     listed: list[tuple[RunRecord, ApprovalRecord]] = []
     for record in journal.runs(status="waiting"):
@@ -115,16 +123,42 @@ def cmd_approvals(args: argparse.Namespace) -> int:
         question = open_question(journal, record)
         if question is not None:
             listed.append((record, question))
+    diffs: dict[str, list[DiffRecord]] = {}
+    if args.verbose:
+        diffs = {record.run_id: latest_diffs(journal, record.run_id) for record, _ in listed}
     if args.json:
-        out_json(
-            [
-                {"run_id": record.run_id, "workflow": record.workflow, **question.to_dict()}
-                for record, question in listed
-            ]
-        )
+        _print_json(listed, diffs, verbose=args.verbose)
     elif not listed:
         err(f"no run waits for approval in {journal.path}")
-    for record, question in listed if not args.json else ():
+    else:
+        _print_text(listed, diffs)
+    return unreadable_runs(journal, [], diffs) if diffs else EXIT_OK
+
+
+def _print_json(
+    listed: list[tuple[RunRecord, ApprovalRecord]],
+    diffs: dict[str, list[DiffRecord]],
+    *,
+    verbose: bool,
+) -> None:
+    from adws.render.diffs import diff_dict  # noqa: PLC0415 - see the note on imports
+
+    shown = []
+    for record, question in listed:
+        item = {"run_id": record.run_id, "workflow": record.workflow, **question.to_dict()}
+        if verbose:
+            item["diffs"] = [diff_dict(found) for found in diffs[record.run_id]]
+        shown.append(item)
+    out_json(shown)
+
+
+def _print_text(
+    listed: list[tuple[RunRecord, ApprovalRecord]], diffs: dict[str, list[DiffRecord]]
+) -> None:
+    from adws.render.diffs import review_lines  # noqa: PLC0415 - see the note on imports
+
+    coloured = colour()
+    for record, question in listed:
         expires = "never" if question.deadline is None else _when(question.deadline)
         out(
             f"{record.run_id} · {record.workflow} · {question.step} · asked {question.asked}"
@@ -132,9 +166,11 @@ def cmd_approvals(args: argparse.Namespace) -> int:
         )
         out("\n".join(f"  {line}" for line in question.message.splitlines() or [""]))
         run_id = record.run_id
+        reviewed = review_lines(diffs.get(run_id, ()), run_id, colour=coloured)
+        if reviewed:
+            write_text("\n".join(reviewed))  # escaped already, and coloured on a terminal
         raise_it = "--max-cost USD" if asks_budget(record) else "--note ..."
         out(f"  (adws approve {run_id} {raise_it} | adws reject {run_id} --reason ...)")
-    return EXIT_OK
 
 
 def _when(epoch: float) -> str:

@@ -25,6 +25,7 @@ EXIT_OK: Final = EXIT_CODES["succeeded"]
 
 
 def _view(journal: Journal, run_id: str, *, calls: bool = True) -> RunView:
+    from adws.journal.diffs import diffs_of  # noqa: PLC0415 - see the note on imports
     from adws.journal.exchanges import exchanges  # noqa: PLC0415 - see the note on imports
     from adws.journal.workspaces import approvals_of, worktrees_of  # noqa: PLC0415 - as above
     from adws.render.report import RunView  # noqa: PLC0415 - see the note on imports
@@ -38,6 +39,7 @@ def _view(journal: Journal, run_id: str, *, calls: bool = True) -> RunView:
         calls_made,
         tuple(worktrees_of(journal, found)),
         tuple(approvals_of(journal, found)),
+        tuple(diffs_of(journal, found)) if calls else (),
     )
 
 
@@ -102,5 +104,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _unreadable(journal: Journal, views: Sequence[RunView]) -> int:
     """Name the rows the page could not read whole (it shows the rest); return the exit code."""
     return unreadable_runs(
-        journal, [(view.record, view.attempts, view.exchanges) for view in views]
+        journal,
+        [(view.record, view.attempts, view.exchanges) for view in views],
+        {view.record.run_id: view.diffs for view in views if view.diffs},
     )

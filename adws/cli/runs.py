@@ -10,9 +10,10 @@ from adws.cli._output import err, err_unreadable, out, out_json
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from adws.journal import AttemptRecord, Journal, RunRecord
+    from adws.journal.diffs import DiffRecord
     from adws.journal.exchanges import ExchangeRecord
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
@@ -28,25 +29,30 @@ def unreadable(
     records: Sequence[RunRecord],
     attempts: Sequence[AttemptRecord] = (),
     calls: Sequence[ExchangeRecord] = (),
+    diffs: Sequence[DiffRecord] = (),
 ) -> int:
     """Name the rows of the journal that could not be read whole; return the exit code.
 
-    `attempts` and `calls` (its agent exchanges) are those of the first run
-    of `records`. What could be read was shown already: one bad row never
-    hides the rest.
+    `attempts`, `calls` (its agent exchanges) and `diffs` (its worktree
+    diffs) are those of the first run of `records`. What could be read was
+    shown already: one bad row never hides the rest.
     """
     runs: list[tuple[RunRecord, Sequence[AttemptRecord], Sequence[ExchangeRecord]]]
     runs = [(record, (), ()) for record in records]
     if runs:
         runs[0] = (records[0], attempts, calls)
-    return unreadable_runs(journal, runs)
+    return unreadable_runs(journal, runs, {records[0].run_id: diffs} if diffs else None)
 
 
 def unreadable_runs(
     journal: Journal,
     runs: Sequence[tuple[RunRecord, Sequence[AttemptRecord], Sequence[ExchangeRecord]]],
+    diffs: Mapping[str, Sequence[DiffRecord]] | None = None,
 ) -> int:
-    """Name the unreadable rows of runs, their attempts and exchanges; return the exit code."""
+    """Name the unreadable rows of runs, their attempts, exchanges and diffs; return the exit code.
+
+    `diffs` are the worktree diffs read, by run id.
+    """
     from adws.journal.records import named_problems  # noqa: PLC0415 - see the note on imports
 
     problems = [
@@ -55,6 +61,8 @@ def unreadable_runs(
     for record, attempts, calls in runs:
         problems += named_problems("attempts", record.run_id, attempts)
         problems += named_problems("exchanges", record.run_id, calls)
+    for run_id, found in (diffs or {}).items():
+        problems += named_problems("diffs", run_id, found)
     if not problems:
         return EXIT_OK
     err_unreadable(str(journal.path), problems)

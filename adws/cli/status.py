@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Final
 
 from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError, require_journal
-from adws.cli._output import out, out_json
+from adws.cli._output import colour, out, out_json, write_text
 from adws.cli.runs import find_run, unreadable
 from adws.cli.workflows import load_workflow
 
@@ -106,14 +106,18 @@ def _one_attempt(
     attempts: Sequence[AttemptRecord],
 ) -> int:
     from adws.engine.errors import json_safe  # noqa: PLC0415 - see the note on imports
+    from adws.journal.diffs import diffs_of  # noqa: PLC0415 - see the note on imports
     from adws.journal.exchanges import exchanges  # noqa: PLC0415 - see the note on imports
     from adws.journal.sessions import sessions_of  # noqa: PLC0415 - see the note on imports
     from adws.render import attempt_text  # noqa: PLC0415 - see the note on imports
+    from adws.render.diffs import diff_dict, shows_diff, step_diff_lines  # noqa: PLC0415 - as above
 
     rows, branches = _chosen(record, attempts, args.step, args.attempt)
     rows = [row.checked() for row in rows]  # its outputs are shown: decode them safely
     others = [attempt for attempt in attempts if attempt.step == args.step]
-    calls = exchanges(journal, record.run_id, step=args.step, attempt=rows[-1].attempt)
+    number = rows[-1].attempt
+    calls = exchanges(journal, record.run_id, step=args.step, attempt=number)
+    diffs = diffs_of(journal, record.run_id, step=args.step, attempt=number)
     if args.json:
         out_json(
             {
@@ -123,15 +127,20 @@ def _one_attempt(
                 "rows": _attempt_dicts(rows, sessions_of(journal, record.run_id)),
                 "outputs": json_safe(rows[-1].outputs()),
                 "exchanges": [_exchange_dict(call) for call in calls],
+                "diffs": [diff_dict(found) for found in diffs],
                 "branches": branches,
             }
         )
-        return unreadable(journal, [record], rows, calls)
+        return unreadable(journal, [record], rows, calls, diffs)
     text = attempt_text(record, args.step, rows, calls, verbose=args.verbose, others=others)
     if branches:
         text += f"\n\nbranches (see --step 'PATH'): {', '.join(branches)}"
     out(text)
-    return unreadable(journal, [record], rows, calls)
+    shows = shows_diff(record.run_id, args.step, number)
+    shown = step_diff_lines(diffs, shows, verbose=args.verbose, colour=colour())
+    if shown:
+        write_text("\n".join(shown))  # escaped already, and coloured on a terminal
+    return unreadable(journal, [record], rows, calls, diffs)
 
 
 def cmd_status(args: argparse.Namespace) -> int:

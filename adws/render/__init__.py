@@ -2,8 +2,9 @@
 
 One module per thing drawn: `progress` (the lines a run prints), `errors`
 (an error whole), `status` (`adws runs`, `adws status`, `--step`, `resume
---plan`), `workspaces` (a run's worktrees and approvals), `describe` (`adws
-show`), `mermaid` (flowcharts) and `report` (the HTML page of `adws report`).
+--plan`), `workspaces` (a run's worktrees and approvals), `diffs` (a
+worktree attempt's diff, for a reviewer), `describe` (`adws show`),
+`mermaid` (flowcharts) and `report` (the HTML page of `adws report`).
 """
 
 from adws.render._text import table

@@ -7,7 +7,7 @@ that slipped into a page could neither run a handler nor fetch a thing.
 
 Every text is escaped and capped: a field of one line (a name, an id, a
 status) at `LINE_CAP` characters, a text (a prompt, an answer, stderr,
-an error, outputs, a question) at `TEXT_CAP` bytes, keeping its head and
+an error, outputs, a question, a diff) at `TEXT_CAP` bytes, keeping its head and
 its tail around a line saying how much was cut and which command shows
 all of it. The page as a whole holds at most `PAGE_CAP` bytes.
 """
@@ -20,6 +20,7 @@ import html
 from typing import Final
 
 from adws.io_ops.terminal import escape_controls
+from adws.render._text import head_and_tail
 
 __all__ = [
     "COLOURS",
@@ -28,6 +29,7 @@ __all__ = [
     "SHELL",
     "TEXT_CAP",
     "capped",
+    "cut_note",
     "escape",
     "page",
     "size_of",
@@ -76,6 +78,8 @@ max-height:480px;overflow:auto;font:12px/1.4 ui-monospace,monospace}
 svg text{font:11px system-ui,sans-serif}svg a:hover rect{stroke:#000}
 button{margin-right:6px}table{border-collapse:collapse}td,th{padding:2px 10px;text-align:left}
 tr:nth-child(even){background:#fafafa}.note{color:#757575}.cut{color:#757575;font-style:italic}
+.diff .add{color:#1b5e20;background:#e8f5e9}.diff .del{color:#b71c1c;background:#ffebee}
+.diff .hunk{color:#00838f}.diff .file{font-weight:bold}
 """
 
 _SCRIPT: Final = """
@@ -121,31 +125,16 @@ def size_of(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _continues(data: bytes, index: int) -> bool:
-    """Tell whether the byte at `index` is inside a character (a UTF-8 continuation byte)."""
-    return data[index] & 0xC0 == 0x80  # noqa: PLR2004 - 10xxxxxx
-
-
-def _cut(data: bytes, size: int) -> tuple[str, str]:
-    """Keep the first and the last `size` bytes or fewer, never half a character.
-
-    `data` is longer than both together (and is UTF-8: it encodes a str).
-    """
-    end, start = size, len(data) - size
-    while _continues(data, end):
-        end -= 1
-    while _continues(data, start):
-        start += 1
-    return data[:end].decode("utf-8", "surrogatepass"), data[start:].decode(
-        "utf-8", "surrogatepass"
-    )
+def cut_note(cut: int, shows: str) -> str:
+    """Say how many bytes of a text were cut and that the command `shows` shows all."""
+    return f'<p class="cut">{cut:,} bytes cut: <code>{escape(shows)}</code> shows all</p>'
 
 
 def capped(text: str, shows: str) -> str:
     """Draw a text in a `<pre>`, its head and tail when it is longer than `TEXT_CAP` bytes.
 
     Between them a line says how many bytes were cut and that the command
-    `shows` shows all.
+    `shows` shows all (`cut_note`).
 
     >>> capped("a <b>", "adws status r1")
     '<pre>a &lt;b&gt;</pre>'
@@ -153,15 +142,11 @@ def capped(text: str, shows: str) -> str:
     >>> cut[cut.index("<p class") : cut.index("</p>") + 4]
     '<p class="cut">2 bytes cut: <code>adws status r1</code> shows all</p>'
     """
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= TEXT_CAP:
+    parts = head_and_tail(text, TEXT_CAP)
+    if parts is None:
         return f"<pre>{escape(text, None)}</pre>"
-    head, tail = _cut(data, TEXT_CAP // 2)
-    cut = len(data) - size_of(head) - size_of(tail)
-    return (
-        f'<pre>{escape(head, None)}</pre><p class="cut">{cut:,} bytes cut: '
-        f"<code>{escape(shows)}</code> shows all</p><pre>{escape(tail, None)}</pre>"
-    )
+    head, cut, tail = parts
+    return f"<pre>{escape(head, None)}</pre>{cut_note(cut, shows)}<pre>{escape(tail, None)}</pre>"
 
 
 def page(title: str, body: str) -> str:

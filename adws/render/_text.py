@@ -12,7 +12,16 @@ if TYPE_CHECKING:
     from adws.engine.errors import PipelineError
     from adws.engine.usage import Usage
 
-__all__ = ["ONE_LINE", "cost_cell", "indent", "seconds", "short", "sum_usage", "table"]
+__all__ = [
+    "ONE_LINE",
+    "cost_cell",
+    "head_and_tail",
+    "indent",
+    "seconds",
+    "short",
+    "sum_usage",
+    "table",
+]
 
 ONE_LINE: Final = 240
 
@@ -80,3 +89,37 @@ def sum_usage(usages: Iterable[Usage | None]) -> Usage | None:
     """Add up the usages that are known (None when none is)."""
     known = [usage for usage in usages if usage is not None]
     return sum(known[1:], known[0]) if known else None
+
+
+def _continues(data: bytes, index: int) -> bool:
+    """Tell whether the byte at `index` is inside a character (a UTF-8 continuation byte)."""
+    return data[index] & 0xC0 == 0x80  # noqa: PLR2004 - 10xxxxxx
+
+
+def head_and_tail(text: str, cap: int) -> tuple[str, int, str] | None:
+    """Cut a text longer than `cap` bytes (UTF-8) to its first and last `cap // 2` or fewer.
+
+    Return the head, how many bytes were cut and the tail, never half a
+    character (a lone surrogate counts as its 3 bytes); None when the text
+    fits. The report's pages and `adws approvals -v` cap texts so.
+
+    >>> head_and_tail("abcdefgh", 4)
+    ('ab', 4, 'gh')
+    >>> head_and_tail("a€€b", 6)
+    ('a', 6, 'b')
+    >>> head_and_tail("abc", 4) is None
+    True
+    >>> head_and_tail("€", 2)
+    ('', 3, '')
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= cap:
+        return None
+    end, start = cap // 2, len(data) - cap // 2
+    while _continues(data, end):
+        end -= 1
+    while start < len(data) and _continues(data, start):
+        start += 1
+    head = data[:end].decode("utf-8", "surrogatepass")
+    tail = data[start:].decode("utf-8", "surrogatepass")
+    return head, start - end, tail

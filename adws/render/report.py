@@ -5,7 +5,8 @@ worktrees and approvals (branch, base, what became of each; who decided
 what, when and why), a timeline of its steps, branches and attempts, the
 step diagram coloured by outcome, and per step and branch each attempt: its error (open where
 it failed, or waits for approval), and its agent calls' prompts and
-answers, collapsed. Every text is escaped (an agent's answer is data,
+answers, and the diff each worktree attempt left (its added and removed
+lines marked), collapsed. Every text is escaped (an agent's answer is data,
 never markup), every status is shown as one of a few fixed words (see
 `adws.render.words`), and the page loads nothing and runs nothing but its
 own style and script, allowed by hash (see `adws.render._page`).
@@ -20,7 +21,7 @@ timeline or diagram (they would be most of the page).
 
 A batch's page has a row per run and, for each run that did not
 succeed, the same sections, collapsed; runs that succeeded show their
-steps without their prompts and answers, to keep the page small.
+steps without their prompts, answers and diffs, to keep the page small.
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ import attrs
 
 from adws.engine.errors import json_safe
 from adws.journal import AttemptRecord, RunRecord
+from adws.journal.diffs import DiffRecord
 from adws.journal.exchanges import ExchangeRecord
 from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
 from adws.render._page import PAGE_CAP, SHELL, capped, escape, page, size_of
 from adws.render._page import escape as _e
 from adws.render._text import cost_cell, seconds, short, sum_usage
+from adws.render.diffs import diff_heading, diff_html, shows_diff
 from adws.render.errors import whole_error
 from adws.render.mermaid import step_outcomes
 from adws.render.status import branch_order, call_facts, outcome, own_seconds
@@ -56,13 +59,15 @@ __all__ = ["RunView", "batch_page", "run_page"]
 @final
 @attrs.frozen
 class RunView:
-    """What a page shows of one run: its journal rows, agent exchanges, worktrees, approvals."""
+    """What a page shows of one run: its rows, agent exchanges, worktrees, approvals, diffs."""
 
     record: RunRecord
     attempts: tuple[AttemptRecord, ...]
     exchanges: tuple[ExchangeRecord, ...] = ()
     worktrees: tuple[WorktreeRecord, ...] = ()
     approvals: tuple[ApprovalRecord, ...] = ()
+    diffs: tuple[DiffRecord, ...] = ()
+    """Each worktree attempt's diff from the worktree's base (see `adws.journal.diffs`)."""
 
 
 _RESERVE: Final = 16_384
@@ -153,6 +158,24 @@ def _call(page: _Page, number: int, call: ExchangeRecord, shows: str) -> None:
     page.close("</div>")
 
 
+def _diff(page: _Page, record: DiffRecord, run_id: str) -> None:
+    """Draw one worktree attempt's diff, collapsed, or say why it cannot be shown."""
+    heading = diff_heading(record, f"attempt {record.attempt}")
+    if record.problems or not record.diff.text:
+        page.add(f'<p class="note">{_e(heading)}</p>')
+        return
+    cut = (
+        '<p class="note">cut: the journal keeps the first bytes of a diff</p>'
+        if record.diff.cut
+        else ""
+    )
+    shows = shows_diff(run_id, record.step, record.attempt)
+    page.add(
+        f'<details class="diff"><summary>{_e(heading)}</summary>'
+        f"{diff_html(record.diff.text, shows)}{cut}</details>"
+    )
+
+
 def _attempt(  # noqa: PLR0913 - an attempt, where it is, and what the page knows of it
     page: _Page,
     anchor: str,
@@ -161,6 +184,8 @@ def _attempt(  # noqa: PLR0913 - an attempt, where it is, and what the page know
     calls: Sequence[ExchangeRecord],
     others: Sequence[AttemptRecord],
     shows: str,
+    diffs: Sequence[DiffRecord],
+    run_id: str,
 ) -> None:
     last = rows[-1]
     word = row_word(last)
@@ -187,6 +212,8 @@ def _attempt(  # noqa: PLR0913 - an attempt, where it is, and what the page know
             '<details class="outputs"><summary>outputs added</summary>'
             f"{capped(shown, shows)}</details>"
         )
+    for found in diffs:
+        _diff(page, found, run_id)
     page.close("</div>")
 
 
@@ -202,12 +229,14 @@ class _Place:
     branch: bool = False
 
 
-def _section(
+def _section(  # noqa: PLR0913 - a step, where, and what the page knows of it
     page: _Page,
     place: _Place,
     rows: Sequence[AttemptRecord],
     calls: Sequence[ExchangeRecord],
     inner: Callable[[], None] = lambda: None,
+    *,
+    diffs: Sequence[DiffRecord],
 ) -> None:
     status, facts = outcome(rows)
     attempts: dict[object, list[AttemptRecord]] = {}
@@ -228,7 +257,16 @@ def _section(
             break
         shows = _shows(place.run_id, place.path, number)
         mine_calls = [call for call in calls if call.attempt == number]
-        _attempt(page, place.anchor, rows=mine, calls=mine_calls, others=rows, shows=shows)
+        _attempt(
+            page,
+            place.anchor,
+            rows=mine,
+            calls=mine_calls,
+            others=rows,
+            shows=shows,
+            diffs=[found for found in diffs if found.attempt == number],
+            run_id=place.run_id,
+        )
     inner()
     page.close("</details></section>")
 
@@ -270,6 +308,7 @@ def _steps(page: _Page, view: RunView, anchors: dict[str, str], *, calls: bool) 
     """Draw each step's section, its branches' inside it, in order, while the page has room."""
     branches = _branches(view)
     exchanges = view.exchanges if calls else ()
+    diffs = view.diffs if calls else ()
     run_id = view.record.run_id
     for index, step in enumerate(view.record.steps, 1):
         if page.full:
@@ -285,12 +324,14 @@ def _steps(page: _Page, view: RunView, anchors: dict[str, str], *, calls: bool) 
                     return
                 path_rows = [row for row in view.attempts if row.step == path]
                 path_calls = [call for call in exchanges if call.step == path]
+                path_diffs = [found for found in diffs if found.step == path]
                 place = _Place(path, path, anchors[path], run_id, branch=True)
-                _section(page, place, path_rows, path_calls)
+                _section(page, place, path_rows, path_calls, diffs=path_diffs)
 
         step_calls = [call for call in exchanges if call.step == step]
+        step_diffs = [found for found in diffs if found.step == step]
         place = _Place(step, f"{index}. {step}", anchors[step], run_id)
-        _section(page, place, mine, step_calls, inner)
+        _section(page, place, mine, step_calls, inner, diffs=step_diffs)
 
 
 def _header(record: RunRecord) -> str:

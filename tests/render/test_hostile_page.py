@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from adws import PipelineError
 from adws.journal import AttemptRecord, RunRecord
+from adws.journal.diffs import DiffRecord
 from adws.journal.exchanges import ExchangeRecord, Text
 from adws.journal.workspaces import ApprovalRecord
 from adws.render._page import PAGE_CAP
@@ -25,6 +26,7 @@ from adws.render.report import RunView, batch_page, run_page
 from adws.render.words import RUN_WORDS, STEP_WORDS, UNKNOWN
 from tests.browser import browser, chromium
 from tests.conftest import start_adws
+from tests.workspaces.conftest import make_repo
 
 ATTACK = '"><svg onload="document.body.dataset.pwned=1">'
 
@@ -118,6 +120,11 @@ CLASSES = WORDS | frozenset(
         "run",
         "timeline",
         "diagram",
+        "diff",
+        "add",
+        "del",
+        "hunk",
+        "file",
     ]
 )
 
@@ -216,7 +223,8 @@ def test_nothing_a_journal_holds_becomes_markup(
     )  # fmt: skip
     asked = ApprovalRecord(text, text, text, None, None)
     run = record(run_status, workflow=text, run_id=text, steps=tuple(names), error=error)
-    view = RunView(run, rows, (call,), (), (asked,))
+    diff = DiffRecord(names[0], 1, text, text, Text(text, 1, text))
+    view = RunView(run, rows, (call,), (), (asked,), (diff,))
     assert_no_injected_markup(run_page(view))
     assert_no_injected_markup(batch_page(text, text, [view, view]))
 
@@ -288,6 +296,70 @@ def test_a_forged_status_runs_no_handler_in_a_real_browser(tmp_path: Path) -> No
         assert driver.evaluate("[...document.querySelectorAll('details')].some(d => !d.open)")
         driver.evaluate("document.getElementById('expand').click()")
         assert driver.evaluate("[...document.querySelectorAll('details')].every(d => d.open)")
+        assert driver.console_errors() == []
+
+
+HOSTILE_WORKTREE = r"""
+from pathlib import Path
+
+from adws import OutputContract, Workflow, agent_step, worktree
+from adws.testing import FunctionAgent
+
+
+def edit(request):
+    folder = Path(request.cwd)
+    (folder / "page.html").write_text("<script>alert(1)</script>\n")
+    (folder / "README").write_text(
+        "</pre></details><img src=x onerror=\"document.body.dataset.pwned=1\">\n"
+    )
+    return "STATUS: done\nNOTE: edited\n"
+
+
+fix = Workflow(
+    "fix",
+    (
+        worktree(
+            agent_step("edit", prompt="Edit.", agent=FunctionAgent(edit),
+                       contract=OutputContract(("NOTE",))),
+            name="fix",
+        ),
+    ),
+    inputs=("target_dir",),
+)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(chromium() is None, reason="needs Debian's chromium (apt-get install chromium)")
+def test_a_hostile_diff_is_shown_as_text_in_a_real_browser(tmp_path: Path) -> None:
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "fix.py").write_text(HOSTILE_WORKTREE)
+    make_repo(tmp_path / "repo")
+    target = f"target_dir={tmp_path / 'repo'}"
+    code, out, _ = adws(tmp_path, "run", "fix", "--workflows", "workflows", "-i", target, "--json")
+    assert code == 0
+    run_id = json.loads(out)["run_id"]
+    assert adws(tmp_path, "report", run_id, "-o", "page.html") == (0, "page.html\n", "")
+    assert_no_injected_markup((tmp_path / "page.html").read_text())
+    with browser(tmp_path / "profile") as driver:
+        driver.open((tmp_path / "page.html").as_uri())
+        driver.evaluate("document.getElementById('expand').click()")
+        assert driver.evaluate("document.body.dataset.pwned === undefined")
+        assert driver.evaluate("document.querySelectorAll('img').length") == 0
+        assert driver.evaluate("document.querySelectorAll('script').length") == 1  # its own
+        added = "[...document.querySelectorAll('details.diff .add')].map(s => s.textContent)"
+        assert driver.evaluate(added) == [
+            '+</pre></details><img src=x onerror="document.body.dataset.pwned=1">',
+            "+<script>alert(1)</script>",
+        ]
+        removed = "[...document.querySelectorAll('details.diff .del')].map(s => s.textContent)"
+        assert driver.evaluate(removed) == ["-hello"]
+        # The page's own (hashed) stylesheet marks the lines.
+        colour = "getComputedStyle(document.querySelector('.diff .{}')).{}"
+        assert driver.evaluate(colour.format("add", "color")) == "rgb(27, 94, 32)"
+        assert driver.evaluate(colour.format("del", "color")) == "rgb(183, 28, 28)"
+        assert driver.evaluate(colour.format("hunk", "color")) == "rgb(0, 131, 143)"
+        assert driver.evaluate(colour.format("file", "fontWeight")) == "700"
         assert driver.console_errors() == []
 
 
