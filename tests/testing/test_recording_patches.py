@@ -45,9 +45,11 @@ def execute(workflow: Workflow, repo: Path, run_id: str) -> WorkflowContext | Pi
         worktrees=str(repo.parent / "wt"),
     )
     if isinstance(result, IOSuccess):
-        return unsafe_perform_io(result.unwrap())
+        done: WorkflowContext = unsafe_perform_io(result.unwrap())
+        return done
     assert isinstance(result, IOFailure)
-    return unsafe_perform_io(result.failure())
+    failed: PipelineError = unsafe_perform_io(result.failure())
+    return failed
 
 
 def test_a_recording_keeps_each_calls_change_and_a_replay_puts_it_back(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def test_a_patch_against_the_base_commit_shows_the_whole_change(tmp_path: Path) 
     ["../escaped.txt", ".git/hooks/post-checkout", "sub/../../escaped.txt"],
 )
 def test_a_forged_patch_writes_nothing_outside_the_worktree(tmp_path: Path, target: str) -> None:
-    """git apply refuses a path that leaves the worktree or reaches into a git folder."""
+    """`git apply` refuses a path that leaves the worktree or reaches into a git folder."""
     repo = make_repo(tmp_path / "repo")
     forged = (
         f"diff --git a/{target} b/{target}\nnew file mode 100755\n--- /dev/null\n"
@@ -93,7 +93,9 @@ def test_a_patch_through_a_symbolic_link_writes_nothing_beyond_it(tmp_path: Path
     git(repo, "commit", "-q", "-m", "a link out")
     forged = "--- /dev/null\n+++ b/door/planted\n@@ -0,0 +1 @@\n+planted\n"
     with pytest.raises(GitError, match="beyond a symbolic link"):
-        apply_patch(repo, f"diff --git a/door/planted b/door/planted\nnew file mode 100644\n{forged}")
+        apply_patch(
+            repo, f"diff --git a/door/planted b/door/planted\nnew file mode 100644\n{forged}"
+        )
     assert list(outside.iterdir()) == []
 
 
@@ -111,7 +113,7 @@ def test_a_patch_that_does_not_fit_says_which_file(tmp_path: Path) -> None:
 @given(
     files=st.dictionaries(
         st.from_regex(r"[a-z][a-z0-9_.-]{0,8}", fullmatch=True).filter(
-            lambda name: name not in {"README"} and not name.endswith(".")
+            lambda name: not name.endswith(".")
         ),
         st.binary(max_size=300),
         min_size=1,
