@@ -8,7 +8,11 @@ one that writes a file (so a commit too), and `best_of(3)` over it (three
 worktrees side by side, two losers discarded). The peer is git alone:
 `git worktree add` then `git worktree remove`, as a script would do it.
 Two repositories: one file, and 2,000 files in 40 folders (hashing reads
-every file's stat; a checkout writes every file).
+every file's stat; a checkout writes every file). Two more rows per
+repository price what replay costs a run: the patch an agent call in a
+worktree journals (a snapshot of the worktree before the call and after
+it, then the diff between them), and a replay putting that patch back
+(`git apply`), each beside the snapshot alone.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from returns.io import IOSuccess
 from timing import median_seconds
 
 from adws import Step, Workflow, WorkflowContext, best_of, run_workflow, worktree
+from adws.engine.scope import in_worktree
+from adws.workspaces.patches import CallEdits, apply_patch, patch_between, snapshot
 
 if TYPE_CHECKING:
     from returns.io import IOResult
@@ -91,6 +97,35 @@ def _git_alone(repo: Path, folder: Path) -> float:
     return median_seconds(once, REPEATS) * 1e3
 
 
+def _patches(repo: Path, folder: Path) -> dict[str, float]:
+    """Time a call's patch (snapshot, call, snapshot, diff) and putting it back, in ms."""
+    place = folder / "patched"
+    _git(repo, "worktree", "add", "-q", "--detach", str(place), "HEAD")
+    written = place / "new.txt"
+
+    def call() -> None:
+        with in_worktree(str(place)):
+            edits = CallEdits()
+        written.write_text("new\n")
+        edits.patch()
+        written.unlink()
+
+    before = snapshot(place)
+    written.write_text("new\n")
+    patch = patch_between(place, before, snapshot(place))
+    written.unlink()
+
+    def replay() -> None:
+        apply_patch(place, patch)
+        written.unlink()
+
+    return {
+        "snapshot_ms": median_seconds(lambda: snapshot(place), REPEATS) * 1e3,
+        "patch_ms": median_seconds(call, REPEATS) * 1e3,
+        "apply_ms": median_seconds(replay, REPEATS) * 1e3,
+    }
+
+
 def measure() -> dict[str, Any]:
     """Measure each repository: the bare step, in a worktree, with a commit, best_of(3), git."""
     results: dict[str, Any] = {}
@@ -104,6 +139,7 @@ def measure() -> dict[str, Any]:
                 "commit_ms": _timed(worktree(Step("impl", _writes)), repo, folder),
                 "best_of_3_ms": _timed(best_of("best", Step("impl", _writes), n=3), repo, folder),
                 "git_ms": _git_alone(repo, folder),
+                **_patches(repo, folder),
             }
     return results
 
@@ -124,6 +160,14 @@ def render(results: dict[str, Any]) -> list[str]:
                 f"| best_of(3) of that step, {label}: 3 worktrees, 2 discarded | "
                 f"{row['best_of_3_ms']:.0f} ms ({row['best_of_3_ms'] / row['commit_ms']:.1f}x one) "
                 "| |"
+            ),
+            (
+                f"| an agent call's patch in a worktree, {label}: snapshot before and after, "
+                f"diff | {row['patch_ms']:.0f} ms (one snapshot: {row['snapshot_ms']:.0f}) | |"
+            ),
+            (
+                f"| a replay putting that patch back, {label} (git apply) | "
+                f"{row['apply_ms']:.0f} ms | |"
             ),
         ]
     return lines

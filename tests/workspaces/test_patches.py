@@ -9,8 +9,20 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from returns.io import IOResult, IOSuccess
 
+from adws import (
+    PipelineError,
+    Step,
+    Workflow,
+    WorkflowContext,
+    run_workflow,
+    worktree,
+)
 from adws.engine.scope import in_worktree
+from adws.journal import Journal, JournalObserver
+from adws.journal.diffs import diffs_of
+from adws.journal.workspaces import worktrees_of
 from adws.workspaces.patches import CallEdits, GitError, apply_patch, patch_between, snapshot
 from tests.workspaces.conftest import git, make_repo
 
@@ -161,3 +173,25 @@ def test_a_worktree_git_cannot_read_takes_no_patch_and_the_call_goes_on(tmp_path
     shutil.rmtree(repo)
     assert edits.before is not None
     assert edits.patch() is None
+
+
+def test_an_attempt_whose_diff_git_cannot_print_is_journaled_without_one(tmp_path: Path) -> None:
+    """A diff past git's output cap (64 MiB) is not taken; the attempt and its commit go on."""
+    repo = make_repo(tmp_path / "repo")
+
+    def huge(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        (Path(str(ctx.inputs["worktree"])) / "huge.txt").write_bytes((b"x" * 99 + b"\n") * 700_000)
+        return IOSuccess(ctx)
+
+    journal = Journal(tmp_path / "runs.db")
+    done = run_workflow(
+        Workflow("w", (worktree(Step("big", huge)),), inputs=("target_dir",)),
+        WorkflowContext(inputs={"target_dir": str(repo)}),
+        observers=[JournalObserver(journal, "f")],
+        run_id="r",
+        worktrees=str(tmp_path / "wt"),
+    )
+    assert isinstance(done, IOSuccess)
+    assert diffs_of(journal, "r") == []
+    [record] = worktrees_of(journal, "r")
+    assert record.state == "removed"
