@@ -147,6 +147,11 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     cancel = CANCEL.get()
     if cancel is not None and cancel.is_set():
         return ProcessOutcome(argv, None, "", "", 0.0, error="cancelled before it started")
+    try:  # before the process starts: a failure here must leave nothing running
+        payload = None if stdin_text is None else stdin_text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        error = f"{argv[0]}: its input cannot be written as bytes ({exc.reason} at {exc.start})"
+        return ProcessOutcome(argv, None, "", "", 0.0, error=error)
     mark = new_mark()
     full_env = {**os.environ, **(env or {}), MARK: mark}
     try:
@@ -168,7 +173,6 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
             error = f"working folder {cwd} {state}"
         return ProcessOutcome(argv, None, "", "", monotonic() - clock.started, error=error)
     GROUPS.add(process.pid, cancel)
-    payload = None if stdin_text is None else stdin_text.encode("utf-8", "surrogateescape")
     streams = Streams(process, payload, max_output_bytes, on_line)
     try:
         timed_out, hung = _watch(process, streams, clock)

@@ -8,11 +8,14 @@ a prompt asked several times gets its answers in the order they came,
 the last one again after that. A call that matches nothing fails with a
 diff against the closest prompt recorded for its step (see
 `adws.testing.RecordingAgent`). Only calls that were answered are kept: a
-call that timed out has nothing to replay. A call that changed files in
-its worktree comes with its `patch`, which the replay applies there, so
-the files are as the recorded agent left them; a patch the journal kept
-only in part (past the step's output cap) or not at all (`--no-transcripts`)
-makes that answer one that cannot be replayed, said when it is asked for.
+call that timed out has nothing to replay, but what it changed in its
+worktree is put back with the next answer of its path. A call in a
+worktree comes with its `patch` ("" when it changed nothing), which the
+replay applies there, so the files are as the recorded agent left them; a
+patch the journal kept only in part (past the step's output cap) or not
+at all (`--no-transcripts`) makes that answer one that cannot be replayed,
+said when it is asked for, and so does an answer with no patch at all
+asked for in a worktree (see `adws.testing.RecordingAgent`).
 
 The key is the prompt with its run's own parts replaced by stable names
 (`stable_prompt`): the run's worktrees folder (`<worktrees>`), the journal's
@@ -104,6 +107,26 @@ def _patch(kept: Text | None) -> dict[str, object]:
     return {"patch": kept.text}
 
 
+def _together(earlier: list[dict[str, object]], change: dict[str, object]) -> dict[str, object]:
+    """Join what unanswered calls of the path changed before this one to its own change.
+
+    A call that timed out has no answer to replay, but its edits stay in
+    the worktree: the next answer replayed on its path puts them back
+    first, one patch after the other (`patch` is then a list).
+
+    >>> _together([{"patch": "A"}], {"patch": "B"}), _together([{"patch": "A"}], {})
+    ({'patch': ['A', 'B']}, {})
+    >>> _together([], {"patch": "B"})
+    {'patch': 'B'}
+    """
+    why = next((e["unreplayable"] for e in [*earlier, change] if "unreplayable" in e), None)
+    if why is not None:
+        return {"unreplayable": why}
+    if "patch" not in change or not earlier:
+        return change
+    return {"patch": [str(e["patch"]) for e in [*earlier, change]]}
+
+
 @final
 class JournalCassette:
     """The answers one recorded run's agents gave, by step and prompt."""
@@ -129,13 +152,18 @@ class JournalCassette:
         if problems:
             msg = f"run {run_id} cannot be replayed from rows the journal cannot read"
             raise UnreadableError(msg, problems, str(journal.path))
+        unanswered: dict[str, list[dict[str, object]]] = {}
         for exchange in recorded:
             prompt, answer = exchange.prompt, exchange.answer
+            change = _patch(exchange.patch)
             if prompt.text is None or answer is None or answer.text is None:
+                if change.get("patch") or "unreplayable" in change:
+                    unanswered.setdefault(exchange.step, []).append(change)
                 continue
             stable = stable_prompt(prompt.text, run_id, places)
             digest = text_digest(stable)
-            entry = {"text": answer.text, **_patch(exchange.patch)}
+            earlier = unanswered.pop(exchange.step, [])
+            entry = {"text": answer.text, **_together(earlier, change)}
             key = (exchange.step, exchange.asked_by, digest)
             if key not in self._answers:
                 self._paths.setdefault(key[1:], []).append(exchange.step)
@@ -179,7 +207,12 @@ class JournalCassette:
             return list(self._prompts.get(step, {}).values())
 
     def keep(
-        self, step: str, _prompt: str, _response: AgentResponse, _patch: str | None = None
+        self,
+        step: str,
+        _prompt: str,
+        _response: AgentResponse,
+        _patch: str | None = None,
+        _path: str = "",
     ) -> None:
         """Refuse to record: a run in the journal is replayed, never written to."""
         msg = f"a run in the journal is only replayed; cannot keep {step!r}'s answer"

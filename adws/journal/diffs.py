@@ -41,10 +41,11 @@ _INSERT: Final = (
 def diff_statements(event: WorktreeRecorded, *, transcripts: bool = True) -> list[Statement]:
     """Return what keeping an attempt's diff writes: its text (when kept) and its row.
 
-    An event that carries no diff (a worktree made or removed, or a diff git
-    could not make) writes nothing.
+    An event of no attempt (a worktree made or removed) writes nothing; an
+    attempt whose diff git could not make writes a row with no diff, so a
+    reviewer is told, never shown an earlier attempt's diff as the latest.
     """
-    if event.diff is None:
+    if event.state != "present" or not event.attempt_path:
         return []
     statements: list[Statement] = []
     digest, size = kept_text(event.diff, DIFF_LIMIT, statements, keep=transcripts)
@@ -68,6 +69,8 @@ class DiffRecord:
     """The patch from the base; `text` is None when transcripts were off or it cannot be read."""
     problems: tuple[str, ...] = ()
     """What of the row could not be read (a corrupt or forged journal); () when all could."""
+    taken: bool = True
+    """False when git could not make the attempt's diff (then `diff` is empty and unread)."""
 
 
 def _record(row: Sequence[Any]) -> DiffRecord:
@@ -76,8 +79,11 @@ def _record(row: Sequence[Any]) -> DiffRecord:
     attempt = checked_whole(row[1], "attempt", problems)
     label = checked_text(row[2], "label", problems)
     recorded = checked_text(row[3], "recorded", problems)
-    diff = read_text("diff", row[4:7], problems, optional=False) or Text("", 0, None)
-    return DiffRecord(step, attempt, label, recorded, diff, tuple(problems))
+    diff = read_text("diff", row[4:7], problems)
+    taken = diff is not None
+    return DiffRecord(
+        step, attempt, label, recorded, diff or Text("", 0, None), tuple(problems), taken=taken
+    )
 
 
 def diffs_of(

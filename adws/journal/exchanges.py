@@ -141,7 +141,7 @@ def exchange_statements(event: AgentExchanged, *, transcripts: bool = True) -> l
     prompt = kept_text(event.prompt, limit, statements, keep=transcripts)
     answer = kept_text(event.answer, limit, statements, keep=transcripts)
     stderr = kept_text(event.stderr or None, limit, statements, keep=transcripts)
-    patch = kept_text(event.patch or None, limit, statements, keep=transcripts)
+    patch = kept_text(event.patch, limit, statements, keep=transcripts)  # "": nothing changed
     usage = event.usage or Usage()
     error = event.error
     statements.append(
@@ -217,7 +217,7 @@ class ExchangeRecord:
     problems: tuple[str, ...] = ()
     """What of the row could not be read (a corrupt or forged journal); () when all could."""
     patch: Text | None = None
-    """What the call changed in its worktree (None: nothing, or it ran in no worktree)."""
+    """What the call changed in its worktree ("" for nothing; None: no worktree, or not taken)."""
 
 
 def inflate(data: object, size: int) -> str:

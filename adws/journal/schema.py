@@ -178,7 +178,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         (
             "CREATE TABLE diffs (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL,"
             " step TEXT NOT NULL, attempt INTEGER NOT NULL, label TEXT NOT NULL,"
-            " recorded TEXT NOT NULL, diff TEXT NOT NULL, diff_size INTEGER NOT NULL)"
+            " recorded TEXT NOT NULL, diff TEXT, diff_size INTEGER)"
         ),
         "CREATE INDEX diffs_by_run ON diffs(run_id, step, attempt)",
     ),

@@ -200,6 +200,7 @@ def diff_dict(record: DiffRecord) -> dict[str, object]:
         "sha256": diff.digest,
         "size": diff.size,
         "cut": diff.cut,
+        "taken": record.taken,
         "text": diff.text,
     }
 
@@ -214,6 +215,8 @@ def diff_heading(record: DiffRecord, where: str) -> str:
     size = f"{diff.size:,} bytes"
     if record.problems:
         return f"{head}: unreadable ({size}; the rows it cannot read are named on stderr)"
+    if not record.taken:
+        return f"{head}: not taken (git could not make it; the worktree's branch holds the work)"
     if diff.text is None:
         return f"{head}: not kept ({size}, sha256 {diff.digest}…; transcripts were off)"
     if diff.cut:

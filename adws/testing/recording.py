@@ -30,6 +30,7 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeAlias, final
@@ -53,6 +54,7 @@ Mode: TypeAlias = Literal["replay", "record", "auto"]
 _MODES: Final = ("replay", "record", "auto")
 _DIFF_LINES: Final = 60
 _FIELDS: Final = frozenset({"step", "prompt_sha256", "prompt", "text"})
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _digest(prompt: str) -> str:
@@ -88,9 +90,14 @@ class Cassette(Protocol):
         """Return every prompt recorded for `step`."""
 
     def keep(
-        self, step: str, prompt: str, response: AgentResponse, patch: str | None = None
+        self,
+        step: str,
+        prompt: str,
+        response: AgentResponse,
+        patch: str | None = None,
+        path: str = "",
     ) -> None:
-        """Record `response` as the answer to this step and prompt (and what it changed)."""
+        """Record `response` as the answer to this step and prompt (what it changed, who asked)."""
 
 
 @final
@@ -106,8 +113,9 @@ class Recording:
         """Load the answers at `path` (no file yet is no answers)."""
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._answers: dict[tuple[str, str], dict[str, object]] = {
-            (str(entry["step"]), str(entry["prompt_sha256"])): entry for entry in self._load()
+        self._answers: dict[tuple[str, str, str], dict[str, object]] = {
+            (str(entry.get("path", "")), str(entry["step"]), str(entry["prompt_sha256"])): entry
+            for entry in self._load()
         }
 
     @property
@@ -127,22 +135,44 @@ class Recording:
             raise ValueError(msg) from exc
         return list(entries)
 
-    def find(self, step: str, prompt: str, _path: str = "") -> dict[str, object] | None:
-        """Return the answer recorded for this step and prompt, if any (whatever the path)."""
+    def find(self, step: str, prompt: str, path: str = "") -> dict[str, object] | None:
+        """Return the answer recorded for this step and prompt, if any.
+
+        The one recorded on `path` (the attempt asking: a branch `best[1]`)
+        first, so branches that ask one prompt get their own answers back;
+        else the first recorded for the step and prompt on any path.
+        """
+        digest = _digest(prompt)
         with self._lock:
-            return self._answers.get((step, _digest(prompt)))
+            found = self._answers.get((path, step, digest))
+            if found is not None:
+                return found
+            return next(
+                (e for (_, name, key), e in self._answers.items() if (name, key) == (step, digest)),
+                None,
+            )
 
     def prompts(self, step: str) -> list[str]:
         """Return every prompt recorded for `step`."""
         with self._lock:
-            return [str(e["prompt"]) for (name, _), e in self._answers.items() if name == step]
+            found = (str(e["prompt"]) for (_, name, _), e in self._answers.items() if name == step)
+            return list(dict.fromkeys(found))
 
     def keep(
-        self, step: str, prompt: str, response: AgentResponse, patch: str | None = None
+        self,
+        step: str,
+        prompt: str,
+        response: AgentResponse,
+        patch: str | None = None,
+        path: str = "",
     ) -> None:
         """Record `response` as the answer to this step and prompt, and save the file.
 
-        `patch` is what the call changed in its worktree (kept when not empty).
+        `patch` is what the call changed in its worktree ("" for nothing;
+        None outside a worktree, or when git could not take it); `path`
+        names the attempt that asked (a branch `best[1]`). The file is JSON
+        in UTF-8 with every other character as it is; a lone surrogate (a
+        byte of a file that is not UTF-8, in a patch) is written escaped.
         """
         digest = _digest(prompt)
         entry: dict[str, object] = {
@@ -151,13 +181,17 @@ class Recording:
             "prompt": prompt,
             "text": response.text,
             "usage": None if response.usage is None else response.usage.to_dict(),
-            **({"patch": patch} if patch else {}),
+            **({} if patch is None else {"patch": patch}),
+            **({"path": path} if path else {}),
         }
         with self._lock:
-            self._answers[(step, digest)] = entry
+            self._answers[(path, step, digest)] = entry
             self.path.parent.mkdir(parents=True, exist_ok=True)
             payload = {"version": 1, "answers": list(self._answers.values())}
-            text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+            text = _SURROGATE.sub(
+                lambda found: f"\\u{ord(found.group()):04x}",
+                json.dumps(payload, indent=2, ensure_ascii=False) + "\n",
+            )
             temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
             temporary.write_text(text, encoding="utf-8")
             temporary.replace(self.path)
@@ -215,7 +249,7 @@ class RecordingAgent:
         answer = self.inner(request)
         if isinstance(answer, IOSuccess):
             response = unsafe_perform_io(answer.unwrap())
-            self.recording.keep(request.step_name, key, response, edits.patch())
+            self.recording.keep(request.step_name, key, response, edits.patch(), path)
         return answer
 
     def _apply(self, request: AgentRequest, found: Mapping[str, object]) -> PipelineError | None:
@@ -226,16 +260,23 @@ class RecordingAgent:
         folder = current_worktree()
         if why is not None:
             why = f"the answer {self!r} holds for {where} cannot be replayed: {why}"
-        elif not isinstance(patch, str) or not patch:
-            return None
-        elif folder is None:
+        elif folder is None and patch:
             why = (
                 f"the answer {self!r} holds for {where} changed files in a worktree,"
                 " but this call runs in none"
             )
+        elif folder is None or patch == "":
+            return None
+        elif not isinstance(patch, str | list):
+            why = (
+                f"the answer {self!r} holds for {where} comes with no record of what it changed"
+                " in its worktree (it was recorded outside one, before adws kept patches, or"
+                " git could not take it): record the run again"
+            )
         else:
             try:
-                apply_patch(folder, patch, current_gitdir())
+                for each in [patch] if isinstance(patch, str) else patch:
+                    apply_patch(folder, str(each), current_gitdir())
             except GitError as exc:
                 why = (
                     f"{self!r}: the change the recorded answer of {where} made does not apply"

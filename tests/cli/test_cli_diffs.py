@@ -170,6 +170,7 @@ def test_status_step_json_holds_the_diffs(reviewed: tuple[Path, str]) -> None:
         "sha256": diff["sha256"],
         "size": 393,
         "cut": False,
+        "taken": True,
     }
     assert "\x1b" not in out  # the escape is JSON's own: \u001b
 

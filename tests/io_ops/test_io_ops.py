@@ -97,3 +97,24 @@ def test_a_line_listener_hears_each_line_and_skips_one_too_long() -> None:
 def test_silence_past_the_idle_timeout_stops_the_group() -> None:
     outcome = io_ops.run_process(["sh", "-c", "echo hi; sleep 30"], idle_timeout=0.3, grace=0.2)
     assert (outcome.hung, outcome.stdout, outcome.finished) == (True, "hi\n", False)
+
+
+def test_an_input_that_cannot_be_written_as_bytes_starts_no_process(tmp_path: Path) -> None:
+    """A lone high surrogate has no byte form: the call says so, and nothing was started."""
+    marker = tmp_path / "started"
+    outcome = io_ops.run_process(
+        ["sh", "-c", f"touch {marker}; cat"], stdin_text="a\ud800b", timeout=10
+    )
+    assert (outcome.returncode, outcome.finished) == (None, False)
+    assert outcome.error == (
+        "sh: its input cannot be written as bytes (surrogates not allowed at 1)"
+    )
+    assert not marker.exists()
+
+
+def test_bytes_that_are_not_utf8_come_back_as_they_were_when_asked() -> None:
+    outcome = io_ops.run_process(
+        ["printf", "caf\\351"], timeout=10, stdout_errors="surrogateescape"
+    )
+    assert outcome.stdout == "caf\udce9"
+    assert outcome.stdout.encode("utf-8", "surrogateescape") == b"caf\xe9"

@@ -93,11 +93,14 @@ def test_a_call_in_a_worktree_keeps_what_it_changed_and_one_outside_keeps_nothin
     assert plain.patch is None
 
 
-def test_a_call_that_changed_nothing_keeps_no_patch(journal_at: str, tmp_path: Path) -> None:
+def test_a_call_that_changed_nothing_keeps_an_empty_patch_not_none(
+    journal_at: str, tmp_path: Path
+) -> None:
+    """Nothing changed is kept as such: a replay tells it from not recorded."""
     journal = Journal(journal_at)
     journaled(journal, in_worktree("STATUS: done\nNOTE: read only\n"), make_repo(tmp_path / "repo"))
     [call] = exchanges(journal, "r")
-    assert call.patch is None
+    assert call.patch == Text(text_digest(""), 0, "")
 
 
 def test_each_attempt_in_a_worktree_keeps_its_diff_from_the_base(
@@ -152,7 +155,9 @@ def test_a_diff_past_the_cap_keeps_its_first_bytes_and_its_whole_size() -> None:
 
 def test_without_transcripts_a_diff_and_a_patch_keep_only_their_hash_and_size() -> None:
     journal = Journal(":memory:")
-    event = WorktreeRecorded("r", "s", "a", "/r", "/w", "br", "b", "t", "present", "", "+x\n")
+    event = WorktreeRecorded(
+        "r", "s", "a", "/r", "/w", "br", "b", "t", "present", "", "+x\n", "s", 1
+    )
     journal.apply(diff_statements(event, transcripts=False))
     call = AgentExchanged(
         "r", "s", 1, "s", "p", "a", 0, "", None, 0.1, None, None, 100, patch="+y\n"
@@ -276,3 +281,34 @@ def test_an_answer_whose_patch_was_not_kept_cannot_be_replayed(*, transcripts: b
         }
     )
     assert found == expected
+
+
+def test_what_a_call_with_no_answer_changed_comes_back_with_the_next_answer(
+    tmp_path: Path,
+) -> None:
+    """A timed-out call leaves its edits: the next answer of its path puts both back, in order."""
+    journal = Journal(tmp_path / "runs.db")
+    rows = (("s", None, "+A\n"), ("other", None, "+O\n"), ("s", "done", "+B\n"), ("s", "again", ""))
+    for path, answer, patch in rows:
+        event = AgentExchanged(
+            "r", path, 1, "s", "p", answer, 0, "", None, 0.1, None, None, 100, patch=patch
+        )
+        journal.apply(exchange_statements(event))
+    cassette = JournalCassette(journal, "r")
+    assert cassette.find("s", "p", "s") == {"text": "done", "patch": ["+A\n", "+B\n"]}
+    assert cassette.find("s", "p", "s") == {"text": "again", "patch": ""}
+
+
+def test_a_change_not_kept_by_a_call_with_no_answer_makes_the_next_unreplayable() -> None:
+    journal = Journal(":memory:")
+    for answer, patch in ((None, "+A\n"), ("done", "+B\n")):
+        event = AgentExchanged(
+            "r", "s", 1, "s", "p", answer, 0, "", None, 0.1, None, None, 2, patch=patch
+        )
+        journal.apply(exchange_statements(event))
+    assert JournalCassette(journal, "r").find("s", "p", "s") == {
+        "text": "do",
+        "unreplayable": (
+            "its change to the worktree (3 bytes) was kept only in part, past the step's output cap"
+        ),
+    }

@@ -100,6 +100,19 @@ def test_status_says_a_diff_that_changed_nothing_is_no_change() -> None:
     ]
 
 
+def test_a_diff_git_could_not_make_is_said_to_be_not_taken() -> None:
+    """Never hidden behind an earlier attempt's diff: the reviewer is told, and where the work is."""
+    untaken = DiffRecord("fix", 2, "fix", "t", Text("", 0, None), taken=False)
+    shows = "adws status r1 --step fix --attempt 2 -v"
+    assert step_diff_lines([untaken], shows, verbose=True, colour=False) == [
+        "",
+        (
+            "diff of worktree fix (attempt 2): not taken (git could not make it; the worktree's"
+            " branch holds the work)"
+        ),
+    ]
+
+
 def test_approvals_names_a_row_it_cannot_read() -> None:
     unreadable = diff(None, size=0, problems=("diff_size is not a whole number",))
     assert review_lines([unreadable], "r1", colour=False) == [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from returns.io import IOFailure, IOSuccess
@@ -19,6 +20,7 @@ from adws import (
 )
 from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
 from adws.testing import RecordingAgent
+from adws.testing.recording import Recording
 from tests.workspaces.conftest import git, make_repo
 
 ANSWER = "STATUS: done\nNOTE: wrote it\n"
@@ -69,12 +71,12 @@ def test_a_recording_keeps_each_calls_change_and_a_replay_puts_it_back(tmp_path:
     )
 
 
-def test_an_answer_that_changed_nothing_records_no_patch(tmp_path: Path) -> None:
+def test_an_answer_that_changed_nothing_records_an_empty_patch(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     path = tmp_path / "answers.json"
     execute(in_worktree(RecordingAgent(ScriptedAgent([ANSWER]), path, "record")), repo, "r1")
     [entry] = json.loads(path.read_text())["answers"]
-    assert "patch" not in entry
+    assert (entry["patch"], entry["path"]) == ("", "fix")
 
 
 def test_an_answer_that_changed_a_worktree_is_refused_outside_one(tmp_path: Path) -> None:
@@ -106,7 +108,12 @@ class Unreplayable:
         return []
 
     def keep(
-        self, _step: str, _prompt: str, _response: AgentResponse, _patch: str | None = None
+        self,
+        _step: str,
+        _prompt: str,
+        _response: AgentResponse,
+        _patch: str | None = None,
+        _path: str = "",
     ) -> None:
         raise AssertionError
 
@@ -120,3 +127,58 @@ def test_an_answer_whose_change_was_not_kept_is_refused_with_the_reason(tmp_path
         "the answer RecordingAgent('a cut journal', mode='replay') holds for step 'edit'"
         " cannot be replayed: it was kept only in part"
     )
+
+
+def latin1(request: AgentRequest) -> str:
+    assert request.cwd is not None
+    (Path(request.cwd) / "notes.txt").write_bytes(b"caf\xe9\n")
+    return ANSWER
+
+
+def test_a_recording_file_keeps_bytes_that_are_not_utf8_and_puts_them_back(
+    tmp_path: Path,
+) -> None:
+    """The file stays UTF-8 JSON: a byte of a Latin-1 file is written as an escape."""
+    repo = make_repo(tmp_path / "repo")
+    path = tmp_path / "answers.json"
+    execute(in_worktree(RecordingAgent(ScriptedAgent([latin1]), path, "record")), repo, "r1")
+    saved = path.read_bytes()
+    assert b"caf\\udce9" in saved
+    saved.decode("utf-8")  # every byte of it is UTF-8
+    replayed = execute(in_worktree(RecordingAgent(None, path)), repo, "r2")
+    assert isinstance(replayed, WorkflowContext)
+    commit = replayed.inputs["fix_commit"]
+    shown = subprocess.run(
+        ["git", "-C", str(repo), "show", f"{commit}:notes.txt"], capture_output=True, check=True
+    )
+    assert shown.stdout == b"caf\xe9\n"
+
+
+def test_an_answer_recorded_with_no_patch_is_refused_in_a_worktree(tmp_path: Path) -> None:
+    """An answer from before patches were kept cannot say what it changed: it is not guessed."""
+    repo = make_repo(tmp_path / "repo")
+    path = tmp_path / "answers.json"
+    execute(in_worktree(RecordingAgent(ScriptedAgent([edit]), path, "record")), repo, "r1")
+    kept = json.loads(path.read_text())
+    del kept["answers"][0]["patch"]
+    path.write_text(json.dumps(kept))
+    failed = execute(in_worktree(RecordingAgent(None, path)), repo, "r2")
+    assert isinstance(failed, PipelineError)
+    assert failed.message == (
+        f"the answer RecordingAgent({str(path)!r}, mode='replay') holds for step 'edit' comes"
+        " with no record of what it changed in its worktree (it was recorded outside one,"
+        " before adws kept patches, or git could not take it): record the run again"
+    )
+
+
+def test_a_recording_file_gives_each_branch_the_answer_it_recorded(tmp_path: Path) -> None:
+    """One prompt asked by two branches: each path gets its own, an unknown path the first."""
+    path = tmp_path / "answers.json"
+    recording = Recording(path)
+    for branch in ("best[0]", "best[1]"):
+        recording.keep("impl", "same", AgentResponse(branch), f"+{branch}\n", branch)
+    again = Recording(path)
+    found = [again.find("impl", "same", p) for p in ("best[1]", "best[0]", "x")]
+    assert [None if f is None else f["text"] for f in found] == ["best[1]", "best[0]", "best[0]"]
+    assert again.prompts("impl") == ["same"]
+    assert again.find("impl", "other", "best[0]") is None

@@ -22,6 +22,7 @@ from adws import (
 from adws.engine.scope import in_worktree
 from adws.journal import Journal, JournalObserver
 from adws.journal.diffs import diffs_of
+from adws.journal.exchanges import Text
 from adws.journal.workspaces import worktrees_of
 from adws.workspaces.patches import CallEdits, GitError, apply_patch, patch_between, snapshot
 from tests.workspaces.conftest import git, make_repo
@@ -175,8 +176,8 @@ def test_a_worktree_git_cannot_read_takes_no_patch_and_the_call_goes_on(tmp_path
     assert edits.patch() is None
 
 
-def test_an_attempt_whose_diff_git_cannot_print_is_journaled_without_one(tmp_path: Path) -> None:
-    """A diff past git's output cap (64 MiB) is not taken; the attempt and its commit go on."""
+def test_an_attempt_whose_diff_git_cannot_print_is_journaled_as_not_taken(tmp_path: Path) -> None:
+    """A diff past git's output cap (64 MiB) is journaled as not taken; the commit goes on."""
     repo = make_repo(tmp_path / "repo")
 
     def huge(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
@@ -192,6 +193,58 @@ def test_an_attempt_whose_diff_git_cannot_print_is_journaled_without_one(tmp_pat
         worktrees=str(tmp_path / "wt"),
     )
     assert isinstance(done, IOSuccess)
-    assert diffs_of(journal, "r") == []
+    [diff] = diffs_of(journal, "r")
+    assert (diff.step, diff.taken, diff.diff, diff.problems) == (
+        "big",
+        False,
+        Text("", 0, None),
+        (),
+    )
     [record] = worktrees_of(journal, "r")
     assert record.state == "removed"
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["copy from ../secret.txt\ncopy to stolen", "rename from ../secret.txt\nrename to stolen"],
+)
+def test_a_patch_that_copies_or_renames_is_refused_before_git_reads_anything(
+    tmp_path: Path, header: str
+) -> None:
+    """A copy's source may lie outside the worktree: adws's patches never copy, so none is taken."""
+    repo = make_repo(tmp_path / "repo")
+    (tmp_path / "secret.txt").write_text("SECRET\n")
+    forged = f"diff --git a/../secret.txt b/stolen\nsimilarity index 100%\n{header}\n"
+    with pytest.raises(GitError, match=r"^the patch is not one adws makes \(it copies or renames"):
+        apply_patch(repo, forged)
+    assert not (repo / "stolen").exists()
+
+
+def test_a_patch_holding_what_no_file_byte_makes_is_refused(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    with pytest.raises(GitError, match=r"^the patch is not one adws makes \(it holds '\\ud800'\)$"):
+        apply_patch(repo, "diff --git a/x b/x\n+\ud800\n")
+
+
+def test_a_patch_whose_files_differ_away_from_its_context_is_refused_and_taken_back(
+    tmp_path: Path,
+) -> None:
+    """`git apply` checks three lines around a change; adws checks the whole file before and after."""
+    repo = make_repo(tmp_path / "repo")
+    lines = [f"line {n}\n" for n in range(1, 21)]
+    (repo / "long.txt").write_text("".join(lines))
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "a long file")
+    other = twin(repo, tmp_path / "other")
+    before = snapshot(repo)
+    (repo / "long.txt").write_text("".join(["LINE 1\n", *lines[1:]]))
+    patch = patch_between(repo, before, snapshot(repo))
+    elsewhere = "".join([*lines[:-1], "line 20, changed here\n"])
+    (other / "long.txt").write_text(elsewhere)
+    with pytest.raises(GitError) as refused:
+        apply_patch(other, patch)
+    assert str(refused.value) == (
+        "the patch applies, but the files it changes were not what they were when it was made:"
+        " long.txt (the worktree is left as it was)"
+    )
+    assert (other / "long.txt").read_text() == elsewhere
