@@ -12,7 +12,8 @@ every file's stat; a checkout writes every file). Two more rows per
 repository price what replay costs a run: the patch an agent call in a
 worktree journals (a snapshot of the worktree before the call and after
 it, then the diff between them), and a replay putting that patch back
-(`git apply`), each beside the snapshot alone.
+(`git apply`, then the change taken again and every file it touches
+checked against the patch), each beside the snapshot alone.
 """
 
 from __future__ import annotations
@@ -166,7 +167,8 @@ def render(results: dict[str, Any]) -> list[str]:
                 f"diff | {row['patch_ms']:.0f} ms (one snapshot: {row['snapshot_ms']:.0f}) | |"
             ),
             (
-                f"| a replay putting that patch back, {label} (git apply) | "
+                f"| a replay putting that patch back, {label}: git apply, then every file it"
+                f" changes checked | "
                 f"{row['apply_ms']:.0f} ms | |"
             ),
         ]
