@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -170,6 +171,18 @@ def start_adws(
         text=True,
         **popen,
     )
+
+
+def adws_json(
+    project: Path, *argv: str, seed: int, timeout: float = 180
+) -> tuple[int, dict[str, object], str]:
+    """Run `adws ARGV` (a `--json` command) in its own process with `PYTHONHASHSEED=seed`.
+
+    Return its exit code, its JSON report (`{}` when it printed none) and its stderr.
+    """
+    process = start_adws(project, *argv, env={"PYTHONHASHSEED": str(seed)})
+    out, err = process.communicate(timeout=timeout)
+    return process.returncode, json.loads(out or "{}"), err
 
 
 def dead_pid() -> int:

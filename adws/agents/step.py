@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from adws.engine.context import WorkflowContext
 
-__all__ = ["AgentSpec", "agent_step", "budget_question", "compose_prompt"]
+__all__ = ["AgentSpec", "agent_step", "asking_path", "budget_question", "compose_prompt"]
 
 _T = TypeVar("_T")
 
@@ -265,6 +265,14 @@ def _lost(answer: IOResult[AgentResponse, PipelineError]) -> str | None:
     return lost_session(unsafe_perform_io(answer.failure()))
 
 
+def asking_path(request: AgentRequest) -> str:
+    """Name the attempt a call belongs to as the journal records it: the step or branch path.
+
+    Outside a run's attempt it is the request's branch, else its step.
+    """
+    return current_attempt()[0] or request.branch or request.step_name
+
+
 def _exchanged(
     request: AgentRequest,
     answer: IOResult[AgentResponse, PipelineError],
@@ -293,11 +301,11 @@ def _exchanged(
         usage = usage_of_failure(details)
     error = None if isinstance(checked, IOSuccess) else unsafe_perform_io(checked.failure())
     scope = current_scope()
-    path, attempt = current_attempt()
+    attempt = current_attempt()[1]
     scope.emit(
         AgentExchanged(
             scope.run_id,
-            path or request.branch or request.step_name,
+            asking_path(request),
             attempt or request.attempt,
             request.step_name,
             request.prompt,

@@ -143,7 +143,6 @@ class JournalCassette:
             self._journal[str(journal.path.resolve().parent)] = JOURNAL
         self._lock = threading.Lock()
         self._answers: dict[tuple[str, str, str], deque[dict[str, object]]] = {}
-        self._paths: dict[tuple[str, str], list[str]] = {}
         self._prompts: dict[str, dict[str, str]] = {}
         recorded = exchanges(journal, run_id)
         roots = (worktrees_root(each.path, run_id) for each in worktrees_of(journal, run_id))
@@ -165,8 +164,6 @@ class JournalCassette:
             earlier = unanswered.pop(exchange.step, [])
             entry = {"text": answer.text, **_together(earlier, change)}
             key = (exchange.step, exchange.asked_by, digest)
-            if key not in self._answers:
-                self._paths.setdefault(key[1:], []).append(exchange.step)
             self._answers.setdefault(key, deque()).append(entry)
             self._prompts.setdefault(exchange.asked_by, {})[digest] = stable
         if recorded and not self._answers:
@@ -193,12 +190,12 @@ class JournalCassette:
         """
         digest = text_digest(stable_prompt(prompt, "", self._journal))
         with self._lock:
-            found = self._answers.get((path, step, digest))
-            if not found:
-                paths = self._paths.get((step, digest))
-                if not paths:
-                    return None
-                found = self._answers[(paths[0], step, digest)]
+            found = self._answers.get((path, step, digest)) or next(
+                (q for (_, name, key), q in self._answers.items() if (name, key) == (step, digest)),
+                None,
+            )
+            if found is None:
+                return None
             return found.popleft() if len(found) > 1 else found[0]
 
     def prompts(self, step: str) -> list[str]:

@@ -86,17 +86,19 @@ def _record(row: Sequence[Any]) -> DiffRecord:
     )
 
 
+_SELECT: Final = (
+    "SELECT x.step, x.attempt, x.label, x.recorded, x.diff, x.diff_size, t.data"
+    " FROM diffs AS x LEFT JOIN texts AS t ON t.hash = x.diff WHERE x.run_id = ?"
+)
+
+
 def diffs_of(
     journal: Journal, run_id: str, *, step: str | None = None, attempt: int | None = None
 ) -> list[DiffRecord]:
     """List a run's worktree diffs in the order they were taken (of one step or attempt)."""
     if not journal.has_table("diffs"):
         return []  # a journal read without being migrated (schema 15) kept none
-    sql = (
-        "SELECT x.step, x.attempt, x.label, x.recorded, x.diff, x.diff_size, t.data"
-        " FROM diffs AS x LEFT JOIN texts AS t ON t.hash = x.diff WHERE x.run_id = ?"
-        " AND (? IS NULL OR x.step = ?) AND (? IS NULL OR x.attempt = ?) ORDER BY x.id"
-    )
+    sql = f"{_SELECT} AND (? IS NULL OR x.step = ?) AND (? IS NULL OR x.attempt = ?) ORDER BY x.id"
     params = (run_id, step, step, attempt, attempt)
     return [_record(row) for row in journal.query(sql, params)]
 
@@ -104,9 +106,14 @@ def diffs_of(
 def latest_diffs(journal: Journal, run_id: str) -> list[DiffRecord]:
     """Return each worktree's latest diff, in the order the worktrees were first diffed.
 
-    What a reviewer approves: the change each worktree holds now.
+    What a reviewer approves: the change each worktree holds now. Only
+    those rows are read (an earlier attempt's diff is never inflated).
     """
-    latest: dict[str, DiffRecord] = {}
-    for record in diffs_of(journal, run_id):
-        latest[record.label] = record  # a dict keeps the first place of a key
-    return list(latest.values())
+    if not journal.has_table("diffs"):
+        return []
+    sql = (
+        f"{_SELECT} AND x.id IN (SELECT MAX(id) FROM diffs WHERE run_id = ? GROUP BY label)"  # noqa: S608 - fixed clauses, values bound
+        " ORDER BY (SELECT MIN(y.id) FROM diffs AS y WHERE y.run_id = x.run_id"
+        " AND y.label = x.label)"
+    )
+    return [_record(row) for row in journal.query(sql, (run_id, run_id))]

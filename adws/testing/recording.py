@@ -39,8 +39,8 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
+from adws.agents.step import asking_path
 from adws.engine.errors import ErrorType, PipelineError
-from adws.engine.retry import current_attempt
 from adws.engine.scope import current_gitdir, current_scope, current_worktree
 from adws.journal.cassette import WORKTREES, stable_prompt, worktrees_root
 from adws.workspaces.patches import CallEdits, GitError, apply_patch
@@ -235,7 +235,7 @@ class RecordingAgent:
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
         """Replay the recorded answer to this prompt, or ask `inner` and record it."""
         key = replay_key(request.prompt)
-        path = current_attempt()[0] or request.branch or request.step_name
+        path = asking_path(request)
         found = self.recording.find(request.step_name, key, path)
         if found is not None and self.mode != "record":
             unapplied = self._apply(request, found)

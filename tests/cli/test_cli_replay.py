@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Final
 
-from tests.conftest import start_adws
+from tests.conftest import adws_json
 from tests.workspaces.conftest import git, make_repo
 
 FLOWS: Final = r"""
@@ -45,17 +44,7 @@ fix = Workflow(
 
 def adws(project: Path, *argv: str, seed: int) -> tuple[int, dict[str, object], str]:
     """Run `adws ... --json` in its own process, journaling to project/runs.db."""
-    process = start_adws(
-        project,
-        *argv,
-        "--workflows",
-        "workflows",
-        "--json",
-        "-q",
-        env={"PYTHONHASHSEED": str(seed)},
-    )
-    out, err = process.communicate(timeout=120)
-    return process.returncode, json.loads(out or "{}"), err
+    return adws_json(project, *argv, "--workflows", "workflows", "--json", "-q", seed=seed)
 
 
 def outputs(report: dict[str, object]) -> dict[str, object]:

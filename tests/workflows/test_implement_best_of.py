@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -17,7 +16,7 @@ from adws.journal import Journal
 from adws.journal.workspaces import decide
 from adws.testing import FunctionAgent, RunReport, resume, run
 from adws.workspaces import Decision
-from tests.conftest import REPO, start_adws
+from tests.conftest import REPO, adws_json, start_adws
 from tests.workspaces.conftest import git, make_repo
 
 CHECK = "test ! -f notes.txt || test -f DONE || { echo 'DONE is missing'; exit 1; }"
@@ -251,18 +250,13 @@ def test_a_recorded_best_of_run_replays_offline_to_the_same_winner_and_merge(
         "check_command=grep -q 'Add a demo note' ADWS_DEMO.md",
     )
 
-    def adws(*more: str, seed: int) -> tuple[int, dict[str, object], str]:
-        process = start_adws(tmp_path, *more, env={"PYTHONHASHSEED": str(seed)})
-        out, err = process.communicate(timeout=180)
-        return process.returncode, json.loads(out or "{}"), err
-
-    code, recorded, err = adws(*argv, seed=1)
+    code, recorded, err = adws_json(tmp_path, *argv, seed=1)
     assert code == 3
     assert err.startswith(
         f"implement_best_of waiting for approval at approve (run {recorded['run_id']})"
     )
     run_id = str(recorded["run_id"])
-    code, replayed, err = adws(*argv, "--replay", run_id, "--agent", "false", seed=2)
+    code, replayed, err = adws_json(tmp_path, *argv, "--replay", run_id, "--agent", "false", seed=2)
     assert code == 3
     assert err.startswith(
         f"implement_best_of waiting for approval at approve (run {replayed['run_id']}):"

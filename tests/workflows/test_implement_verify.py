@@ -14,7 +14,7 @@ from adws import PipelineError, Workflow, WorkflowContext, run_workflow
 from adws.agents import AgentRequest, ScriptedAgent
 from adws.agents.swap import use_agent
 from adws.cli import main
-from tests.conftest import start_adws
+from tests.conftest import adws_json
 from tests.workflows.conftest import SHIPPED
 from tests.workspaces.conftest import git, make_repo
 
@@ -187,13 +187,6 @@ def test_old_failures_are_not_fed_back_and_an_edited_test_is_tampered(
     assert final.inputs["implement_verified_failures"] == ("tests/test_old.py::test_broken",)
 
 
-def adws_json(project: Path, *argv: str, seed: int) -> tuple[int, dict[str, object], str]:
-    """Run `adws ... --json -q` in a process of its own, journaling to project/runs.db."""
-    process = start_adws(project, *argv, "--json", "-q", env={"PYTHONHASHSEED": str(seed)})
-    out, err = process.communicate(timeout=180)
-    return process.returncode, json.loads(out or "{}"), err
-
-
 @pytest.mark.agent_process  # the demo agent runs once, for the recording
 def test_a_recorded_run_replays_offline_files_checks_and_report_included(tmp_path: Path) -> None:
     """The checks pass on replay only because the demo agent's file is put back in the worktree."""
@@ -210,7 +203,8 @@ def test_a_recorded_run_replays_offline_files_checks_and_report_included(tmp_pat
         "-i",
         "check_command=grep -q 'Add a demo note' ADWS_DEMO.md",
     )
-    code, recorded, err = adws_json(tmp_path, *argv, "-i", f"output_dir={tmp_path / 'one'}", seed=1)
+    first_run = ("-i", f"output_dir={tmp_path / 'one'}", "--json", "-q")
+    code, recorded, err = adws_json(tmp_path, *argv, *first_run, seed=1)
     assert (code, err) == (0, "")
     run_id = str(recorded["run_id"])
     code, replayed, err = adws_json(
@@ -222,6 +216,8 @@ def test_a_recorded_run_replays_offline_files_checks_and_report_included(tmp_pat
         run_id,
         "--agent",
         "false",  # no agent answers a replay: this one would fail the run
+        "--json",
+        "-q",
         seed=2,
     )
     assert (code, err) == (0, "")
