@@ -92,15 +92,19 @@ _SELECT: Final = (
 )
 
 
+def _read(journal: Journal, clauses: str, params: tuple[object, ...]) -> list[DiffRecord]:
+    """Read the diffs rows `clauses` choose (after the run's own), texts included."""
+    if not journal.has_table("diffs"):
+        return []  # a journal read without being migrated (schema 15) kept none
+    return [_record(row) for row in journal.query(f"{_SELECT} {clauses}", params)]
+
+
 def diffs_of(
     journal: Journal, run_id: str, *, step: str | None = None, attempt: int | None = None
 ) -> list[DiffRecord]:
     """List a run's worktree diffs in the order they were taken (of one step or attempt)."""
-    if not journal.has_table("diffs"):
-        return []  # a journal read without being migrated (schema 15) kept none
-    sql = f"{_SELECT} AND (? IS NULL OR x.step = ?) AND (? IS NULL OR x.attempt = ?) ORDER BY x.id"
-    params = (run_id, step, step, attempt, attempt)
-    return [_record(row) for row in journal.query(sql, params)]
+    clauses = "AND (? IS NULL OR x.step = ?) AND (? IS NULL OR x.attempt = ?) ORDER BY x.id"
+    return _read(journal, clauses, (run_id, step, step, attempt, attempt))
 
 
 def latest_diffs(journal: Journal, run_id: str) -> list[DiffRecord]:
@@ -109,11 +113,9 @@ def latest_diffs(journal: Journal, run_id: str) -> list[DiffRecord]:
     What a reviewer approves: the change each worktree holds now. Only
     those rows are read (an earlier attempt's diff is never inflated).
     """
-    if not journal.has_table("diffs"):
-        return []
-    sql = (
-        f"{_SELECT} AND x.id IN (SELECT MAX(id) FROM diffs WHERE run_id = ? GROUP BY label)"  # noqa: S608 - fixed clauses, values bound
+    clauses = (
+        "AND x.id IN (SELECT MAX(id) FROM diffs WHERE run_id = ? GROUP BY label)"
         " ORDER BY (SELECT MIN(y.id) FROM diffs AS y WHERE y.run_id = x.run_id"
         " AND y.label = x.label)"
     )
-    return [_record(row) for row in journal.query(sql, (run_id, run_id))]
+    return _read(journal, clauses, (run_id, run_id))
