@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from adws._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from adws._exceptions import AdwsError
     from adws.agents import (
         AgentBackend,
         AgentRequest,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from adws.workspaces import approval_step, best_of, fast_forward, judge, worktree
 
 __all__ = [
+    "AdwsError",
     "AgentBackend",
     "AgentReport",
     "AgentRequest",
@@ -72,6 +74,7 @@ __all__ = [
 ]
 
 _HOMES = {
+    "AdwsError": "adws._exceptions",
     "AgentBackend": "adws.agents",
     "AgentReport": "adws.contract.validator",
     "AgentRequest": "adws.agents",

@@ -13,6 +13,8 @@ import math
 import re
 from typing import Final
 
+from adws._exceptions import DefinitionError, DefinitionTypeError
+
 __all__ = [
     "is_input_name",
     "require_callable",
@@ -31,7 +33,7 @@ def require_input_name(owner: str, field: str, value: object) -> None:
     >>> require_input_name("fan_out 'f'", "item", "An Item")
     Traceback (most recent call last):
     ...
-    ValueError: fan_out 'f': item 'An Item' is not an input name (lower_snake_case), so no placeholder could name it
+    adws._exceptions.DefinitionError: fan_out 'f': item 'An Item' is not an input name (lower_snake_case), so no placeholder could name it
     """  # noqa: E501
     require_type(owner, field, value, str, "an input name")
     if not is_input_name(value):
@@ -39,7 +41,7 @@ def require_input_name(owner: str, field: str, value: object) -> None:
             f"{owner}: {field} {value!r} is not an input name (lower_snake_case), so no "
             "placeholder could name it"
         )
-        raise ValueError(msg)
+        raise DefinitionError(msg)
 
 
 def is_input_name(key: object) -> bool:
@@ -59,11 +61,11 @@ def require_type(
     >>> require_type("Step 's'", "always_run", "yes", bool, "a bool")
     Traceback (most recent call last):
     ...
-    TypeError: Step 's': always_run must be a bool, got 'yes'
+    adws._exceptions.DefinitionTypeError: Step 's': always_run must be a bool, got 'yes'
     """
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         msg = f"{owner}: {field} must be {what}, got {value!r}"
-        raise TypeError(msg)
+        raise DefinitionTypeError(msg)
 
 
 def require_callable(owner: str, field: str, value: object, *, optional: bool = False) -> None:
@@ -72,14 +74,14 @@ def require_callable(owner: str, field: str, value: object, *, optional: bool = 
     >>> require_callable("agent_step 'a'", "agent", "claude -p")
     Traceback (most recent call last):
     ...
-    TypeError: agent_step 'a': agent must be callable, got 'claude -p'
+    adws._exceptions.DefinitionTypeError: agent_step 'a': agent must be callable, got 'claude -p'
     """
     if optional and value is None:
         return
     if not callable(value):
         what = "callable or None" if optional else "callable"
         msg = f"{owner}: {field} must be {what}, got {value!r}"
-        raise TypeError(msg)
+        raise DefinitionTypeError(msg)
 
 
 def require_count(owner: str, field: str, value: object, minimum: int = 1) -> None:
@@ -88,12 +90,12 @@ def require_count(owner: str, field: str, value: object, minimum: int = 1) -> No
     >>> require_count("RetryPolicy", "max_attempts", float("nan"))
     Traceback (most recent call last):
     ...
-    TypeError: RetryPolicy: max_attempts must be an int >= 1, got nan
+    adws._exceptions.DefinitionTypeError: RetryPolicy: max_attempts must be an int >= 1, got nan
     """
     require_type(owner, field, value, int, f"an int >= {minimum}")
     if value < minimum:  # type: ignore[operator] # an int, checked above
         msg = f"{owner}: {field} must be an int >= {minimum}, got {value!r}"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
 
 
 def require_seconds(
@@ -104,7 +106,7 @@ def require_seconds(
     >>> require_seconds("RetryPolicy", "jitter", float("inf"))
     Traceback (most recent call last):
     ...
-    ValueError: RetryPolicy: jitter must be a finite number >= 0.0, got inf
+    adws._exceptions.DefinitionError: RetryPolicy: jitter must be a finite number >= 0.0, got inf
     """
     if optional and value is None:
         return
@@ -112,4 +114,4 @@ def require_seconds(
     require_type(owner, field, value, (int, float), what)
     if not math.isfinite(value) or value < minimum:  # type: ignore[arg-type,operator] # a number, checked above
         msg = f"{owner}: {field} must be {what}, got {value!r}"
-        raise ValueError(msg)
+        raise DefinitionError(msg)

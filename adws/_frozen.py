@@ -17,6 +17,8 @@ from itertools import islice
 from types import MappingProxyType
 from typing import Any, Final, final
 
+from adws._exceptions import MissingKeyError
+
 __all__ = ["RECURSION_LIMIT", "FrozenMap", "ensure_recursion_limit", "freeze", "freeze_mapping"]
 
 RECURSION_LIMIT: Final = 4000
@@ -103,7 +105,7 @@ class FrozenMap(Mapping[str, Any]):
         """Return the value of `key` if this view holds it."""
         index, value = self._store[key]
         if index >= self._size:
-            raise KeyError(key)
+            raise MissingKeyError(key)
         return value
 
     def __contains__(self, key: object) -> bool:

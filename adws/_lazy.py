@@ -6,6 +6,8 @@ import importlib
 import sys
 from typing import TYPE_CHECKING
 
+from adws._exceptions import NoSuchNameError
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
@@ -21,7 +23,7 @@ def lazy_names(
         home = homes.get(name)
         if home is None:
             msg = f"module {package!r} has no attribute {name!r}"
-            raise AttributeError(msg)
+            raise NoSuchNameError(msg)
         value = getattr(importlib.import_module(home), name)
         setattr(sys.modules[package], name, value)
         return value

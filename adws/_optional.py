@@ -13,6 +13,8 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from adws._exceptions import MissingExtraError
+
 if TYPE_CHECKING:
     import types
 
@@ -32,5 +34,5 @@ def import_optional(name: str) -> types.ModuleType:
     file = getattr(module, "__file__", None)
     if file is not None and Path(file).resolve().parent in WORKFLOW_FOLDERS:
         msg = f"No module named {name!r} is installed ({file} in the workflows folder has its name)"
-        raise ImportError(msg)
+        raise MissingExtraError(msg)
     return module

@@ -8,6 +8,8 @@ function-local import or an annotation. Run alone: `make layout`.
 from __future__ import annotations
 
 import ast
+import builtins
+import importlib
 from pathlib import Path
 from typing import Final
 
@@ -16,13 +18,21 @@ from tests.conftest import REPO
 PACKAGE: Final = REPO / "adws"
 
 LAYERS: Final[tuple[tuple[str, ...], ...]] = (
-    ("adws._checks", "adws._frozen", "adws._lazy", "adws._optional", "adws.io_ops"),
+    (
+        "adws._checks",
+        "adws._exceptions",
+        "adws._frozen",
+        "adws._lazy",
+        "adws._optional",
+        "adws.io_ops",
+    ),
     ("adws.engine", "adws.contract"),
     ("adws.shell", "adws.workspaces"),
     ("adws.agents",),
-    ("adws.check", "adws.discovery", "adws.flows", "adws.interrupts", "adws.otel", "adws.summary"),
+    ("adws.check", "adws.discovery", "adws.flows", "adws.otel"),
     ("adws.journal",),
     ("adws.render",),
+    ("adws.runs",),
     ("adws.batch",),
     ("adws.testing",),
     ("adws.cli", "adws", "adws.__main__"),
@@ -250,3 +260,64 @@ def test_an_import_from_a_lower_layer_to_a_higher_one_is_named() -> None:
         -1,
         len(LAYERS) - 1,
     )
+
+
+SIGNALS: Final = frozenset({"KeyboardInterrupt", "SystemExit"})
+"""What adws may raise outside `AdwsError`: a stopped step and a program's end (not errors)."""
+_BUILTIN_EXCEPTIONS: Final = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+
+
+def builtin_raises(known: dict[str, Path]) -> list[str]:
+    """List each `raise` of a builtin exception (a signal aside): adws raises its own classes."""
+    found = []
+    for name, path in known.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Raise) or node.exc is None:
+                continue
+            raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(raised, ast.Name) and raised.id in _BUILTIN_EXCEPTIONS - SIGNALS:
+                found.append(f"{name}:{node.lineno} raises {raised.id}")
+    return found
+
+
+def rootless_exceptions(known: dict[str, Path]) -> list[str]:
+    """List the exception classes adws defines outside `AdwsError` (signals aside)."""
+    from adws._exceptions import AdwsError  # noqa: PLC0415 - the root, imported as the test runs
+
+    found: list[str] = []
+    for name in known:
+        if name.endswith("__main__"):
+            continue
+        found.extend(
+            f"{name}.{value.__qualname__}"
+            for value in vars(importlib.import_module(name)).values()
+            if isinstance(value, type)
+            and value.__module__ == name
+            and issubclass(value, BaseException)
+            and not issubclass(value, (AdwsError, KeyboardInterrupt))
+        )
+    return found
+
+
+def test_adws_raises_no_builtin_exception_but_a_signal() -> None:
+    assert builtin_raises(modules()) == []
+
+
+def test_every_exception_adws_defines_derives_from_adws_error_or_is_a_signal() -> None:
+    assert rootless_exceptions(modules()) == []
+
+
+def test_a_raise_of_a_builtin_and_an_exception_outside_the_root_are_named(tmp_path: Path) -> None:
+    """The checkers themselves, on a package that breaks both rules."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "bad.py").write_text(
+        "def f():\n    raise ValueError('x')\n\ndef g():\n    raise KeyboardInterrupt\n"
+        "\ndef h():\n    raise\n"
+    )
+    assert builtin_raises(modules(package)) == ["pkg.bad:2 raises ValueError"]

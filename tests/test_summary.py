@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adws.engine.events import ObserverFailed
-from adws.summary import RunSummary
+from adws.runs.summary import RunSummary
 
 
 def test_an_empty_summary_is_still_valid_json_data() -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Final
 
 from returns.result import Failure
 
+from adws._exceptions import MalformedError
 from adws.contract._strict import parse_strict_json
 from adws.engine.errors import ErrorType
 from adws.engine.usage import Usage
@@ -24,7 +25,7 @@ __all__ = [
 ]
 
 
-class AnswerError(ValueError):
+class AnswerError(MalformedError):
     """The tool's output is not an answer; `usage` is what the call cost anyway.
 
     `error_type` is the kind of failure it becomes (`AgentFailed` unless the

@@ -9,6 +9,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
 from adws._checks import require_callable, require_count, require_seconds
+from adws._exceptions import DefinitionError
 from adws.agents.answers import AnswerError
 from adws.agents.base import AgentRequest, AgentResponse
 from adws.agents.offline import OFFLINE
@@ -85,7 +86,7 @@ class CommandAgent:
         self.argv = tuple(shlex.split(argv) if isinstance(argv, str) else argv)
         if not self.argv:
             msg = "CommandAgent needs a command to run"
-            raise ValueError(msg)
+            raise DefinitionError(msg)
         require_seconds("CommandAgent", "timeout", timeout, optional=True)
         self.timeout = timeout
         self.cwd = cwd

@@ -29,6 +29,7 @@ import attrs
 from returns.io import IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
+from adws._exceptions import DefinitionError
 from adws.engine.events import AgentSessionStarted
 from adws.engine.scope import AgentSession, current_scope
 
@@ -69,7 +70,7 @@ def check_sessions(owner: str, value: object) -> None:
     >>> check_sessions("agent_step 'ask'", "again")
     Traceback (most recent call last):
     ...
-    ValueError: agent_step 'ask': sessions must be "continue" (a retry continues the session of the attempt before) or "fresh" (every attempt starts a new session), got 'again'
+    adws._exceptions.DefinitionError: agent_step 'ask': sessions must be "continue" (a retry continues the session of the attempt before) or "fresh" (every attempt starts a new session), got 'again'
     """  # noqa: E501
     if not isinstance(value, str) or value not in SESSION_MODES:
         msg = (
@@ -77,7 +78,7 @@ def check_sessions(owner: str, value: object) -> None:
             ' attempt before) or "fresh" (every attempt starts a new session),'
             f" got {value!r}"
         )
-        raise ValueError(msg)
+        raise DefinitionError(msg)
 
 
 def continues_sessions(agent: object) -> bool:

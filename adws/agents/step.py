@@ -12,6 +12,7 @@ from returns.unsafe import unsafe_perform_io
 
 from adws import io_ops
 from adws._checks import require_callable, require_seconds, require_type
+from adws._exceptions import DefinitionTypeError
 from adws.agents._failures import bounded_wait, with_hint
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.agents.sessions import (
@@ -398,7 +399,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         msg = (
             f"{owner}: agent must be an AgentBackend such as CommandAgent({agent!r}), got {agent!r}"
         )
-        raise TypeError(msg)
+        raise DefinitionTypeError(msg)
     require_callable(owner, "agent", agent)
     require_type(owner, "contract", contract, OutputContract, "an OutputContract")
     require_seconds(owner, "timeout", timeout, optional=True)

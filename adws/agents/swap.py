@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from adws._exceptions import AdwsError
 from adws.agents.claude import ClaudeAgent
 from adws.agents.command import CommandAgent
 from adws.agents.parsers import PARSERS
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["AgentChoiceError", "limits_of", "map_agents", "select_agent", "use_agent"]
 
 
-class AgentChoiceError(ValueError):
+class AgentChoiceError(AdwsError, ValueError):
     """An `--agent` choice (with `--model`, `--agent-output`) that makes no agent for a workflow."""
 
 

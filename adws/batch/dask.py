@@ -65,7 +65,7 @@ class _QuietWorker(Worker):
 class _Running:
     """One task on this worker: deliver a Ctrl-C to its thread, in a step that is not cleanup.
 
-    As `adws.interrupts.Interrupts` does for a process, but for one
+    As `adws.runs.interrupts.Interrupts` does for a process, but for one
     thread: the interruption is raised in the task's thread
     (`PyThreadState_SetAsyncExc`) while a step that is not cleanup runs,
     else held until the next one starts. One lock keeps the check and
@@ -266,7 +266,7 @@ class DaskPool:
 
     def _apply_signals(self) -> None:
         """First signal: every run stops after cleanup; second: kill their processes, cancel."""
-        from adws.interrupts import SIGNAL_NAMES  # noqa: PLC0415 - the words for a signal
+        from adws.runs.interrupts import SIGNAL_NAMES  # noqa: PLC0415 - the words for a signal
 
         while self.applied < len(self.requested):
             signum = self.requested[self.applied]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adws._checks import is_input_name
+from adws._exceptions import MalformedError
 from adws.contract._strict import loads_strict
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["BatchInputError", "iter_lines", "read_lines"]
 
 
-class BatchInputError(ValueError):
+class BatchInputError(MalformedError):
     """A batch's inputs file cannot be used; the message names the file and the line."""
 
 

@@ -63,7 +63,7 @@ def worker_main(conn: Connection, control: Connection) -> None:
     """Run tasks from `conn` until told to stop; signals end the run in flight cleanly."""
     os.setsid()
     io_ops.become_subreaper()  # its runs' orphans come here, to be stopped as each run ends
-    from adws.interrupts import Interrupts  # noqa: PLC0415 - loaded in the worker process
+    from adws.runs.interrupts import Interrupts  # noqa: PLC0415 - loaded in the worker process
 
     lock = threading.Lock()  # branch threads report process groups as the main thread sends
     threading.Thread(target=_follow, args=(control, lock), daemon=True).start()
@@ -108,7 +108,7 @@ class LocalPool:
     def __init__(self) -> None:
         """Start with no workers."""
         self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload(["adws.batch.local", "adws.interrupts"])
+        self._context.set_forkserver_preload(["adws.batch.local", "adws.runs.interrupts"])
         self.workers: dict[Connection, tuple[BaseProcess, Connection]] = {}
 
     def start(self) -> Connection:

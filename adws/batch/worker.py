@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 
 from adws import io_ops
-from adws.interrupts import EXIT_BY_SIGNAL
 from adws.journal import JournalError
 from adws.journal.dialect import ERRORS
 from adws.journal.queue import WorkerRecord, beat, due_runs, leave, take_queued
+from adws.runs.interrupts import EXIT_BY_SIGNAL
 
 if TYPE_CHECKING:
     import subprocess

@@ -4,12 +4,12 @@ One module per command or group (`workflows`, `run`, `runs`, `status`,
 `report`, `resume`, `batch`, `cost`, `new`, `approvals`, `submit`, `worker`,
 `workers`); `_parser` builds
 the parser, `_args` turns arguments into values, `_execute` runs a
-workflow (with `adws.interrupts` handling signals), `_waits` ends an
+workflow (with `adws.runs.interrupts` handling signals), `_waits` ends an
 approval's wait past its timeout, `_output` prints (through
 `adws.io_ops.terminal`). `main` is the entry point and the single boundary
 where a mistake on the command line becomes exit code 2 (and journal rows
 a command needs but cannot read, exit code 1); only a second
-signal during a run exits from elsewhere (`adws.interrupts`, at once).
+signal during a run exits from elsewhere (`adws.runs.interrupts`, at once).
 
 Exit codes: 0 succeeded, 1 failed, 2 usage or invalid workflow, 3 blocked
 (or waiting for approval), 75 parked on an agent's usage limit (`EX_TEMPFAIL`),

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from adws._exceptions import AdwsError, MalformedError
+
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
@@ -46,11 +48,11 @@ __all__ = [
 _INPUT: Final = re.compile(r"([a-z][a-z0-9_]*)=(.*)", re.DOTALL)
 
 
-class UsageError(Exception):
+class UsageError(AdwsError, ValueError):
     """A mistake on the command line; reported on stderr with exit code 2."""
 
 
-class UnreadableRowsError(Exception):
+class UnreadableRowsError(MalformedError):
     """Rows of the journal at `path` a command needs but cannot read; named, exit code 1."""
 
     def __init__(self, path: str, problems: Sequence[str]) -> None:
@@ -131,7 +133,7 @@ MAX_INPUTS_BYTES: Final = 64 << 20
 """The largest `--inputs` file read: inputs are values for prompts and commands, not data sets."""
 
 
-def _read_small(path: Path) -> str:
+def _read_small(path: Path) -> bytes:
     """Read a regular file of at most `MAX_INPUTS_BYTES`, or raise `UsageError` saying why not.
 
     `/dev/zero` or a FIFO would never end; a huge file would fill memory.
@@ -144,7 +146,7 @@ def _read_small(path: Path) -> str:
     if len(data) > MAX_INPUTS_BYTES:
         msg = f"inputs file {path} is larger than {MAX_INPUTS_BYTES >> 20} MiB"
         raise UsageError(msg)
-    return data.decode("utf-8")
+    return data
 
 
 def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, object]:
@@ -153,10 +155,12 @@ def parse_inputs(pairs: Sequence[str], inputs_file: str | None) -> dict[str, obj
     if inputs_file is not None:
         path = Path(inputs_file)
         try:
-            loaded = json.loads(_read_small(path))
+            data = _read_small(path)
         except OSError as exc:
             msg = f"cannot read inputs file {path}: {exc.strerror}"
             raise UsageError(msg) from exc
+        try:
+            loaded = json.loads(data.decode("utf-8"))
         except (ValueError, RecursionError) as exc:
             msg = f"inputs file {path} is not valid JSON: {exc}"
             raise UsageError(msg) from exc

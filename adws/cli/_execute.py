@@ -19,7 +19,7 @@ from adws.cli._args import (
 )
 from adws.cli._output import err, out_json
 from adws.cli.workflows import load_workflow
-from adws.interrupts import Interrupts
+from adws.runs.interrupts import Interrupts
 
 if TYPE_CHECKING:
     import argparse
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from adws.journal import Journal, JournalObserver
     from adws.journal.options import RunOptions
     from adws.otel import Tracing
-    from adws.summary import RunSummary
+    from adws.runs.summary import RunSummary
 
 # Each command imports what it needs when it runs; see adws.cli.workflows.
 
@@ -174,7 +174,7 @@ def execute(  # noqa: PLR0913 - a run, plus the three things `resume` knows alre
         fingerprint,
         step_fingerprints,
     )
-    from adws.summary import RunSummary  # noqa: PLC0415 - see the note on imports
+    from adws.runs.summary import RunSummary  # noqa: PLC0415 - see the note on imports
 
     journal = open_journal(args)
     waits = max_wait(args)

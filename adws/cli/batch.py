@@ -19,7 +19,7 @@ from adws.cli._args import (
 )
 from adws.cli._output import err, out, out_json
 from adws.cli.workflows import load_workflow
-from adws.interrupts import EXIT_BY_SIGNAL
+from adws.runs.interrupts import EXIT_BY_SIGNAL
 
 if TYPE_CHECKING:
     import argparse

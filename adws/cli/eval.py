@@ -27,7 +27,7 @@ from adws.cli._output import err, out, out_json
 from adws.cli._parser import _add_agent_options
 from adws.cli.batch import DEFAULT_CONCURRENCY, _checked_lines, _Connection, _dask_ready, _slots
 from adws.cli.workflows import load_workflow
-from adws.interrupts import EXIT_BY_SIGNAL
+from adws.runs.interrupts import EXIT_BY_SIGNAL
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -15,6 +15,8 @@ from typing import Final
 
 from returns.result import Failure, Result, Success
 
+from adws._exceptions import MalformedError
+
 __all__ = ["MAX_DEPTH", "loads_strict", "parse_strict_json"]
 
 _FENCE_LINE: Final = re.compile(r"^[ \t]*```", re.MULTILINE)
@@ -26,14 +28,14 @@ _FENCED: Final = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n(.*)\n[ \t]*```", re.DOT
 
 def _no_constants(name: str) -> object:
     msg = f"{name} is not allowed in strict JSON"
-    raise ValueError(msg)
+    raise MalformedError(msg)
 
 
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         msg = f"number {text} is not finite (it overflows to {value})"
-        raise ValueError(msg)
+        raise MalformedError(msg)
     return value
 
 
@@ -67,7 +69,7 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     for key, value in pairs:
         if key in result:
             msg = f"duplicate key {key!r}"
-            raise ValueError(msg)
+            raise MalformedError(msg)
         result[key] = value
     return result
 
@@ -92,7 +94,7 @@ def loads_strict(text: str) -> object:
     >>> loads_strict('{"a": 1e999}')
     Traceback (most recent call last):
     ...
-    ValueError: number 1e999 is not finite (it overflows to inf)
+    adws._exceptions.MalformedError: number 1e999 is not finite (it overflows to inf)
     """
     try:
         parsed = json.loads(
@@ -103,11 +105,11 @@ def loads_strict(text: str) -> object:
         )
     except RecursionError as exc:
         msg = f"JSON nests deeper than {MAX_DEPTH} levels"
-        raise ValueError(msg) from exc
+        raise MalformedError(msg) from exc
     depth = _depth(parsed)
     if depth > MAX_DEPTH:
         msg = f"JSON nests {depth} levels deep; at most {MAX_DEPTH} are allowed"
-        raise ValueError(msg)
+        raise MalformedError(msg)
     return parsed
 
 

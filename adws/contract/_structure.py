@@ -28,6 +28,7 @@ from cattrs.gen import make_dict_structure_fn
 from cattrs.gen.typeddicts import make_dict_structure_fn as make_typeddict_structure_fn
 from returns.result import Failure, Result, Success
 
+from adws._exceptions import MalformedError
 from adws._optional import import_optional
 from adws.contract._schemas import is_pydantic_model, schema_fields
 
@@ -37,7 +38,7 @@ Problem = tuple[str, str]
 """A JSON path (`$.claims[0].source`) and what is wrong there."""
 
 
-class _InvalidChoiceError(ValueError):
+class _InvalidChoiceError(MalformedError):
     """A value outside what its field allows; the message says it all."""
 
 
@@ -76,7 +77,7 @@ def _strict_primitive(base: type) -> Callable[[object, type], object]:
         ok = type(value) is base or (base is float and type(value) is int)
         if not ok:
             msg = f"expected {json_name(base)}, got {json_name(type(value))}"
-            raise TypeError(msg)
+            raise MalformedError(msg)
         return float(value) if base is float else value  # type: ignore[arg-type] # an int or float, checked above
 
     return structure
@@ -130,7 +131,7 @@ def _require(
     def structure(value: object, tp: type) -> object:
         if not isinstance(value, json_type):
             msg = f"expected {json_name(json_type)}, got {json_name(type(value))}"
-            raise TypeError(msg)
+            raise MalformedError(msg)
         return inner(value, tp)
 
     return structure
@@ -179,7 +180,7 @@ def _union(tp: Any, converter: cattrs.Converter) -> Callable[[object, type], obj
                 continue
         names = " or ".join(json_name(member) for member in members)
         msg = f"expected {names}, got {json_name(type(value))}"
-        raise TypeError(msg)
+        raise MalformedError(msg)
 
     return structure
 

@@ -8,6 +8,7 @@ from typing import Any, Generic, TypeVar, final
 import attrs
 
 from adws._checks import is_input_name
+from adws._exceptions import DefinitionError, DefinitionTypeError, MissingKeyError
 
 __all__ = ["Key", "key_name"]
 
@@ -17,7 +18,7 @@ T_co = TypeVar("T_co", covariant=True)
 def _check_name(_instance: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if not is_input_name(value):
         msg = f"Key name {value!r} is not an identifier: use lower-case letters, digits and _"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
 
 
 _FROZEN_AS = {list: "tuple[...]", dict: "Mapping[...]", set: "frozenset[...]"}
@@ -30,7 +31,7 @@ def _check_type(instance: Key[Any], _attribute: attrs.Attribute[Any], value: obj
             f"Key {instance.name!r}: a context freezes every value, so it never holds a"
             f" {kind.__name__}; declare {_FROZEN_AS[kind]} instead"
         )
-        raise ValueError(msg)
+        raise DefinitionError(msg)
 
 
 @final
@@ -51,7 +52,7 @@ class Key(Generic[T_co]):
     >>> CLAIMS.read({"claims": "a"})
     Traceback (most recent call last):
     ...
-    TypeError: 'claims' holds a str, not the tuple its Key declares
+    adws._exceptions.DefinitionTypeError: 'claims' holds a str, not the tuple its Key declares
     """
 
     name: str = attrs.field(validator=_check_name)
@@ -65,7 +66,7 @@ class Key(Generic[T_co]):
         """Return this key's value from `values`, checked against the declared type."""
         if self.name not in values:
             msg = f"no value named {self.name!r} (have {', '.join(sorted(values)) or 'none'})"
-            raise KeyError(msg)
+            raise MissingKeyError(msg)
         value = values[self.name]
         runtime = typing.get_origin(self.type) or self.type
         if isinstance(runtime, type) and not isinstance(value, runtime):
@@ -73,7 +74,7 @@ class Key(Generic[T_co]):
                 f"{self.name!r} holds a {type(value).__name__}, not the"
                 f" {runtime.__name__} its Key declares"
             )
-            raise TypeError(msg)
+            raise DefinitionTypeError(msg)
         return typing.cast("T_co", value)
 
 

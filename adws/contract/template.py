@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Final, NoReturn, final, overload
 import attrs
 from returns.result import Failure, Result, Success
 
+from adws._exceptions import DefinitionError
 from adws.contract._schemas import instance_fields
 from adws.engine.errors import ErrorType, PipelineError, json_safe
 
@@ -119,7 +120,7 @@ def check_template(template: str, *, owner: str, what: str) -> None:
     >>> check_template("echo {Name}", owner="step 'greet'", what="the command")
     Traceback (most recent call last):
     ...
-    ValueError: step 'greet': the command has {Name}, which looks like a placeholder but is not one: write {key}, {key.field} or {key[0]} with key in lower_snake_case, or {{ and }} for literal braces
+    adws._exceptions.DefinitionError: step 'greet': the command has {Name}, which looks like a placeholder but is not one: write {key}, {key.field} or {key[0]} with key in lower_snake_case, or {{ and }} for literal braces
     """  # noqa: E501
     for match in TOKEN.finditer(template):
         inside = match.group(1)
@@ -134,7 +135,7 @@ def refuse_brace(inside: str, *, owner: str, what: str) -> NoReturn:
         " one: write {key}, {key.field} or {key[0]} with key in lower_snake_case,"
         " or {{ and }} for literal braces"
     )
-    raise ValueError(msg)
+    raise DefinitionError(msg)
 
 
 def to_text(value: object) -> str:

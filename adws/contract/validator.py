@@ -17,6 +17,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from adws._checks import require_count
+from adws._exceptions import DefinitionError, DefinitionTypeError
 from adws._frozen import freeze_mapping
 from adws.contract._describe import example_of, field_lines
 from adws.contract._schemas import schema_kind
@@ -51,7 +52,7 @@ def _check_expects(
     for key in keys:
         if _KEY.fullmatch(str(key)) is None or key == "STATUS":
             msg = f"output key {key!r} must be UPPER_SNAKE_CASE and not STATUS"
-            raise ValueError(msg)
+            raise DefinitionError(msg)
 
 
 def _check_schemas(
@@ -60,13 +61,13 @@ def _check_schemas(
     for key, schema in schemas.items():
         if _KEY.fullmatch(key) is None or not key.endswith("_JSON"):
             msg = f"schema key {key!r} must be an UPPER_SNAKE_CASE key ending in _JSON"
-            raise ValueError(msg)
+            raise DefinitionError(msg)
         if schema_kind(schema) is None:
             msg = (
                 f"schema for {key} must be an attrs class, a dataclass, a TypedDict or a"
                 f" pydantic model (pip install 'adws[pydantic]'), got {schema!r}"
             )
-            raise TypeError(msg)
+            raise DefinitionTypeError(msg)
 
 
 def _check_limit(_instance: object, _attribute: attrs.Attribute[int], value: int) -> None:

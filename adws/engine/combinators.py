@@ -9,6 +9,7 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_callable, require_count, require_type
+from adws._exceptions import DefinitionError
 from adws.engine.context import WorkflowContext, promote
 from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.events import RoundFailed
@@ -331,7 +332,7 @@ def sequence(
     names = [child.name for child in children]
     if len(set(names)) != len(names):
         msg = f"{owner}: step names must be distinct, got {names}"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
     require_callable(owner, "when", when, optional=True)
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:

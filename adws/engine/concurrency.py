@@ -58,6 +58,7 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_callable, require_count, require_input_name, require_type
+from adws._exceptions import DefinitionError
 from adws.engine._scheduler import Branch, Outcome, run_branches
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import ErrorType, PipelineError
@@ -182,11 +183,11 @@ def _check_branches(
     names = [branch.name for branch in branches]
     if len(set(names)) != len(names):
         msg = f"{owner}: branch names must be distinct, got {names}"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
     _check_limits(owner, max_concurrency, min_successes)
     if min_successes is not None and min_successes > len(branches):
         msg = f"{owner}: min_successes={min_successes} but there are {len(branches)} branches"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
     seen: dict[str, str] = {}
     for branch in branches:
         for key in sorted(_known_keys(branch)):
@@ -195,7 +196,7 @@ def _check_branches(
                     f"{owner}: branches {seen[key]!r} and {branch.name!r} both write {key!r}; "
                     "their outputs would collide"
                 )
-                raise ValueError(msg)
+                raise DefinitionError(msg)
             seen[key] = branch.name
 
 

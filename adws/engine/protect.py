@@ -13,6 +13,7 @@ import fnmatch
 import subprocess
 from collections.abc import Sequence
 
+from adws._exceptions import DefinitionTypeError
 from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.scope import current_worktree
 from adws.io_ops.changes import Snapshot, snapshot, touched
@@ -28,11 +29,11 @@ def check_protect(owner: str, protect: object) -> tuple[str, ...]:
     """
     if isinstance(protect, str) or not isinstance(protect, Sequence):
         msg = f"{owner}: protect must be a tuple of globs such as ('tests/**',), got {protect!r}"
-        raise TypeError(msg)
+        raise DefinitionTypeError(msg)
     globs = tuple(protect)
     if not all(isinstance(glob, str) and glob for glob in globs):
         msg = f"{owner}: protect must hold non-empty glob strings, got {protect!r}"
-        raise TypeError(msg)
+        raise DefinitionTypeError(msg)
     return globs
 
 

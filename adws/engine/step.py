@@ -19,6 +19,7 @@ from adws._checks import (
     require_callable,
     require_type,
 )
+from adws._exceptions import DefinitionError, DefinitionTypeError
 from adws.contract.keys import Key, key_name
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
@@ -48,7 +49,7 @@ def _check_name(kind: str) -> Callable[[object, attrs.Attribute[str], str], None
                 f"{kind} name {value!r} is not an identifier: use lower-case "
                 "letters, digits and underscores, starting with a letter"
             )
-            raise ValueError(msg)
+            raise DefinitionError(msg)
 
     return check
 
@@ -58,7 +59,7 @@ def _to_steps(steps: Iterable[object]) -> tuple[Step, ...]:
     for step in steps:
         if not isinstance(step, Step):
             msg = f"{step!r} is not a Step"
-            raise TypeError(msg)
+            raise DefinitionTypeError(msg)
         result.append(step)
     return tuple(result)
 
@@ -73,12 +74,12 @@ def _to_keys(keys: object) -> tuple[str, ...] | None:
         return None
     if isinstance(keys, str) or not isinstance(keys, Iterable):
         msg = f"reads and writes must be a tuple of names or Keys, got {keys!r}"
-        raise TypeError(msg)
+        raise DefinitionTypeError(msg)
     names = tuple(key_name(key) if isinstance(key, Key | str) else key for key in keys)
     for name in names:
         if not is_input_name(name):
             msg = f"{name!r} cannot be read or written: names are lower_snake_case identifiers"
-            raise ValueError(msg)
+            raise DefinitionError(msg)
     return names
 
 
@@ -99,7 +100,7 @@ class Step:
     >>> Step("Bad Name", lambda ctx: None)  # type: ignore[arg-type,return-value]
     Traceback (most recent call last):
     ...
-    ValueError: step name 'Bad Name' is not an identifier: use lower-case letters, digits and underscores, starting with a letter
+    adws._exceptions.DefinitionError: step name 'Bad Name' is not an identifier: use lower-case letters, digits and underscores, starting with a letter
     """  # noqa: E501
 
     name: str = attrs.field(validator=_check_name("step"))
@@ -146,7 +147,7 @@ def _check_steps(
     for step in steps:
         if step.name in seen:
             msg = f"workflow {instance.name!r} has two steps named {step.name!r}"
-            raise ValueError(msg)
+            raise DefinitionError(msg)
         seen.add(step.name)
 
 
@@ -166,7 +167,7 @@ def _check_scripts(instance: Workflow) -> None:
                 "so that only the user, never a step, chooses it (or, for a script an earlier "
                 "step writes, say allow_generated=True)"
             )
-            raise ValueError(msg)
+            raise DefinitionError(msg)
 
 
 def _check_approvals(instance: Workflow) -> None:
@@ -178,7 +179,7 @@ def _check_approvals(instance: Workflow) -> None:
                     f"workflow {instance.name!r}: approval step {inner.name!r} is inside step"
                     f" {step.name!r}; an approval step must be one of the workflow's own steps"
                 )
-                raise ValueError(msg)
+                raise DefinitionError(msg)
 
 
 def _check_inputs(
@@ -187,7 +188,7 @@ def _check_inputs(
     for key in inputs:
         if _NAME.fullmatch(str(key)) is None or not isinstance(key, str):
             msg = f"workflow {instance.name!r}: input name {key!r} is not an identifier"
-            raise ValueError(msg)
+            raise DefinitionError(msg)
 
 
 @final
@@ -207,7 +208,7 @@ class Workflow:
     >>> Workflow("demo", (noop, noop))
     Traceback (most recent call last):
     ...
-    ValueError: workflow 'demo' has two steps named 'noop'
+    adws._exceptions.DefinitionError: workflow 'demo' has two steps named 'noop'
     """
 
     name: str = attrs.field(validator=_check_name("workflow"))
@@ -231,7 +232,7 @@ class Workflow:
         both = sorted(set(self.inputs) & set(self.optional_inputs))
         if both:
             msg = f"{owner}: input {both[0]!r} cannot be both required and optional"
-            raise ValueError(msg)
+            raise DefinitionError(msg)
         _check_scripts(self)
         _check_approvals(self)
 

@@ -15,6 +15,7 @@ from typing import Any, Final, Literal, TypeAlias, final
 import attrs
 
 from adws._checks import require_count, require_seconds, require_type
+from adws._exceptions import DefinitionError
 from adws.engine._limits import MAX_COST_USD, MAX_COUNT
 
 __all__ = [
@@ -44,7 +45,7 @@ def _bounded_cost(owner: str) -> Validator:
         require_seconds(owner, attribute.name, value, optional=True)
         if value is not None and value > MAX_COST_USD:  # type: ignore[operator] # a number, checked
             msg = f"{owner}: {attribute.name} must be at most {MAX_COST_USD:.0f}, got {value!r}"
-            raise ValueError(msg)
+            raise DefinitionError(msg)
 
     return check
 
@@ -57,7 +58,7 @@ def _bounded_count(owner: str) -> Validator:
             require_count(owner, attribute.name, value, minimum=0)
             if value > MAX_COUNT:  # type: ignore[operator] # an int, checked above
                 msg = f"{owner}: {attribute.name} must be at most {MAX_COUNT:,}, got {value!r}"
-                raise ValueError(msg)
+                raise DefinitionError(msg)
 
     return check
 
@@ -112,7 +113,7 @@ class Usage:
     >>> Usage(cost_usd=-1.0)
     Traceback (most recent call last):
     ...
-    ValueError: Usage: cost_usd must be a finite number >= 0.0 or None, got -1.0
+    adws._exceptions.DefinitionError: Usage: cost_usd must be a finite number >= 0.0 or None, ...
     """
 
     cost_usd: float | None = attrs.field(default=None, validator=_cost)
@@ -226,7 +227,7 @@ def _tighter(left: float | None, right: float | None) -> float | None:
 def _on_exceeded(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value not in {"fail", "ask"}:
         msg = f"Budget: {attribute.name} must be 'fail' or 'ask', got {value!r}"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
 
 
 @final

@@ -16,6 +16,8 @@ from typing import Final, final
 
 import attrs
 
+from adws._exceptions import ToolError
+
 __all__ = ["Snapshot", "snapshot", "touched"]
 
 _GIT_SECONDS: Final = 120.0
@@ -31,7 +33,7 @@ class Snapshot:
 
 
 def _git(folder: str, *args: str) -> str:
-    """Run git in `folder`; raise OSError with git's message when it fails.
+    """Run git in `folder`; raise ToolError with git's message when it fails.
 
     A git that hangs past `_GIT_SECONDS` raises `subprocess.TimeoutExpired`.
     """
@@ -45,7 +47,7 @@ def _git(folder: str, *args: str) -> str:
     )
     if done.returncode != 0:
         msg = f"git {args[0]} in {folder} failed: {done.stderr.strip()}"
-        raise OSError(msg)
+        raise ToolError(msg)
     return done.stdout
 
 

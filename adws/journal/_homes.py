@@ -49,8 +49,9 @@ FIRST_HOMES: Final[dict[str, str]] = {
     "adws.agents._failures": "adws._agent_failures",
     "adws.agents.scripted": "adws.testing.scripted",
     "adws.io_ops.terminal": "adws._terminal",
-    "adws.interrupts": "adws.cli._interrupts",
+    "adws.runs.interrupts": "adws.cli._interrupts",
     "adws.testing.replies": "adws.testing.model_api",
+    "adws.runs.summary": "adws.summary",
 }
 """Each moved module, by its home now, with the home it had first."""
 

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from adws.journal.dialect import ERRORS, SqliteConnection
+from adws.journal.dialect import ERRORS, JournalError, SqliteConnection
 from adws.journal.schema import MIGRATIONS
 
 if TYPE_CHECKING:
@@ -18,10 +18,6 @@ if TYPE_CHECKING:
     from adws.journal.dialect import Connection, JournalUrl
 
 __all__ = ["JournalError", "immediate", "open_readonly", "open_server", "open_writable"]
-
-
-class JournalError(Exception):
-    """The journal cannot be opened or read; the message names the file."""
 
 
 _LOCK_RETRY_DELAYS: Final = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)

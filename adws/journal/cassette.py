@@ -32,6 +32,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
+from adws._exceptions import DefinitionTypeError, RefusedError
 from adws.journal.exchanges import Text, exchanges, text_digest
 from adws.journal.records import UnreadableError, named_problems
 from adws.journal.workspaces import worktrees_of
@@ -171,7 +172,7 @@ class JournalCassette:
                 f"run {run_id} kept no agent answers to replay (it ran with --no-transcripts, "
                 "or no agent answered)"
             )
-            raise ValueError(msg)
+            raise RefusedError(msg)
 
     @property
     def source(self) -> str:
@@ -213,4 +214,4 @@ class JournalCassette:
     ) -> None:
         """Refuse to record: a run in the journal is replayed, never written to."""
         msg = f"a run in the journal is only replayed; cannot keep {step!r}'s answer"
-        raise TypeError(msg)
+        raise DefinitionTypeError(msg)

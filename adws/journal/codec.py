@@ -39,6 +39,7 @@ from typing import Any, Final
 
 import cattrs
 
+from adws._exceptions import MalformedError
 from adws.contract._schemas import instance_fields, is_pydantic_model, schema_kind
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
@@ -286,13 +287,13 @@ def _loads(text: str, what: str) -> Any:  # noqa: ANN401 - any JSON value
     >>> _loads("[1", "the inputs")
     Traceback (most recent call last):
     ...
-    ValueError: the inputs in the journal are not JSON: '[1'
+    adws._exceptions.MalformedError: the inputs in the journal are not JSON: '[1'
     """
     try:
         return json.loads(text)
     except (ValueError, RecursionError, TypeError) as exc:
         msg = f"{what} in the journal are not JSON: {str(text)[:80]!r}"
-        raise ValueError(msg) from exc
+        raise MalformedError(msg) from exc
 
 
 def decode_context(text: str) -> WorkflowContext:
@@ -303,7 +304,7 @@ def decode_context(text: str) -> WorkflowContext:
     raw = _loads(text, "the inputs")
     if not isinstance(raw, dict):
         msg = f"the inputs in the journal are not a JSON object: {str(text)[:80]!r}"
-        raise ValueError(msg)  # noqa: TRY004 - a corrupt row, reported as a bad value
+        raise MalformedError(msg)
     inputs = _decode(raw.get("inputs", {}))
     outputs = _decode(raw.get("outputs", {}))
     return WorkflowContext(

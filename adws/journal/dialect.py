@@ -19,11 +19,14 @@ from typing import Any, Final, Protocol, final
 
 import attrs
 
+from adws._exceptions import AdwsError
+
 __all__ = [
     "ERRORS",
     "BackendError",
     "Connection",
     "Cursor",
+    "JournalError",
     "JournalUrl",
     "SqliteConnection",
     "is_url",
@@ -34,7 +37,11 @@ __all__ = [
 SCHEMES: Final = ("postgresql://", "postgres://")
 
 
-class BackendError(Exception):
+class JournalError(AdwsError, RuntimeError):
+    """The journal cannot be opened or read; the message names the file."""
+
+
+class BackendError(JournalError):
     """A journal server refused or failed a statement; the message never holds a password."""
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, final
 import attrs
 
 from adws import io_ops
+from adws._exceptions import MalformedError
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
 from adws.engine.usage import Usage
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 
-class UnreadableError(ValueError):
+class UnreadableError(MalformedError):
     """A value in the journal no adws could have written: a corrupt or forged row.
 
     `problems` name each row and column that could not be read (see
@@ -253,7 +254,7 @@ def _finite_number(text: str) -> float:
     number = float(text)
     if not math.isfinite(number):
         msg = f"{text} is not a finite number"
-        raise ValueError(msg)
+        raise UnreadableError(msg)
     return number
 
 

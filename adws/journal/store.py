@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from adws import io_ops
+from adws._exceptions import RefusedError
 from adws.engine.context import WorkflowContext
 from adws.journal._open import (
     JournalError,
@@ -49,7 +50,7 @@ Guarded: TypeAlias = "tuple[Statement, str | None]"
 """A statement a claim records, and the refusal to give when it changes no row (None: none)."""
 
 
-class _RefusedError(Exception):
+class _RefusedError(RefusedError):
     """A claim refused after it had begun writing: its transaction rolls back."""
 
 

@@ -31,6 +31,8 @@ from __future__ import annotations
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Final
 
+from adws._exceptions import AdwsError
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -68,7 +70,7 @@ _SHELL_LONG: Final = frozenset(
 )
 
 
-class ArgvError(ValueError):
+class ArgvError(AdwsError, ValueError):
     """An argv whose shell script cannot be located; the message says which option and why."""
 
 
@@ -76,7 +78,7 @@ class NoParametersError(ArgvError):
     """A wrapper hands a script to a shell itself, with no room for the values' parameters."""
 
 
-class HiddenShellError(ValueError):
+class HiddenShellError(AdwsError, ValueError):
     """A program adws does not know has a shell with `-c` in its arguments; the message names it."""
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, final
 import attrs
 from returns.result import Failure
 
+from adws._exceptions import DefinitionError
 from adws.contract.template import (
     TOKEN,
     Placeholder,
@@ -67,7 +68,7 @@ def _refuse_whole_script(name: str, script: str) -> None:
         " write shell_step(name, script_from=KEY) (and allow_generated=True when an earlier"
         " step wrote it)"
     )
-    raise ValueError(msg)
+    raise DefinitionError(msg)
 
 
 def plan_command(name: str, command: str | tuple[str, ...]) -> Plan:
@@ -83,11 +84,11 @@ def plan_command(name: str, command: str | tuple[str, ...]) -> Plan:
             " knows (env, timeout, nice, nohup, stdbuf, setsid, flock, ionice, xargs, chroot,"
             " unshare, sudo, busybox)"
         )
-        raise ValueError(msg) from exc
+        raise DefinitionError(msg) from exc
     except NoParametersError as exc:
         if any(template_paths(part) for part in command):
             msg = f"shell_step {name!r}: cannot pass values safely in {list(command)}: {exc}"
-            raise ValueError(msg) from exc
+            raise DefinitionError(msg) from exc
         at = None  # nothing to protect: no value goes into this command
     except ArgvError as exc:
         if any(template_paths(part) for part in command):
@@ -95,7 +96,7 @@ def plan_command(name: str, command: str | tuple[str, ...]) -> Plan:
                 f"shell_step {name!r}: cannot tell where the script starts in {list(command)}"
                 f" ({exc}); give the shell its options plainly, as in ['bash', '-c', SCRIPT]"
             )
-            raise ValueError(msg) from exc
+            raise DefinitionError(msg) from exc
         at = None  # nothing to protect: no value goes into this command
     for index, part in enumerate(command):
         if index != at:

@@ -26,6 +26,7 @@ from typing import Final, final
 
 import attrs
 
+from adws._exceptions import DefinitionError
 from adws.contract.template import TOKEN, Placeholder, parse_placeholder, refuse_brace
 
 __all__ = ["ShellScript", "compile_script"]
@@ -241,7 +242,7 @@ def compile_script(template: str, *, step_name: str) -> ShellScript:
     >>> compile_script("echo '{x}'", step_name="s")
     Traceback (most recent call last):
     ...
-    ValueError: step 's': placeholder {x} is inside single quotes, where the shell cannot expand it (single quotes keep a value from being expanded: use double quotes)
+    adws._exceptions.DefinitionError: step 's': placeholder {x} is inside single quotes, where the shell cannot expand it (single quotes keep a value from being expanded: use double quotes)
     """  # noqa: E501
     lexer = _Lexer()
     numbers: dict[str, int] = {}
@@ -284,7 +285,7 @@ def compile_script(template: str, *, step_name: str) -> ShellScript:
                 f"step {step_name!r}: placeholder {{{inside}}} is {where}, where the shell "
                 f"cannot expand it ({fix})"
             )
-            raise ValueError(msg)
+            raise DefinitionError(msg)
         if inside not in numbers:
             numbers[inside] = len(numbers) + 1
             found.append(placeholder)

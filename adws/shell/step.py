@@ -13,6 +13,7 @@ from returns.io import IOFailure, IOResult
 
 from adws import io_ops
 from adws._checks import is_input_name, require_count, require_seconds, require_type
+from adws._exceptions import DefinitionError
 from adws.contract.template import check_template, render_for_step
 from adws.engine.errors import PipelineError
 from adws.engine.scope import current_worktree
@@ -64,7 +65,7 @@ def _parser(name: str, failures: str | FailureParser | None) -> FailureParser | 
         f"shell_step {name!r}: failures={failures!r} is no parser adws ships; give one of"
         f" {choices}, junit(PATH) or a function from CommandOutput to {{id: detail}}"
     )
-    raise ValueError(msg)
+    raise DefinitionError(msg)
 
 
 def _checked_options(  # noqa: PLR0913 - every option of shell_step, checked in one place
@@ -79,7 +80,7 @@ def _checked_options(  # noqa: PLR0913 - every option of shell_step, checked in 
 ) -> str | tuple[str, ...] | None:
     if (command is None) == (script_from is None):
         msg = f"shell_step {name!r}: give either a command or script_from=INPUT, not both"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
     owner = f"shell_step {name!r}"
     require_count(owner, "max_output_bytes", max_output_bytes)
     require_seconds(owner, "timeout", timeout, minimum=0.0, optional=True)
@@ -89,16 +90,16 @@ def _checked_options(  # noqa: PLR0913 - every option of shell_step, checked in 
         check_template(cwd, owner=f"step {name!r}", what="the cwd")
     if script_from is not None and not is_input_name(script_from):
         msg = f"{owner}: script_from={script_from!r} is not an input name (lower_snake_case)"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
     if allow_generated and script_from is None:
         msg = f"{owner}: allow_generated=True goes with script_from=KEY (a script a step wrote)"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
     if command is None or isinstance(command, str):
         return command
     parts = tuple(command)
     if not parts or not all(isinstance(part, str) for part in parts):
         msg = f"shell_step {name!r}: an argv command must be a non-empty list of strings"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
     return parts
 
 

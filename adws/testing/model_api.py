@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 
+from adws._exceptions import MalformedError
 from adws.testing._wire import Handler
 from adws.testing.replies import Reply, replies_from_json
 
@@ -172,7 +173,7 @@ def _script_file(api: FakeModelAPI, path: str, now: float) -> None:
     except (OSError, ValueError, RecursionError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else str(exc)
         msg = f"--replies {path}: {reason}"
-        raise ValueError(msg) from exc
+        raise MalformedError(msg) from exc
     for marker, replies in queues.items():
         api.script(*replies, marker=marker)
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Final, Literal, Protocol, TypeAlias, final
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
+from adws._exceptions import DefinitionError, MalformedError
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.agents.step import asking_path
 from adws.engine.errors import ErrorType, PipelineError
@@ -128,11 +129,14 @@ class Recording:
             return []
         try:
             entries = json.loads(self.path.read_text(encoding="utf-8"))["answers"]
-            if not all(isinstance(e, dict) and e.keys() >= _FIELDS for e in entries):
-                raise TypeError  # noqa: TRY301 - one message for every shape that is wrong
         except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
             msg = f"{self.path} is not a recording of agent answers ({type(exc).__name__})"
-            raise ValueError(msg) from exc
+            raise MalformedError(msg) from exc
+        if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and e.keys() >= _FIELDS for e in entries
+        ):
+            msg = f"{self.path} is not a recording of agent answers (not a list of answers)"
+            raise MalformedError(msg)
         return list(entries)
 
     def find(self, step: str, prompt: str, path: str = "") -> dict[str, object] | None:
@@ -218,10 +222,10 @@ class RecordingAgent:
         """Load the recording; refuse a mode that cannot work."""
         if mode not in _MODES:
             msg = f"RecordingAgent: mode must be one of {', '.join(_MODES)}, got {mode!r}"
-            raise ValueError(msg)
+            raise DefinitionError(msg)
         if inner is None and mode != "replay":
             msg = f"RecordingAgent: mode {mode!r} needs an inner agent to record"
-            raise ValueError(msg)
+            raise DefinitionError(msg)
         self.inner = inner
         self.recording: Cassette = (
             Recording(recording) if isinstance(recording, str | os.PathLike) else recording

@@ -8,6 +8,7 @@ from typing import Any, Final, Literal, final
 
 import attrs
 
+from adws._exceptions import MalformedError
 from adws._frozen import freeze_mapping
 
 __all__ = ["Reply", "ReplyKind", "replies_from_json"]
@@ -138,7 +139,7 @@ def _checked(entry: object, where: str) -> tuple[str, Any, dict[str, Any]]:
     kinds = [kind for kind in _VALUES if isinstance(entry, dict) and kind in entry]
     if not isinstance(entry, dict) or len(kinds) != 1:
         msg = f"{where}: a reply is a string or an object with one of {', '.join(_VALUES)}"
-        raise ValueError(msg)
+        raise MalformedError(msg)
     kind = kinds[0]
     typed = {kind: _VALUES[kind], **_OPTIONS[kind]}
     for name, value in entry.items():
@@ -146,12 +147,12 @@ def _checked(entry: object, where: str) -> tuple[str, Any, dict[str, Any]]:
         if allowed is None:
             known = ", ".join(_OPTIONS[kind]) or "none"
             msg = f"{where}.{name}: not an option of a {kind} reply (its options: {known})"
-            raise ValueError(msg)
+            raise MalformedError(msg)
         # bool is an int to isinstance, yet never a status, a count or a delay.
         if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
             names = " or ".join(t.__name__ for t in allowed)
             msg = f"{where}.{name}: expected {names}, got {json.dumps(value)}"
-            raise ValueError(msg)
+            raise MalformedError(msg)
     return kind, entry[kind], {name: entry[name] for name in entry if name != kind}
 
 
@@ -173,7 +174,7 @@ def _reply(entry: object, where: str, now: float) -> Reply:
 def _queue(entries: object, where: str, now: float) -> list[Reply]:
     if not isinstance(entries, list):
         msg = f"{where}: expected a list of replies, got {json.dumps(entries)[:80]}"
-        raise ValueError(msg)  # noqa: TRY004 - one error type for every wrong shape
+        raise MalformedError(msg)
     return [_reply(entry, f"{where}[{index}]", now) for index, entry in enumerate(entries)]
 
 
@@ -197,14 +198,14 @@ def replies_from_json(data: object, now: float) -> dict[str | None, list[Reply]]
         return {None: _queue(data, "$", now)}
     if not isinstance(data, dict) or not data.keys() <= {"replies", "by_marker"}:
         msg = '$: expected a list of replies or an object with "replies" and "by_marker"'
-        raise ValueError(msg)
+        raise MalformedError(msg)
     queues: dict[str | None, list[Reply]] = {
         None: _queue(data.get("replies", []), "$.replies", now)
     }
     markers = data.get("by_marker", {})
     if not isinstance(markers, dict):
         msg = f"$.by_marker: expected an object of marker: replies, got {json.dumps(markers)[:80]}"
-        raise ValueError(msg)  # noqa: TRY004 - as above
+        raise MalformedError(msg)
     for marker, entries in markers.items():
         queues[marker] = _queue(entries, f"$.by_marker.{marker}", now)
     return queues

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, final
 
 import attrs
 
+from adws._exceptions import DefinitionError, NotFoundError, RefusedError
 from adws.agents.base import AgentRequest
 from adws.agents.sessions import continues_sessions
 from adws.agents.swap import use_agent
@@ -41,7 +42,7 @@ from adws.journal.workspaces import (
     decisions_for,
     worktrees_of,
 )
-from adws.summary import RunSummary
+from adws.runs.summary import RunSummary
 
 if TYPE_CHECKING:
     from returns.io import IOResult
@@ -116,7 +117,7 @@ def _stopped_after(workflow: Workflow, stop_after: str) -> Workflow:
         msg = (
             f"stop_after={stop_after!r} must name a step of {workflow.name!r} that has one after it"
         )
-        raise ValueError(msg)
+        raise DefinitionError(msg)
     index = names.index(stop_after) + 1
 
     def stop(_ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
@@ -233,7 +234,7 @@ def resume(
     store = journal if isinstance(journal, Journal) else Journal(journal)
     found = store.find(run_id)
     if isinstance(found, str):
-        raise LookupError(found)  # noqa: TRY004 - the run is missing, not of a wrong type
+        raise NotFoundError(found)
     start = prepare_resume(
         workflow,
         found,
@@ -244,10 +245,10 @@ def resume(
         **how,
     )
     if isinstance(start, str):
-        raise ValueError(start)  # noqa: TRY004 - a refusal, not a value of a wrong type
+        raise RefusedError(start)
     if start.resume_from is None:
         msg = f"every step of run {found.run_id} already succeeded; nothing to resume"
-        raise LookupError(msg)
+        raise NotFoundError(msg)
     return _continue(workflow, start, agent=agent, journal=store, run_id=found.run_id)
 
 
@@ -282,7 +283,7 @@ def _workflow_named(name: str) -> Workflow:
     catalog = discover_workflows(workflows_dir(None))
     if name not in catalog.workflows:
         msg = f"workflow {name!r} is not in {catalog.directory}: pass workflow= to decide its run"
-        raise LookupError(msg)
+        raise NotFoundError(msg)
     return catalog.workflows[name]
 
 
@@ -298,11 +299,11 @@ def _decide(
     store = journal if isinstance(journal, Journal) else Journal(journal)
     found = store.find(run_id)
     if isinstance(found, str):
-        raise LookupError(found)  # noqa: TRY004 - the run is missing, not of a wrong type
+        raise NotFoundError(found)
     step = found.failed_step
     if found.status != "waiting" or not step:
         msg = f"run {found.run_id} is not waiting for approval (it is {found.status})"
-        raise ValueError(msg)
+        raise RefusedError(msg)
     chosen = workflow if workflow is not None else _workflow_named(found.workflow)
     rejecting = decision.verdict == "rejected"  # a rejection only runs cleanup, as the CLI's
     start = prepare_resume(
@@ -316,7 +317,7 @@ def _decide(
         sessions=sessions_of(store, found.run_id),
     )
     if isinstance(start, str):
-        raise ValueError(start)  # noqa: TRY004 - a refusal, not a value of a wrong type
+        raise RefusedError(start)
     answered = f"the question at step {step!r} of run {found.run_id} was answered meanwhile"
 
     def then(now: str) -> list[Guarded]:
@@ -325,7 +326,7 @@ def _decide(
 
     refused = store.claim(found.run_id, seen=found.seen, then=then)
     if refused is not None:
-        raise ValueError(refused)
+        raise RefusedError(refused)
     # No worktree reset, unlike `adws resume`: a run that ended waiting had no attempt in flight.
     decided = decisions_for(approvals_of(store, found.run_id), store.attempts(found.run_id))
     start = attrs.evolve(start, decisions=decided)  # as the journal now holds them

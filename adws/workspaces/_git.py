@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
+from adws._exceptions import AdwsError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -70,7 +71,7 @@ _LOCK_SECONDS: Final = 600.0
 """How long to wait for another adws process to finish creating its worktree."""
 
 
-class GitError(Exception):
+class GitError(AdwsError, RuntimeError):
     """A git command failed; the message names the command and what git said."""
 
 

@@ -10,6 +10,7 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_count, require_type
+from adws._exceptions import DefinitionError
 from adws.contract.template import render_for_step
 from adws.engine._scheduler import Branch, Outcome, run_branches
 from adws.engine.concurrency import branch_path
@@ -263,7 +264,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     if select not in SELECTS and not callable(select) and not isinstance(select, Judge):
         choices = ", ".join(map(repr, SELECTS))
         msg = f"{owner}: select must be {choices}, judge(step) or a function, got {select!r}"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
     require_type(owner, "early_stop", early_stop, bool, "a bool")
     globs = check_protect(owner, protect)
     settled = _settled(select) if early_stop else None

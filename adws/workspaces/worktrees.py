@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 
 from adws._checks import require_type
+from adws._exceptions import DefinitionError
 from adws.contract.template import check_template
 from adws.engine.protect import check_protect
 from adws.engine.step import Step
@@ -109,7 +110,7 @@ def worktree(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     check_template(base, owner=owner, what="the base")
     if keep not in KEEP:
         msg = f"{owner}: keep must be one of {', '.join(map(repr, KEEP))}, got {keep!r}"
-        raise ValueError(msg)
+        raise DefinitionError(msg)
     globs = check_protect(owner, protect)
     session = Session(name, step, repo=repo, base=base, keep=keep, prefix=name, protect=globs)
     return Step(

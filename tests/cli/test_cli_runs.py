@@ -12,8 +12,8 @@ import pytest
 from adws import PipelineError, WorkflowContext
 from adws.cli import main
 from adws.engine.events import AttemptFailed, StepStarted, StepSucceeded
-from adws.interrupts import Interrupts
 from adws.journal import Journal
+from adws.runs.interrupts import Interrupts
 
 RESUMABLE = """
 import os

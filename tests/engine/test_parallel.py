@@ -30,7 +30,7 @@ from adws.agents import AgentRequest
 from adws.engine.events import BranchAttemptFailed, BranchFinished
 from adws.journal import Journal, JournalObserver
 from adws.render import format_event, show_text, to_mermaid
-from adws.summary import RunSummary
+from adws.runs.summary import RunSummary
 from tests.conftest import Events, FakeSleep, failure, success
 
 BARRIER = (

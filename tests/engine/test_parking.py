@@ -21,7 +21,7 @@ from adws.engine.events import RunFinished
 from adws.engine.parking import is_parked, park, wake_at
 from adws.journal import Journal, JournalObserver
 from adws.render import Progress, format_event
-from adws.summary import RunSummary
+from adws.runs.summary import RunSummary
 from tests.conftest import Events, failure, success
 
 

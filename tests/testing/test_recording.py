@@ -89,7 +89,12 @@ def test_one_recording_keeps_every_step_it_is_shared_by(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "kind"),
-    [("not json", "JSONDecodeError"), ('{"answers": [1]}', "TypeError"), ("{}", "KeyError")],
+    [
+        ("not json", "JSONDecodeError"),
+        ('{"answers": [1]}', "not a list of answers"),
+        ('{"answers": 5}', "not a list of answers"),
+        ("{}", "KeyError"),
+    ],
 )
 def test_a_file_that_is_not_a_recording_is_refused(tmp_path: Path, content: str, kind: str) -> None:
     path = tmp_path / "answers.json"

@@ -120,7 +120,7 @@ def later(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
 def journaled(repo: Path, tmp_path: Path, journal: Journal, *steps: Step) -> None:
     """Run the steps in run r1, journaled; a Ctrl-C a step raises ends it interrupted.
 
-    The journal is marked as `adws run` marks it on Ctrl-C (see `adws.interrupts`).
+    The journal is marked as `adws run` marks it on Ctrl-C (see `adws.runs.interrupts`).
     """
     try:
         run_workflow(
