@@ -18,9 +18,10 @@ Exception
     │   │                                         is not well formed (strict JSON, a structure)
     │   ├── AnswerError                           adws.agents.answers: a CLI's output, no answer
     │   ├── BatchInputError                       adws.batch.inputs: a batch's inputs file
-    │   ├── UnreadableError                       adws.journal.records: a row no adws wrote
-    │   └── UnreadableRowsError                   adws.cli._args: rows a command needs (exit 1)
+    │   └── UnreadableError                       adws.journal.records: a row no adws wrote
     ├── UsageError (ValueError)                   adws.cli._args: a command line (exit 2)
+    ├── SettingError (ValueError)                 adws._exceptions: an environment variable adws
+    │                                             reads ($ADWS_MAX_WAIT, ...) it cannot use
     ├── AgentChoiceError (ValueError)             adws.agents.swap: `--agent` makes no agent
     ├── ArgvError (ValueError)                    adws.shell._argv: no script found in an argv
     │   └── NoParametersError                     adws.shell._argv: no room for parameters
@@ -58,6 +59,7 @@ __all__ = [
     "NoSuchNameError",
     "NotFoundError",
     "RefusedError",
+    "SettingError",
     "ToolError",
 ]
 
@@ -105,3 +107,7 @@ class MissingExtraError(AdwsError, ImportError):
 
 class ToolError(AdwsError, OSError):
     """A program adws ran for itself (git, reading a worktree's changes) failed; says which."""
+
+
+class SettingError(AdwsError, ValueError):
+    """An environment variable adws reads that holds what it cannot use; the message says which."""

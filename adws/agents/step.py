@@ -26,7 +26,7 @@ from adws.agents.sessions import (
 )
 from adws.contract.template import check_template, render_for_step
 from adws.contract.validator import OutputContract, validate_agent_output
-from adws.engine.errors import ErrorType, PipelineError
+from adws.engine.errors import Cancellation, ErrorType, PipelineError
 from adws.engine.events import AgentActivity, AgentExchanged
 from adws.engine.metering import charge
 from adws.engine.reservations import Refusal
@@ -211,7 +211,9 @@ def _of_type(value: object, kind: type[_T]) -> _T | None:
 
 def _raised(step_name: str, exc: BaseException) -> PipelineError:
     """Describe an agent call that raised instead of answering (Ctrl-C included)."""
-    kind = ErrorType.INTERRUPTED if isinstance(exc, KeyboardInterrupt) else ErrorType.STEP_EXCEPTION
+    kind = ErrorType.STEP_EXCEPTION
+    if isinstance(exc, KeyboardInterrupt):
+        kind = ErrorType.CANCELLED if isinstance(exc, Cancellation) else ErrorType.INTERRUPTED
     return PipelineError(step_name, kind, f"the agent raised {type(exc).__name__}: {exc}")
 
 

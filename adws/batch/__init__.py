@@ -9,7 +9,7 @@ running and resumes the run on another worker from its last finished
 step. `coordinator` schedules, `local` and `dask` are the pools, `tasks`
 is what a worker runs, `ledger` the coordinator's journal writes, and
 `report` how a batch went; where a run starts again is the journal's
-(`adws.journal.batch_resume`).
+(`adws.runs.batches`).
 """
 
 from adws.batch.coordinator import run_batch

@@ -3,7 +3,7 @@
 The coordinator holds no run's context: a run is a `Task` of text while it
 waits, and only its status once it ends, so memory stays flat however many
 runs a batch has. Where a run starts again (`--resume`, a lost worker) is
-the journal's business (`adws.journal.batch_resume`); what could not be
+the journal's business (`adws.runs.batches`); what could not be
 written, the ledger's (`adws.batch.ledger`).
 """
 
@@ -24,11 +24,11 @@ from adws.batch.report import BatchReport, Progress, RunResult
 from adws.batch.tasks import Batch, Message, Task, task_for
 from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.events import AttemptFailed
-from adws.journal.batch_resume import BatchRun, resume_run
 from adws.journal.batches import batch_runs, batch_spent
 from adws.journal.codec import decode_error, encode_error
 from adws.journal.options import RunOptions
 from adws.journal.statements import statements_for
+from adws.runs.batches import BatchRun, resume_run
 from adws.workspaces.notify import notify
 
 if TYPE_CHECKING:

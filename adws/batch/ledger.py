@@ -15,8 +15,9 @@ import json
 from typing import TYPE_CHECKING, Final, final
 
 from adws import io_ops
-from adws.journal.batches import claim_batch_run, finish_batch
+from adws.journal.batches import finish_batch
 from adws.journal.codec import encode_error
+from adws.runs import batches
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -80,7 +81,7 @@ class Ledger:
         if self.broken:
             return f"run {run_id} was not started: the journal cannot record it"
         try:
-            return claim_batch_run(self.journal, run_id, force=force, seen=seen, then=then)
+            return batches.take(self.journal, run_id, force=force, seen=seen, then=then)
         except Exception as exc:  # noqa: BLE001 - as above
             self.failures.append(f"the start of run {run_id}: {type(exc).__name__}: {exc}")
             self.on_failure()

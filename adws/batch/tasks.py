@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from adws.agents.base import AgentRequest, AgentResponse
     from adws.engine.events import RunEvent, RunFinished, RunObserver
     from adws.engine.step import Workflow
-    from adws.journal.batch_resume import BatchRun
     from adws.journal.schema import Statement
+    from adws.runs.batches import BatchRun
 
 __all__ = ["OVER_BUDGET", "Batch", "Message", "Task", "execute", "task_for"]
 
@@ -278,12 +278,12 @@ def execute(
     `interrupted` after its `always_run` steps, like `adws run`.
     """
     from adws.agents.offline import OFFLINE  # noqa: PLC0415 - as above
-    from adws.engine.executor import run_workflow  # noqa: PLC0415 - as above
-    from adws.engine.parking import DEFAULT_MAX_WAIT  # noqa: PLC0415 - as above
     from adws.engine.scope import Decision  # noqa: PLC0415 - as above
     from adws.engine.usage import Usage  # noqa: PLC0415 - as above
     from adws.journal.codec import decode_context, decode_outputs, encode_error  # noqa: PLC0415 - as above
     from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
+    from adws.runs import Plan, Setting  # noqa: PLC0415 - as above
+    from adws.runs import execute as run_plan  # noqa: PLC0415 - as above
 
     loaded = _load(task)
     workflow, problem = loaded[0], loaded[3]
@@ -301,26 +301,25 @@ def execute(
         _SENDERS[task.run_id] = send
     io_ops.GROUPS.on_change = _report_groups
     tag = io_ops.TAG.set(task.run_id)
+    # The coordinator, the batch's one journal writer, records the run from `forward`'s
+    # statements, and runs its `--notify` command: here the run has no journal of its own.
+    setting = Setting(None, io_ops.sleep, task.batch.worktrees, whole_process=False, notifies=False)
+    plan = Plan(
+        workflow,
+        decode_context(task.inputs_json),
+        task.run_id,
+        loaded[1],
+        loaded[2],
+        options,
+        task.resume_from,
+        reuse,
+        spent,
+        task.rerun,
+        json.loads(task.bases_json),
+        {step: Decision(**fields) for step, fields in json.loads(task.decisions_json).items()},
+    )
     try:
-        run_workflow(
-            workflow,
-            decode_context(task.inputs_json),
-            observers=[*observers, forward],
-            run_id=task.run_id,
-            resume_from=task.resume_from,
-            reuse=reuse,
-            max_agents=options.max_agents,
-            budget=options.budget(),
-            raised=options.raised_budget(),
-            spent=spent,
-            max_wait=DEFAULT_MAX_WAIT if options.max_wait is None else options.max_wait,
-            rerun=task.rerun,
-            worktrees=task.batch.worktrees,
-            bases=json.loads(task.bases_json),
-            decisions={
-                step: Decision(**fields) for step, fields in json.loads(task.decisions_json).items()
-            },
-        )
+        run_plan(setting, plan, [*observers, forward])
     finally:
         io_ops.TAG.reset(tag)
         with _SENDERS_LOCK:

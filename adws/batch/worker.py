@@ -30,14 +30,15 @@ import attrs
 from adws import io_ops
 from adws.journal import JournalError
 from adws.journal.dialect import ERRORS
-from adws.journal.queue import WorkerRecord, beat, due_runs, leave, take_queued
+from adws.journal.queue import WorkerRecord, beat, leave
+from adws.runs import Refused
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 
 if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable, Sequence
 
-    from adws.journal import Journal
+    from adws.runs import Runs
 
 __all__ = ["Worker"]
 
@@ -51,12 +52,14 @@ class Worker:
 
     `held(run_id, kind)` is the command line of the child that runs a run
     this worker claimed (`kind`: `queued`, `waiting` or `parked`); `ended`
-    is told each run's exit code as it ends; `say` prints a line.
+    is told each run's exit code as it ends; `say` prints a line. Runs are
+    claimed through `runs` (`Runs.take`, `Runs.take_queued`), the one code
+    outside the journal that claims a run.
     """
 
-    def __init__(  # noqa: PLR0913 - the journal, and how the loop runs
+    def __init__(  # noqa: PLR0913 - the runs, and how the loop runs
         self,
-        journal: Journal,
+        runs: Runs,
         *,
         held: Callable[[str, str], Sequence[str]],
         env: dict[str, str],
@@ -66,7 +69,10 @@ class Worker:
         concurrency: int = 1,
         once: bool = False,
     ) -> None:
-        """Keep what the loop needs; nothing runs until `run`."""
+        """Keep what the loop needs; nothing runs until `run` (the journal is opened already)."""
+        journal = runs.journal()
+        assert not isinstance(journal, Refused)  # noqa: S101 - the caller opened it
+        self.runs = runs
         self.journal = journal
         self.held = held
         self.env = env
@@ -174,22 +180,17 @@ class Worker:
         """Claim and start runs while slots are free: runs to continue first, then the queue."""
         started = len(self._children)
         if started < self.concurrency:
-            for run_id, kind in due_runs(self.journal, self.me.host, io_ops.wall_clock()):
+            for run_id, kind in self.runs.due_on(self.me.host):
                 if len(self._children) >= self.concurrency:
                     break
-                if self._claim(run_id):
+                if self.runs.take(run_id):
                     self._start(run_id, kind)
         while len(self._children) < self.concurrency:
-            queued = take_queued(self.journal)
+            queued = self.runs.take_queued()
             if queued is None:
                 break
             self._start(queued, "queued")
         return len(self._children) > started
-
-    def _claim(self, run_id: str) -> bool:
-        """Claim a run to continue, compare-and-set; another worker may have it first."""
-        found = self.journal.find(run_id)
-        return not isinstance(found, str) and self.journal.claim(run_id, seen=found.seen) is None
 
     def _start(self, run_id: str, kind: str) -> None:
         self._children[run_id] = io_ops.start_process(self.held(run_id, kind), self.env)

@@ -2,106 +2,170 @@
 
 A run that reaches an `approval_step` ends `waiting` (exit 3). `approve`
 and `reject` record who decided, when and why, then continue the run in
-this process through the one resume path (`adws.cli.resume.continue_run`:
-recorded options, `prepare_resume`, `Journal.claim`). A wait past its
-timeout is ended by whichever of `approvals`, `approve` and `resume` sees
-it first, as a rejection with the reason `timeout`.
+this process through `adws.runs.Runs` (recorded options, the resume plan,
+the run's compare-and-set claim). A wait past its timeout is ended by
+whichever of `approvals`, `approve` and `resume` sees it first, as a
+rejection with the reason `timeout`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Literal
+import argparse
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final
 
-from adws import io_ops
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, require_journal
-from adws.cli._output import colour, err, out, out_json, write_text
-from adws.cli._waits import expired, open_question
-from adws.cli.resume import asks_budget, continue_run
-from adws.cli.runs import find_run, unreadable_runs
+from adws.cli._options import (
+    add_going_on,
+    add_journal,
+    add_running,
+    add_workflows,
+    given_options,
+    opened,
+    runs_of,
+)
+from adws.cli._output import colour, err, err_unreadable, out, out_json, write_text
+from adws.cli._runs import ended, traced, watching
+from adws.journal.diffs import latest_diffs
+from adws.journal.options import RunOptions
+from adws.journal.records import named_problems
+from adws.render.diffs import diff_dict, review_lines
+from adws.runs import Refused
+from adws.runs._loading import absolute_options
+from adws.runs._waits import asks_budget, open_question
 
 if TYPE_CHECKING:
-    import argparse
-
-    from adws.journal import Journal, RunRecord
+    from adws.journal import RunRecord
     from adws.journal.diffs import DiffRecord
     from adws.journal.workspaces import ApprovalRecord
+    from adws.runs import Runs
 
-# Each command imports what it needs when it runs; see adws.cli.workflows.
-
-__all__ = ["cmd_approvals", "cmd_approve", "cmd_reject"]
+__all__ = [
+    "add_approvals",
+    "add_approve",
+    "add_reject",
+    "cmd_approvals",
+    "cmd_approve",
+    "cmd_reject",
+]
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
 EXIT_FAILED: Final = EXIT_CODES["failed"]
+_QUIETLY: Final = argparse.Namespace(quiet=True, verbose=False, json=False)
+"""How a wait past its timeout is ended while listing: as `adws resume RUN -q` would end it."""
+_CONTINUING: Final = (
+    "; the run continues in this process, like adws resume, with the options it was started "
+    "with, and the exit code is the run's"
+)
 
 
-def _login() -> str:
-    import getpass  # noqa: PLC0415 - see the note on imports
+def add_approvals(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws approvals [-v] [--json]`."""
+    parser.description = (
+        "List the runs waiting at an approval step, each with its message. A wait "
+        "past its timeout is ended first, as a rejection with the reason timeout (the run's "
+        "cleanup steps run, from the workflows folder the run was started with unless "
+        "--workflows is given)."
+    )
+    add_workflows(parser)
+    add_journal(parser)
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="under each run's message, show the diff each of its worktrees holds now (its "
+        "latest attempt's, from the worktree's base; coloured on a terminal, its first and last "
+        "16,000 bytes past 32,000); with --json, a diffs list for each run",
+    )
 
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):  # no login name in the environment and no passwd entry
-        return "unknown"
+
+def _deciding(parser: argparse.ArgumentParser) -> None:
+    add_workflows(parser)
+    add_journal(parser)
+    add_running(parser)
+    parser.add_argument("run", help="run id (or a unique prefix)")
+    parser.add_argument("--by", metavar="NAME", help="who decides (default: your login name)")
 
 
-def _waiting(journal: Journal, args: argparse.Namespace) -> tuple[RunRecord, str]:
-    record = find_run(journal, args.run)
-    if record.status != "waiting" or not record.failed_step:
-        msg = f"run {record.run_id} is not waiting for approval (it is {record.status})"
-        raise UsageError(msg)
-    return record, record.failed_step
+def add_approve(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws approve RUN [--note TEXT] [--max-cost USD]`."""
+    parser.description = (
+        "Record who approved the run (--by, else your login name), when, and "
+        f"--note{_CONTINUING}. The decision is recorded only while the question is open, in the "
+        "run's claim: of two people deciding at once (or one deciding and one cancelling), one "
+        "acts and the other is told the run changed (exit 2)."
+    )
+    _deciding(parser)
+    add_going_on(parser)
+    parser.add_argument("--note", default="", metavar="TEXT", help="a note kept with the approval")
 
 
-def _decide(args: argparse.Namespace, verdict: Literal["approved", "rejected"], note: str) -> int:
-    from adws.engine.scope import Decision  # noqa: PLC0415 - see the note on imports
-
-    journal = require_journal(args)
-    record, step = _waiting(journal, args)
-    ended = expired(journal, record)
-    if ended is not None:
-        return continue_run(args, journal, record, ended)
-    raising = args.max_cost is not None or args.max_tokens is not None
-    if verdict == "approved" and asks_budget(record) and not raising:
-        run_id = record.run_id
-        asked = "" if record.error is None else f" ({record.error.message})"
-        msg = (
-            f"run {run_id} waits at step {step} for a larger budget{asked}: "
-            f"adws approve {run_id} --max-cost USD (or --max-tokens N) raises it, "
-            f"adws reject {run_id} --reason TEXT ends the run"
-        )
-        raise UsageError(msg)
-    by = args.by or _login()
-    decision = Decision(verdict, by, io_ops.utc_now(), note)
-    return continue_run(args, journal, record, (step, decision))
+def add_reject(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws reject RUN --reason TEXT`."""
+    parser.description = (
+        "Record who rejected the run, when and why; the run continues only to "
+        f"run its always_run steps and ends failed (Rejected, final: no resume){_CONTINUING}."
+    )
+    _deciding(parser)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="take the run although another process seems to hold it, and stop a child process "
+        "group a crashed run left running (a rejection checks no definition and no worktree: "
+        "it only runs the cleanup steps)",
+    )
+    parser.add_argument("--reason", required=True, metavar="TEXT", help="why, kept with the run")
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
     """Approve a waiting run and continue it; the exit code is the run's."""
-    args.from_step, args.rerun_changed = None, False
-    return _decide(args, "approved", args.note)
+    options = given_options(args, resume=True)
+    with traced(args) as tracing:
+        outcome = runs_of(args, create=False).approve(
+            args.run,
+            args.note,
+            options.max_cost,
+            max_tokens=options.max_tokens,
+            by=args.by,
+            options=options,
+            force=args.force,
+            keep_changed=args.keep_changed,
+            accept_drift=args.accept_drift,
+            observers=watching(args, tracing),
+        )
+        return ended(args, outcome)
 
 
 def cmd_reject(args: argparse.Namespace) -> int:
     """Reject a waiting run: its `always_run` steps run and it ends `Rejected` (exit 1)."""
-    args.from_step, args.rerun_changed = None, False
-    return _decide(args, "rejected", args.reason)
+    with traced(args) as tracing:
+        outcome = runs_of(args, create=False).reject(
+            args.run,
+            args.reason,
+            by=args.by,
+            options=given_options(args, resume=True),
+            force=args.force,
+            observers=watching(args, tracing),
+        )
+        return ended(args, outcome)
 
 
-def _end_expired(args: argparse.Namespace, journal: Journal, record: RunRecord) -> bool:
-    """End a wait past its timeout as `adws reject` would; tell whether one was ended."""
-    from adws.cli._parser import build_parser  # noqa: PLC0415 - see the note on imports
+def _end_expired(args: argparse.Namespace, runs: Runs, record: RunRecord) -> bool:
+    """End a wait past its timeout as `adws reject` would, quietly; tell whether one was ended.
 
-    ended = expired(journal, record)
-    if ended is None:
+    The run's cleanup steps run from the workflows folder it was started
+    with, unless `--workflows` is given.
+    """
+    question = open_question(opened(runs), record)
+    if question is None or not question.expired():
         return False
-    resume = build_parser().parse_args(["resume", record.run_id, "-q"])
-    resume.journal, resume.workflows = args.journal, args.workflows  # a URL stays whole
-    whole = find_run(journal, record.run_id)  # a listed record leaves the inputs out
-    try:
-        code = continue_run(resume, journal, whole, ended)
-    except UsageError as exc:
-        err(f"adws: run {record.run_id} could not be ended: {exc}")
+    folder = RunOptions(workflows=args.workflows)
+    outcome = runs.resume(record.run_id, options=absolute_options(folder))
+    if isinstance(outcome, Refused):
+        err(f"adws: run {record.run_id} could not be ended: {outcome}")
         return False
+    code = ended(_QUIETLY, outcome)
     err(f"adws: run {record.run_id} ended (exit code {code})")
     return True
 
@@ -113,12 +177,11 @@ def cmd_approvals(args: argparse.Namespace) -> int:
     `--json`, a `diffs` list): what a reviewer approves. Diff rows the
     journal cannot read are named on stderr, and the exit code is 1.
     """
-    from adws.journal.diffs import latest_diffs  # noqa: PLC0415 - see the note on imports
-
-    journal = require_journal(args)
+    runs = runs_of(args, create=False)
+    journal = opened(runs)
     listed: list[tuple[RunRecord, ApprovalRecord]] = []
     for record in journal.runs(status="waiting"):
-        if _end_expired(args, journal, record):
+        if _end_expired(args, runs, record):
             continue
         question = open_question(journal, record)
         if question is not None:
@@ -132,7 +195,13 @@ def cmd_approvals(args: argparse.Namespace) -> int:
         err(f"no run waits for approval in {journal.path}")
     else:
         _print_text(listed, diffs)
-    return unreadable_runs(journal, [], diffs) if diffs else EXIT_OK
+    problems = [
+        p for run_id, found in diffs.items() for p in named_problems("diffs", run_id, found)
+    ]
+    if problems:
+        err_unreadable(str(journal.path), problems)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def _print_json(
@@ -141,8 +210,6 @@ def _print_json(
     *,
     verbose: bool,
 ) -> None:
-    from adws.render.diffs import diff_dict  # noqa: PLC0415 - see the note on imports
-
     shown = []
     for record, question in listed:
         item = {"run_id": record.run_id, "workflow": record.workflow, **question.to_dict()}
@@ -155,8 +222,6 @@ def _print_json(
 def _print_text(
     listed: list[tuple[RunRecord, ApprovalRecord]], diffs: dict[str, list[DiffRecord]]
 ) -> None:
-    from adws.render.diffs import review_lines  # noqa: PLC0415 - see the note on imports
-
     coloured = colour()
     for record, question in listed:
         expires = "never" if question.deadline is None else _when(question.deadline)
@@ -179,6 +244,4 @@ def _when(epoch: float) -> str:
     >>> _when(0.0)
     '1970-01-01T00:00:00+00:00'
     """
-    from datetime import UTC, datetime  # noqa: PLC0415 - see the note on imports
-
     return datetime.fromtimestamp(epoch, tz=UTC).isoformat(timespec="seconds")

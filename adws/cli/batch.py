@@ -5,20 +5,36 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from adws import io_ops
+from adws._optional import import_optional
+from adws.agents.offline import OFFLINE
+from adws.agents.swap import AgentChoiceError, select_agent
+from adws.batch import BatchInputError, iter_lines, run_batch
+from adws.batch.coordinator import Resuming
+from adws.batch.tasks import Batch
 from adws.cli import EXIT_CODES
-from adws.cli._args import (
-    UsageError,
-    apply_options,
+from adws.cli._args import UsageError
+from adws.cli._options import (
+    add_agent_options,
+    add_going_on,
+    add_journal,
+    add_transcripts,
+    add_workflows,
     given_options,
-    journal_home,
-    require_journal,
-    select_agent,
+    opened,
+    runs_of,
 )
 from adws.cli._output import err, out, out_json
+from adws.cli._values import money, positive
+from adws.cli.cancel import said
 from adws.cli.workflows import load_workflow
+from adws.discovery import workflows_dir
+from adws.journal.batches import batch_runs, batch_status, find_batch, finish_batch
+from adws.render.words import ended
+from adws.runs import Refused
+from adws.runs.batches import hold, new_batch_id, queue_runs, resume_batch
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 
 if TYPE_CHECKING:
@@ -30,10 +46,10 @@ if TYPE_CHECKING:
     from adws.batch.report import Progress
     from adws.engine.step import Workflow
     from adws.journal import Journal
-    from adws.journal.batch_resume import BatchRun
     from adws.journal.options import RunOptions
+    from adws.runs.batches import BatchRun
 
-__all__ = ["DEFAULT_CONCURRENCY", "cmd_batch"]
+__all__ = ["DEFAULT_CONCURRENCY", "add_batch", "cmd_batch", "connection_options"]
 
 DEFAULT_CONCURRENCY: Final = 8
 """Runs at a time when `--concurrency` is not given, whatever the CPU count.
@@ -45,8 +61,77 @@ under the concurrent-session limits agent APIs commonly set.
 """
 
 
+def connection_options(parser: argparse.ArgumentParser) -> None:
+    """Add `--dask ADDRESS` and the progress flags (`batch`, `eval`)."""
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: a scheduler address (tls://, with credentials in Dask's "
+        "configuration), or local:N for a local cluster of N worker processes that only this "
+        "batch can use (TLS with credentials made for it, no dashboard; needs the extra: "
+        "pip install 'adws[dask]')",
+    )
+
+
+def add_batch(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws batch WORKFLOW INPUTS.jsonl`, `--resume BATCH` and `--cancel BATCH`."""
+    parser.description = (
+        "Start one run of WORKFLOW per line of INPUTS.jsonl (a JSON object of "
+        "inputs per line), N at a time; every event goes to one journal. The agent and budget "
+        "options apply to each run and are recorded with it (`adws resume RUN` and `batch "
+        "--resume` use them again). --cancel BATCH cancels every run of the batch that has not "
+        "ended, as adws cancel does each. Exit codes: 0 all succeeded, 1 any failed (or not "
+        "started, or not recorded, or cancelled), 2 usage (or the batch or a run is held by "
+        "another process), 3 any blocked (or waiting for approval) and none failed, 75 any "
+        "parked on an agent's limit and none failed or blocked, 130 interrupted."
+    )
+    add_workflows(parser)
+    add_journal(parser)
+    parser.add_argument("workflow", nargs="?", help="workflow name")
+    parser.add_argument(
+        "inputs_file", nargs="?", metavar="INPUTS.jsonl", help="one JSON object per line"
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=positive,
+        metavar="N",
+        help="runs at a time (default: 8, whatever the CPU count: runs mostly wait on agents)",
+    )
+    add_agent_options(parser)
+    parser.add_argument(
+        "--batch-max-cost",
+        type=money,
+        metavar="USD",
+        help="cap the whole batch's spend: past it no new run starts and runs in flight fail "
+        "BudgetExceeded at their next agent call (recorded; --resume keeps it unless given)",
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="BATCH",
+        help="resume every run of this batch that did not succeed; start those never started",
+    )
+    parser.add_argument(
+        "--cancel",
+        metavar="BATCH",
+        help="cancel every run of this batch that has not ended (queued ones at once, running "
+        "ones through the process running them), with --reason TEXT",
+    )
+    parser.add_argument("--reason", default="", metavar="TEXT", help="with --cancel: why")
+    parser.add_argument(
+        "--rerun-changed",
+        action="store_true",
+        help="with --resume: run each run again from its first finished step that changed "
+        "(--force, --keep-changed and --accept-drift go with --resume too)",
+    )
+    add_going_on(parser, batch=True)
+    connection_options(parser)
+    add_transcripts(parser)
+    parser.add_argument("--json", action="store_true", help="print the batch as JSON on stdout")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+    parser.set_defaults(record=None, replay=None)
+
+
 def _summary(report: BatchReport) -> str:
-    from adws.render.words import ended  # noqa: PLC0415 - see the note on imports
 
     counts = report.counts()
     lines = [f"batch {report.batch_id} · {report.workflow} · {report.status}"]
@@ -72,38 +157,35 @@ def _exit_code(report: BatchReport, signum: int) -> int:
     return EXIT_CODES.get(report.status, EXIT_CODES["failed"])
 
 
-def _agent_checked(workflow: Workflow, options: RunOptions) -> None:
+def agent_checked(workflow: Workflow, options: RunOptions) -> None:
     """Refuse agent options no worker could use, before anything runs (exit 2)."""
-    select_agent(workflow, options.agent, options.model, options.agent_output)
+    try:
+        select_agent(workflow, options.agent, options.model, options.agent_output)
+    except AgentChoiceError as exc:
+        raise UsageError(str(exc)) from exc
 
 
-def _resumed(
-    args: argparse.Namespace, connect: Callable[[str], None]
-) -> tuple[Journal, Workflow, str, list[BatchRun], float | None]:
-    from adws.journal.batch_resume import resume_batch  # noqa: PLC0415 - see the note on imports
-    from adws.journal.batches import (  # noqa: PLC0415 - as above
-        batch_status,
-        claim_batch,
-        find_batch,
-        finish_batch,
-    )
+_Started: TypeAlias = "tuple[Journal, Workflow, str, list[BatchRun], float | None, str]"
+"""A batch ready to run: its journal, workflow, id, runs, spending cap and workflows folder."""
 
-    journal = require_journal(args)
+
+def _resumed(args: argparse.Namespace, connect: Callable[[str], None]) -> _Started:
+    journal = opened(runs_of(args, create=False))
     found = find_batch(journal, args.resume)
     if isinstance(found, str):
         raise UsageError(found)
-    batch_id, args.workflow, _, recorded_cap = found
+    batch_id, name, _, recorded_cap = found
     given = given_options(args, resume=True)
     first = journal.runs(batch=batch_id, limit=1)
     recorded = first[0].options if first else given
     options, changed = recorded.merged(given)
-    apply_options(args, options)  # the recorded workflows folder, unless --workflows
-    workflow = load_workflow(args)
-    _agent_checked(workflow, options)
+    folder = str(workflows_dir(options.workflows))  # the recorded one, unless --workflows
+    workflow = load_workflow(name, folder)
+    agent_checked(workflow, options)
     connect(batch_id)  # before anything is recorded: a cluster out of reach changes nothing
     # The claim is the check: atomic, so of two resumes started at once one runs the batch.
     ended = batch_status(journal, batch_id)
-    refused = claim_batch(journal, batch_id, force=args.force, max_cost=args.batch_max_cost)
+    refused = hold(journal, batch_id, force=args.force, max_cost=args.batch_max_cost)
     if refused is not None:
         raise UsageError(refused)
     runs = resume_batch(
@@ -125,29 +207,25 @@ def _resumed(
         used = f" with {described}" if described else ""
         err(f"resuming batch {batch_id}: {len(runs)} run{'s' * (len(runs) != 1)}{used}")
     cap = args.batch_max_cost if args.batch_max_cost is not None else recorded_cap
-    return journal, workflow, batch_id, runs, cap
+    return journal, workflow, batch_id, runs, cap, folder
 
 
-def _started(
-    args: argparse.Namespace, connect: Callable[[str], None]
-) -> tuple[Journal, Workflow, str, list[BatchRun], float | None]:
-    from adws.journal.batch_resume import new_batch_id, queue_runs  # noqa: PLC0415 - see the note on imports
-
+def _started(args: argparse.Namespace, connect: Callable[[str], None]) -> _Started:
     if args.workflow is None or args.inputs_file is None:
         msg = "batch needs WORKFLOW and INPUTS.jsonl (or --resume BATCH)"
         raise UsageError(msg)
     if args.rerun_changed or args.force or args.keep_changed or args.accept_drift:
         msg = "--rerun-changed, --force, --keep-changed and --accept-drift go with --resume BATCH"
         raise UsageError(msg)
-    workflow = load_workflow(args)
+    workflow = load_workflow(args.workflow, args.workflows)
     options = given_options(args)
-    _agent_checked(workflow, options)
+    agent_checked(workflow, options)
     batch_id = new_batch_id()
     connect(batch_id)  # before anything is recorded: a cluster out of reach queues nothing
     path = Path(args.inputs_file)
     for _ in _checked_lines(path, workflow):  # every line checked before anything is recorded
         pass
-    journal = require_journal(args, create=True)
+    journal = opened(runs_of(args))
     # Read again, a line at a time, straight into the journal (memory stays flat); a line
     # that changed meanwhile is checked again and rolls the whole batch back.
     batch_id, runs = queue_runs(
@@ -159,7 +237,14 @@ def _started(
         max_cost=args.batch_max_cost,
         batch_id=batch_id,
     )
-    return journal, workflow, batch_id, runs, args.batch_max_cost
+    return (
+        journal,
+        workflow,
+        batch_id,
+        runs,
+        args.batch_max_cost,
+        str(workflows_dir(args.workflows)),
+    )
 
 
 def _checked_lines(path: Path, workflow: Workflow) -> Iterator[tuple[int, dict[str, object]]]:
@@ -168,8 +253,6 @@ def _checked_lines(path: Path, workflow: Workflow) -> Iterator[tuple[int, dict[s
     Raised while the batch is queued, it rolls the whole batch back: nothing
     is recorded and nothing runs.
     """
-    from adws.batch import BatchInputError, iter_lines  # noqa: PLC0415 - see the note on imports
-
     count = 0
     try:
         for number, inputs in iter_lines(path):
@@ -202,7 +285,6 @@ def _dask_ready(address: str | None) -> None:
     """Check that the extra is installed before anything is recorded."""
     if address is None:
         return
-    from adws._optional import import_optional  # noqa: PLC0415 - see the note on imports
 
     try:
         for name in ("dask", "distributed", "cryptography"):  # cryptography: TLS for local:N
@@ -240,14 +322,33 @@ class _Connection:
             self.pool.close()
 
 
+def _cancelled(args: argparse.Namespace) -> int:
+    """Cancel every run of a batch that has not ended, as `adws cancel` cancels each."""
+    if args.workflow is not None or args.inputs_file is not None or args.resume is not None:
+        msg = "--cancel BATCH cancels a batch's runs; leave out WORKFLOW, INPUTS.jsonl and --resume"
+        raise UsageError(msg)
+    runs = runs_of(args, create=False)
+    journal = opened(runs)
+    found = find_batch(journal, args.cancel)
+    if isinstance(found, str):
+        raise UsageError(found)
+    worst = EXIT_CODES["succeeded"]
+    for _, run_id, status, _ in batch_runs(journal, found[0]):
+        if status in {"succeeded", "cancelled"}:
+            continue
+        outcome = runs.cancel(run_id, args.reason)
+        if isinstance(outcome, Refused):
+            err(f"adws: run {run_id} was not cancelled: {outcome}")
+            worst = max(worst, outcome.code)
+        else:
+            out(said(outcome))
+    return worst
+
+
 def cmd_batch(args: argparse.Namespace) -> int:
     """Start one run per input line (or resume a batch), and report how they all ended."""
-    from adws.agents.offline import OFFLINE  # noqa: PLC0415 - see the note on imports
-    from adws.batch import run_batch  # noqa: PLC0415 - as above
-    from adws.batch.coordinator import Resuming  # noqa: PLC0415 - as above
-    from adws.batch.tasks import Batch  # noqa: PLC0415 - as above
-    from adws.discovery import workflows_dir  # noqa: PLC0415 - as above
-
+    if args.cancel is not None:
+        return _cancelled(args)
     _slots(args.dask)  # checks local:N before anything starts
     io_ops.become_subreaper()  # what a lost worker's runs left comes here, stopped at the end
     _dask_ready(args.dask)
@@ -260,18 +361,18 @@ def cmd_batch(args: argparse.Namespace) -> int:
     connection = _Connection(args.dask, concurrency)
     started = _resumed if args.resume is not None else _started
     try:
-        journal, workflow, batch_id, runs, cap = started(args, connection)
+        journal, workflow, batch_id, runs, cap, folder = started(args, connection)
     except BaseException:
         connection.close()  # reached, but the batch did not start
         raise
     batch = Batch(
         batch_id,
         workflow.name,
-        str(workflows_dir(args.workflows).resolve()),
+        str(Path(folder).resolve()),
         (os.getpid(), socket.gethostname()),
         offline=OFFLINE.enabled,
         max_cost=cap,
-        worktrees=str(journal_home(args) / "worktrees"),
+        worktrees=str(runs_of(args).home / "worktrees"),
     )
 
     def progress(state: Progress) -> None:

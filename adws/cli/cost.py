@@ -5,8 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from adws.cli._args import UsageError, require_journal
+from adws.cli._args import UsageError
+from adws.cli._options import add_journal, journal_of
 from adws.cli._output import err, out, out_json
+from adws.journal.costs import KEY_NAMES, costs
+from adws.render import table
 
 if TYPE_CHECKING:
     import argparse
@@ -14,7 +17,24 @@ if TYPE_CHECKING:
     from adws.engine.usage import Usage
     from adws.journal.costs import CostRow, Grouping
 
-__all__ = ["cmd_cost", "cost_table"]
+__all__ = ["add_cost", "cmd_cost", "cost_table"]
+
+
+def add_cost(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws cost [--workflow W] [--since DATE] [--by step|workflow|day] [--json]`."""
+    parser.description = (
+        "Sum the usage the journal recorded for every attempt (failed ones "
+        "included), by step, workflow or day, with a total."
+    )
+    add_journal(parser)
+    parser.add_argument("--workflow", help="only runs of this workflow")
+    parser.add_argument(
+        "--since", metavar="DATE", help="only attempts recorded on or after DATE (2026-11-01)"
+    )
+    parser.add_argument(
+        "--by", choices=["step", "workflow", "day"], default="step", help="group by (default: step)"
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
 
 
 def _since(text: str | None) -> str | None:
@@ -33,9 +53,6 @@ def _number(value: float | None, template: str) -> str:
 
 def cost_table(rows: list[CostRow], by: Grouping) -> str:
     """Render the rows, one per group, then their total."""
-    from adws.journal.costs import KEY_NAMES  # noqa: PLC0415 - see the note on imports in adws.cli.workflows
-    from adws.render import table  # noqa: PLC0415 - see the note on imports in adws.cli.workflows
-
     names = tuple(name.upper() for name in KEY_NAMES[by])
     total = rows[0].usage
     for row in rows[1:]:
@@ -59,9 +76,7 @@ def _cells(usage: Usage) -> tuple[str, str, str]:
 
 def cmd_cost(args: argparse.Namespace) -> int:
     """Sum the spend the journal recorded, by step, workflow or day."""
-    from adws.journal.costs import costs  # noqa: PLC0415 - see the note on imports in adws.cli.workflows
-
-    journal = require_journal(args, readonly=True)
+    journal = journal_of(args, readonly=True)
     rows = costs(journal, by=args.by, workflow=args.workflow, since=_since(args.since))
     if args.json:
         out_json([row.to_dict(args.by) for row in rows])

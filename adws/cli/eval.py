@@ -21,12 +21,38 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from adws import io_ops
+from adws.agents.offline import OFFLINE
+from adws.batch import run_batch
+from adws.batch.evaluation import EvalRun, compare, metric_value, score
+from adws.batch.tasks import Batch
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, given_options, journal_home, require_journal, select_agent
+from adws.cli._args import UsageError
+from adws.cli._options import (
+    add_agent_options,
+    add_journal,
+    add_workflows,
+    given_options,
+    opened,
+    runs_of,
+)
 from adws.cli._output import err, out, out_json
-from adws.cli._parser import _add_agent_options
-from adws.cli.batch import DEFAULT_CONCURRENCY, _checked_lines, _Connection, _dask_ready, _slots
+from adws.cli._values import positive
+from adws.cli.batch import (
+    DEFAULT_CONCURRENCY,
+    _checked_lines,
+    _Connection,
+    _dask_ready,
+    _slots,
+    agent_checked,
+)
 from adws.cli.workflows import load_workflow
+from adws.discovery import workflows_dir
+from adws.engine.context import WorkflowContext
+from adws.engine.executor import new_run_id
+from adws.journal.batches import batch_lines, batch_source, find_batch, queue_batch
+from adws.journal.codec import decode_outputs, encode_context
+from adws.journal.fingerprint import fingerprint
+from adws.runs.batches import BatchRun, new_batch_id
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 
 if TYPE_CHECKING:
@@ -36,7 +62,7 @@ if TYPE_CHECKING:
     from adws.journal import Journal
     from adws.journal.options import RunOptions
 
-__all__ = ["Variant", "cmd_eval", "parse_variant"]
+__all__ = ["Variant", "add_eval", "cmd_eval", "evaluation_of", "parse_variant"]
 
 _OPTIONS: Final = ("agent", "model", "agent_output", "max_cost", "max_tokens", "max_agents")
 
@@ -51,6 +77,48 @@ class Variant:
     text: str = ""
 
 
+def add_eval(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws eval WORKFLOW TASKS.jsonl [-n N] [--variant NAME:OPTIONS ...]`."""
+    parser.description = (
+        "Run WORKFLOW on every task of TASKS.jsonl (a JSON object of inputs per "
+        "line) N times under every variant, as one batch, and print per variant the pass rate "
+        "with its 95%% Wilson interval, the mean cost and time; two variants are compared with "
+        "Fisher's exact test. A variant is NAME:OPTIONS, the options split like a shell command "
+        "line (-i KEY=VALUE, --agent, --model, --agent-output, --max-cost, --max-tokens, "
+        "--max-agents). Exit codes: 0 the evaluation ran (whatever its runs did), 2 usage, "
+        "130 interrupted."
+    )
+    add_workflows(parser)
+    add_journal(parser)
+    parser.set_defaults(record=None, replay=None, no_transcripts=False)
+    parser.add_argument("workflow", help="workflow name")
+    parser.add_argument("tasks_file", metavar="TASKS.jsonl", help="one JSON object per line")
+    parser.add_argument(
+        "-n", type=positive, default=3, metavar="N", help="runs of each task per variant (3)"
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:OPTIONS",
+        help="a variant: its name, a colon, its run options and -i overrides (repeat it)",
+    )
+    parser.add_argument(
+        "--metric", metavar="KEY", help="score each run by its numeric output KEY, not success"
+    )
+    parser.add_argument(
+        "--concurrency", type=positive, metavar="N", help="runs at a time (default: 8)"
+    )
+    add_agent_options(parser)
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask cluster, as adws batch --dask does (local:N or a tls:// address)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the evaluation as JSON")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+
+
 class _Refused(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override] # raises, never returns
         raise UsageError(message)
@@ -58,7 +126,7 @@ class _Refused(argparse.ArgumentParser):
 
 def _variant_parser() -> argparse.ArgumentParser:
     parser = _Refused(prog="--variant", add_help=False)
-    _add_agent_options(parser)
+    add_agent_options(parser)
     parser.add_argument("-i", "--input", action="append", default=[], metavar="KEY=VALUE")
     return parser
 
@@ -89,9 +157,6 @@ def parse_variant(text: str) -> Variant:
 
 def _metric_of(journal: Journal, run_id: str, metric: str) -> float | None:
     """Read a run's numeric output `metric` from its succeeded steps in the journal."""
-    from adws.batch.evaluation import metric_value  # noqa: PLC0415 - see the note on imports
-    from adws.journal.codec import decode_outputs  # noqa: PLC0415 - as above
-
     outputs: dict[str, object] = {}
     for attempt in journal.attempts(run_id):
         if attempt.status == "succeeded" and attempt.outputs_json:
@@ -107,15 +172,11 @@ def evaluation_of(
     A batch that is no evaluation, or whose description was tampered with,
     is a `UsageError` naming it.
     """
-    from adws.batch.evaluation import EvalRun, compare, score  # noqa: PLC0415 - see the note on imports
-    from adws.journal.batches import find_batch  # noqa: PLC0415 - as above
-
     found = find_batch(journal, batch)
     if isinstance(found, str):
         raise UsageError(found)
     batch_id, workflow, _, _ = found
-    rows = journal.query("SELECT source FROM batches WHERE batch_id = ?", (batch_id,))
-    source = str(rows[0][0] or "")
+    source = batch_source(journal, batch_id)
     refused = (
         f"batch {batch_id} is no evaluation adws eval recorded ({{}}); make one with"
         " adws eval WORKFLOW TASKS.jsonl"
@@ -131,7 +192,7 @@ def evaluation_of(
         raise UsageError(refused.format(f"its description: {type(exc).__name__}: {exc}")) from exc
     if min(each, repeats, len(names)) < 1:
         raise UsageError(refused.format("its description counts no runs"))
-    lines = dict(journal.query("SELECT run_id, line FROM runs WHERE batch_id = ?", (batch_id,)))
+    lines = batch_lines(journal, batch_id)
     results = []
     for record in journal.runs(batch=batch_id):
         line = int(lines[record.run_id] or 0)
@@ -182,12 +243,12 @@ def _planned(
         raise UsageError(msg)
     _slots(args.dask)
     _dask_ready(args.dask)
-    workflow = load_workflow(args)
+    workflow = load_workflow(args.workflow, args.workflows)
     base = given_options(args)
     chosen: list[RunOptions] = []
     for variant in variants:
         options = attrs.evolve(base, **variant.options)
-        select_agent(workflow, options.agent, options.model, options.agent_output)
+        agent_checked(workflow, options)
         chosen.append(options)
     tasks = list(_checked_lines(Path(args.tasks_file), workflow))
     return workflow, variants, chosen, tasks
@@ -195,17 +256,6 @@ def _planned(
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run the evaluation as one batch and print each variant's figures."""
-    from adws.agents.offline import OFFLINE  # noqa: PLC0415 - see the note on imports
-    from adws.batch import run_batch  # noqa: PLC0415 - as above
-    from adws.batch.tasks import Batch  # noqa: PLC0415 - as above
-    from adws.discovery import workflows_dir  # noqa: PLC0415 - as above
-    from adws.engine.context import WorkflowContext  # noqa: PLC0415 - as above
-    from adws.engine.executor import new_run_id  # noqa: PLC0415 - as above
-    from adws.journal.batch_resume import BatchRun, new_batch_id  # noqa: PLC0415 - as above
-    from adws.journal.batches import queue_batch  # noqa: PLC0415 - as above
-    from adws.journal.codec import encode_context  # noqa: PLC0415 - as above
-    from adws.journal.fingerprint import fingerprint  # noqa: PLC0415 - as above
-
     workflow, variants, chosen, tasks = _planned(args)
     base = given_options(args)
     repeats: int = args.n
@@ -229,7 +279,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     batch_id = new_batch_id()
     try:
         connection(batch_id)
-        journal = require_journal(args, create=True)
+        journal = opened(runs_of(args))
     except BaseException:
         connection.close()
         raise
@@ -259,7 +309,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         str(workflows_dir(args.workflows).resolve()),
         (os.getpid(), socket.gethostname()),
         offline=OFFLINE.enabled,
-        worktrees=str(journal_home(args) / "worktrees"),
+        worktrees=str(runs_of(args).home / "worktrees"),
     )
     try:
         report, signum = run_batch(

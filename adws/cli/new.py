@@ -18,14 +18,18 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from adws._checks import is_input_name
 from adws.cli._args import UsageError
+from adws.cli._options import add_workflows
 from adws.cli._output import err
+from adws.discovery import workflows_dir
 
 if TYPE_CHECKING:
     import argparse
 
 __all__ = [
     "LONGEST_NAME",
+    "add_new",
     "cmd_new",
     "mypy_config",
     "render_module",
@@ -349,11 +353,22 @@ def _create(path: Path, text: str) -> None:
         raise UsageError(msg) from exc
 
 
+def add_new(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws new NAME [--agent]`."""
+    parser.description = (
+        "Write WORKFLOWS/NAME.py and tests/test_workflow_NAME.py: a workflow and "
+        "its offline test that pass ruff (every rule), mypy --strict and 100% branch "
+        "coverage as generated."
+    )
+    add_workflows(parser)
+    parser.add_argument("name", help="the workflow's name (lower_snake_case)")
+    parser.add_argument(
+        "--agent", action="store_true", help="start from an agent step and its checked answer"
+    )
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     """Write workflows/NAME.py and tests/test_workflow_NAME.py; never overwrite."""
-    from adws._checks import is_input_name  # noqa: PLC0415 - see the note on imports in workflows.py
-    from adws.discovery import workflows_dir  # noqa: PLC0415 - see the note on imports in workflows.py
-
     name = args.name
     if not is_input_name(name):
         msg = f"workflow name {name!r} is not an identifier: use lower-case letters, digits and _"

@@ -6,29 +6,58 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, require_journal
+from adws.cli._args import UsageError
+from adws.cli._options import add_journal, journal_of
 from adws.cli._output import out, write_text
+from adws.cli.eval import evaluation_of
 from adws.cli.runs import find_run, unreadable_runs
+from adws.journal import DEFAULT_PATH
+from adws.journal.batches import find_batch
+from adws.journal.diffs import diffs_of
+from adws.journal.exchanges import exchanges
+from adws.journal.workspaces import approvals_of, worktrees_of
+from adws.render.evaluation import eval_page
+from adws.render.report import RunView, batch_page, run_page
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
 
     from adws.journal import Journal
-    from adws.render.report import RunView
 
-# Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["cmd_report"]
+__all__ = ["add_report", "cmd_report"]
+
+
+def add_report(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws report RUN [-o FILE.html]`, `adws report --batch B` and `--eval ID`."""
+    parser.description = (
+        "Write one HTML page (inline CSS and script; it loads nothing) for RUN: "
+        "its workflow, status, duration and spend, a timeline of steps, branches and "
+        "attempts, the step diagram coloured by outcome, and each attempt's error, prompts "
+        "and answers. With --batch, one page for every run of batch B."
+    )
+    add_journal(parser)
+    parser.add_argument("run", nargs="?", help="run id (or a unique prefix)")
+    parser.add_argument("--batch", metavar="BATCH", help="a page for every run of this batch")
+    parser.add_argument(
+        "--eval",
+        metavar="ID",
+        help="the page of an evaluation (adws eval): a bar and its 95%% interval per variant",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE.html",
+        help="where to write the page (- for stdout; default: .adws/reports/RUN.html beside "
+        "the journal)",
+    )
+
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
 
 
 def _view(journal: Journal, run_id: str, *, calls: bool = True) -> RunView:
-    from adws.journal.diffs import diffs_of  # noqa: PLC0415 - see the note on imports
-    from adws.journal.exchanges import exchanges  # noqa: PLC0415 - see the note on imports
-    from adws.journal.workspaces import approvals_of, worktrees_of  # noqa: PLC0415 - as above
-    from adws.render.report import RunView  # noqa: PLC0415 - see the note on imports
 
     record = find_run(journal, run_id)
     found = record.run_id  # the whole id, when a prefix was given
@@ -44,8 +73,6 @@ def _view(journal: Journal, run_id: str, *, calls: bool = True) -> RunView:
 
 
 def _batch(journal: Journal, batch: str) -> tuple[str, str, list[RunView]]:
-    from adws.journal.batches import find_batch  # noqa: PLC0415 - see the note on imports
-    from adws.render.report import batch_page  # noqa: PLC0415 - see the note on imports
 
     found = find_batch(journal, batch)
     if isinstance(found, str):
@@ -67,11 +94,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if [args.run, args.batch, args.eval].count(None) != 2:  # noqa: PLR2004 - one of three
         msg = "give a run id, --batch BATCH or --eval ID: one of them"
         raise UsageError(msg)
-    journal = require_journal(args, readonly=True)
+    journal = journal_of(args, readonly=True)
     if args.eval is not None:
-        from adws.cli.eval import evaluation_of  # noqa: PLC0415 - see the note on imports
-        from adws.render.evaluation import eval_page  # noqa: PLC0415 - as above
-
         name, workflow, _, scores, comparison = evaluation_of(journal, args.eval)
         verdict = None if comparison is None else comparison.verdict
         text = eval_page(name, workflow, [s.to_dict() for s in scores], verdict)
@@ -79,14 +103,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     elif args.batch is not None:
         name, text, views = _batch(journal, args.batch)
     else:
-        from adws.render.report import run_page  # noqa: PLC0415 - see the note on imports
-
         view = _view(journal, args.run)
         name, text, views = view.record.run_id, run_page(view), [view]
     if args.output == "-":
         write_text(text)
         return _unreadable(journal, views)
-    from adws.journal import DEFAULT_PATH  # noqa: PLC0415 - see the note on imports
 
     # A shared journal's reports go where a local one's would: beside `.adws/runs.db`.
     home = journal.path.parent if isinstance(journal.path, Path) else DEFAULT_PATH.parent

@@ -5,8 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, require_journal
+from adws.cli._args import UsageError
+from adws.cli._options import add_journal, journal_of
 from adws.cli._output import err, err_unreadable, out, out_json
+from adws.cli._values import days, whole
+from adws.journal.batches import find_batch
+from adws.journal.prune import prune
+from adws.journal.records import named_problems
+from adws.render import runs_table
 
 if TYPE_CHECKING:
     import argparse
@@ -16,12 +22,43 @@ if TYPE_CHECKING:
     from adws.journal.diffs import DiffRecord
     from adws.journal.exchanges import ExchangeRecord
 
-# Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["cmd_runs", "find_run", "unreadable", "unreadable_runs"]
+__all__ = ["RUN_STATUSES", "add_runs", "cmd_runs", "find_run", "unreadable", "unreadable_runs"]
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
 EXIT_FAILED: Final = EXIT_CODES["failed"]
+RUN_STATUSES: Final = (
+    "queued",
+    "running",
+    "succeeded",
+    "failed",
+    "blocked",
+    "interrupted",
+    "waiting",
+    "parked",
+    "cancelled",
+)
+
+
+def add_runs(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws runs [--workflow W] [--status S] [--limit N] [--batch B] [--prune ...]`."""
+    add_journal(parser)
+    parser.add_argument("--workflow", help="only runs of this workflow")
+    parser.add_argument("--status", choices=RUN_STATUSES, help="only runs with this status")
+    parser.add_argument("--limit", type=whole, metavar="N", help="at most N runs")
+    parser.add_argument(
+        "--batch", metavar="BATCH", help="only the runs of this batch, in line order"
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
+    parser.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete finished runs (with --older-than or --keep) and reclaim the space",
+    )
+    parser.add_argument(
+        "--older-than", type=days, metavar="DAYS", help="with --prune: runs started before"
+    )
+    parser.add_argument("--keep", type=whole, metavar="N", help="with --prune: keep the newest N")
 
 
 def unreadable(
@@ -53,8 +90,6 @@ def unreadable_runs(
 
     `diffs` are the worktree diffs read, by run id.
     """
-    from adws.journal.records import named_problems  # noqa: PLC0415 - see the note on imports
-
     problems = [
         f"run {record.run_id}: {problem}" for record, _, _ in runs for problem in record.problems
     ]
@@ -73,7 +108,6 @@ def _prune(journal: Journal, args: argparse.Namespace) -> int:
     if args.older_than is None and args.keep is None:
         msg = "--prune needs --older-than DAYS or --keep N"
         raise UsageError(msg)
-    from adws.journal.prune import prune  # noqa: PLC0415 - see the note on imports
 
     deleted = prune(journal, older_than_days=args.older_than, keep=args.keep)
     err(f"deleted {deleted} run{'' if deleted == 1 else 's'} from {journal.path}")
@@ -82,13 +116,11 @@ def _prune(journal: Journal, args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """List recorded runs, newest first (or prune old ones)."""
-    journal = require_journal(args, readonly=not args.prune)
+    journal = journal_of(args, readonly=not args.prune)
     if args.prune:
         return _prune(journal, args)
     batch = None
     if args.batch is not None:
-        from adws.journal.batches import find_batch  # noqa: PLC0415 - see the note on imports
-
         found = find_batch(journal, args.batch)
         if isinstance(found, str):
             raise UsageError(found)
@@ -99,8 +131,6 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if args.json:
         out_json([record.to_dict() for record in records])
     elif records:
-        from adws.render import runs_table  # noqa: PLC0415 - see the note on imports
-
         out(runs_table(records))
     else:
         err(f"no runs recorded in {journal.path}")

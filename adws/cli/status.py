@@ -5,10 +5,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from adws.cli import EXIT_CODES
-from adws.cli._args import UsageError, require_journal
+from adws.cli._args import UsageError
+from adws.cli._options import add_journal, journal_of
 from adws.cli._output import colour, out, out_json, write_text
+from adws.cli._values import positive
 from adws.cli.runs import find_run, unreadable
 from adws.cli.workflows import load_workflow
+from adws.engine.errors import json_safe
+from adws.journal.diffs import diffs_of
+from adws.journal.exchanges import exchanges
+from adws.journal.sessions import by_attempt, sessions_of
+from adws.journal.workspaces import approvals_of, worktrees_of
+from adws.render import attempt_text, status_text, step_outcomes, to_mermaid, workspaces_text
+from adws.render.diffs import diff_dict, shows_diff, step_diff_lines
 
 if TYPE_CHECKING:
     import argparse
@@ -18,12 +27,40 @@ if TYPE_CHECKING:
     from adws.journal.exchanges import ExchangeRecord, Text
     from adws.journal.sessions import SessionRecord
 
-# Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["cmd_status"]
+__all__ = ["add_status", "cmd_status"]
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
 _ATTEMPTS: Final = ("retried", "failed", "succeeded", "cancelled")
+
+
+def add_status(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws status RUN [--step STEP [--attempt N]] [--json] [--mermaid]`."""
+    add_journal(parser)
+    parser.add_argument("run", help="run id (or a unique prefix)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--mermaid",
+        action="store_true",
+        help="print the workflow's flowchart coloured by what happened in this run",
+    )
+    parser.add_argument(
+        "--workflows",
+        metavar="DIR",
+        help="folder of workflow modules, for --mermaid (default: $ADWS_WORKFLOWS or ./workflows)",
+    )
+    parser.add_argument(
+        "--step",
+        metavar="STEP",
+        help="print one attempt of STEP (or of a branch, verify_claims[2]) whole: each prompt "
+        "and answer, the outputs it added and its error",
+    )
+    parser.add_argument(
+        "--attempt", type=positive, metavar="N", help="with --step: attempt N (default: the last)"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="print tracebacks of steps that raised"
+    )
 
 
 def _attempt_dict(
@@ -47,7 +84,6 @@ def _attempt_dict(
 def _attempt_dicts(
     attempts: Sequence[AttemptRecord], sessions: Sequence[SessionRecord]
 ) -> list[dict[str, object]]:
-    from adws.journal.sessions import by_attempt  # noqa: PLC0415 - see the note on imports
 
     mine = by_attempt(sessions, attempts)
     return [_attempt_dict(row, found) for row, found in zip(attempts, mine, strict=True)]
@@ -105,12 +141,6 @@ def _one_attempt(
     record: RunRecord,
     attempts: Sequence[AttemptRecord],
 ) -> int:
-    from adws.engine.errors import json_safe  # noqa: PLC0415 - see the note on imports
-    from adws.journal.diffs import diffs_of  # noqa: PLC0415 - see the note on imports
-    from adws.journal.exchanges import exchanges  # noqa: PLC0415 - see the note on imports
-    from adws.journal.sessions import sessions_of  # noqa: PLC0415 - see the note on imports
-    from adws.render import attempt_text  # noqa: PLC0415 - see the note on imports
-    from adws.render.diffs import diff_dict, shows_diff, step_diff_lines  # noqa: PLC0415 - as above
 
     rows, branches = _chosen(record, attempts, args.step, args.attempt)
     rows = [row.checked() for row in rows]  # its outputs are shown: decode them safely
@@ -148,19 +178,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.attempt is not None and args.step is None:
         msg = "--attempt needs --step STEP"
         raise UsageError(msg)
-    journal = require_journal(args, readonly=True)
+    journal = journal_of(args, readonly=True)
     record = find_run(journal, args.run)
     attempts = journal.attempts(record.run_id)
     if args.step is not None:
         return _one_attempt(args, journal, record, attempts)
     if args.mermaid:
-        from adws.render import step_outcomes, to_mermaid  # noqa: PLC0415 - see the note on imports
-
-        args.workflow = record.workflow
-        out(to_mermaid(load_workflow(args), step_outcomes(attempts)))
+        out(to_mermaid(load_workflow(record.workflow, args.workflows), step_outcomes(attempts)))
         return unreadable(journal, [record], attempts)
-    from adws.journal.sessions import sessions_of  # noqa: PLC0415 - as above
-    from adws.journal.workspaces import approvals_of, worktrees_of  # noqa: PLC0415 - as above
 
     sessions = sessions_of(journal, record.run_id)
     worktrees = worktrees_of(journal, record.run_id)
@@ -175,8 +200,6 @@ def cmd_status(args: argparse.Namespace) -> int:
         }
         out_json(payload)
     else:
-        from adws.render import status_text, workspaces_text  # noqa: PLC0415 - as above
-
         text = status_text(record, attempts, verbose=args.verbose, sessions=sessions)
         out("\n".join([text, *workspaces_text(worktrees, approvals)]))
     return unreadable(journal, [record], attempts)

@@ -4,17 +4,35 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from adws.cli._args import given_options, parse_inputs, require_journal
-from adws.cli._execute import with_agents
+from adws.cli._options import (
+    add_journal,
+    add_running,
+    add_workflows,
+    given_options,
+    inputs_of,
+    refused,
+    runs_of,
+)
 from adws.cli._output import out, out_json
-from adws.cli.run import check_inputs
+from adws.runs import Refused, RunRequest
 
 if TYPE_CHECKING:
     import argparse
 
-# Each command imports what it needs when it runs; see adws.cli.workflows.
+__all__ = ["add_submit", "cmd_submit"]
 
-__all__ = ["cmd_submit"]
+
+def add_submit(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws submit WORKFLOW [-i KEY=VALUE ...]`."""
+    parser.description = (
+        "Check the inputs as adws run does, then queue a run of WORKFLOW (status "
+        "queued, no host) with its inputs and options (--agent, --max-cost, ...), and print its "
+        "id. An adws worker on any host sharing the journal starts it."
+    )
+    add_workflows(parser)
+    add_journal(parser)
+    add_running(parser)
+    parser.add_argument("workflow", help="workflow name")
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -23,29 +41,17 @@ def cmd_submit(args: argparse.Namespace) -> int:
     Prints its id (`--json`: its id, workflow and status); a worker records
     its host when it takes it.
     """
-    from adws.engine.context import WorkflowContext  # noqa: PLC0415 - see the note on imports
-    from adws.engine.executor import new_run_id  # noqa: PLC0415 - as above
-    from adws.journal.codec import encode_context  # noqa: PLC0415 - as above
-    from adws.journal.fingerprint import fingerprint, step_fingerprints  # noqa: PLC0415 - as above
-    from adws.journal.queue import submit  # noqa: PLC0415 - as above
-
-    inputs = parse_inputs(args.input, args.inputs)
-    workflow = with_agents(args)
-    check_inputs(workflow, inputs)
-    options = given_options(args)
-    journal = require_journal(args, create=True)
-    run_id = new_run_id()
-    submit(
-        journal,
-        run_id,
-        workflow.name,
-        fingerprint=fingerprint(workflow, step_fingerprints(workflow)),
-        steps=[step.name for step in workflow.steps],
-        inputs=encode_context(WorkflowContext(inputs=inputs)),
-        options=options.to_json(),
+    request = RunRequest(
+        args.workflow,
+        inputs_of(args.input, args.inputs),
+        options=given_options(args),
+        workflows=args.workflows,
     )
+    run_id = runs_of(args).submit(request)
+    if isinstance(run_id, Refused):
+        return refused(run_id)
     if args.json:
-        out_json({"run_id": run_id, "workflow": workflow.name, "status": "queued"})
+        out_json({"run_id": run_id, "workflow": args.workflow, "status": "queued"})
     else:
         out(run_id)
     return 0

@@ -1,9 +1,9 @@
 """`adws worker`: continue, on this host, every run that is due; and the run a worker hands over.
 
-`adws worker` claims runs (see `adws.batch.worker`) and starts, for each,
-`adws held-run RUN --kind K` (not listed in `adws --help`), which takes the
-run over from its parent worker and runs it through the paths `adws run`
-(a queued run) and `adws resume` (a run to continue) use.
+`adws worker` claims runs through `adws.runs.Runs` (see `adws.batch.worker`)
+and starts, for each, `adws held-run RUN --kind K` (not listed in `adws
+--help`): a process of its own, which takes the run over from its parent
+worker and runs it through `Runs.run_held`, the path every run takes.
 """
 
 from __future__ import annotations
@@ -12,40 +12,77 @@ import os
 import sys
 from typing import TYPE_CHECKING, Final
 
-from adws.cli._args import (
-    UsageError,
-    apply_options,
+from adws.batch.worker import Worker
+from adws.cli._options import (
+    add_journal,
+    add_running,
+    add_workflows,
     given_options,
-    require_journal,
+    opened,
+    runs_of,
 )
-from adws.cli._execute import execute, with_agents
 from adws.cli._output import err, out
-from adws.cli.resume import continue_run, worst
-from adws.cli.runs import find_run
+from adws.cli._runs import ended
+from adws.cli._values import positive, seconds
+from adws.cli.resume import worst
+from adws.journal.dialect import JournalUrl
+from adws.render.words import ended as ended_words
 
 if TYPE_CHECKING:
     import argparse
 
     from adws.journal import Journal
+    from adws.runs import Runs
 
-# Each command imports what it needs when it runs; see adws.cli.workflows.
-
-__all__ = ["cmd_held_run", "cmd_worker"]
+__all__ = ["add_held_run", "add_worker", "cmd_held_run", "cmd_worker"]
 
 EXIT_OK: Final = 0
 
 
-def _held(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+def add_worker(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws worker [--once] [--poll S] [--concurrency N]`."""
+    parser.description = (
+        "Continue, on this host, every run that is due: queued runs (adws submit; "
+        "workers on several hosts split them), runs of this host approved, rejected or cancelled "
+        "on another, and parked runs whose time has come. Each run runs in a process of its own, "
+        "as adws run or adws resume would run it; a run that fails does not stop the worker, "
+        "and a journal it cannot reach is tried again every poll interval. Ctrl-C or SIGTERM "
+        "stops it: the runs it holds end interrupted (adws resume continues them), exit 130 or "
+        "143. With --once, its exit code is the worst of its runs' (as adws resume --due), 0 "
+        "when none was due."
+    )
+    add_workflows(parser)
+    add_journal(parser)
+    parser.add_argument("--once", action="store_true", help="continue what is due now, then exit")
+    parser.add_argument(
+        "--poll",
+        type=seconds,
+        default=5.0,
+        metavar="S",
+        help="look for due runs and beat every S seconds (default 5)",
+    )
+    parser.add_argument(
+        "--concurrency", type=positive, default=1, metavar="N", help="runs at a time (default 1)"
+    )
+
+
+def add_held_run(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws held-run RUN --kind K`: what a worker starts for each run it holds."""
+    add_workflows(parser)
+    add_journal(parser)
+    add_running(parser)
+    parser.add_argument("run")
+    parser.add_argument("--kind", choices=["queued", "waiting", "parked"], required=True)
+
+
+def _held(args: argparse.Namespace, runs: Runs) -> tuple[list[str], dict[str, str]]:
     """Return the child's command line (its tail: run id and kind) and its environment.
 
     The journal goes in the environment, never on the command line, where
     `ps` would show a server's password.
     """
-    from adws.cli._args import journal_path  # noqa: PLC0415 - see the note on imports
-    from adws.journal.dialect import JournalUrl  # noqa: PLC0415 - as above
-
-    path = journal_path(args)
-    env = {**os.environ, "ADWS_JOURNAL": path.url if isinstance(path, JournalUrl) else str(path)}
+    where = runs.where
+    env = {**os.environ, "ADWS_JOURNAL": where.url if isinstance(where, JournalUrl) else str(where)}
     command = [sys.executable, "-m", "adws", "held-run", "-q"]
     if args.workflows is not None:
         command += ["--workflows", args.workflows]
@@ -54,10 +91,8 @@ def _held(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
 
 def _ended(journal: Journal, run_id: str, code: int) -> None:
     """Say how a run the worker ran ended: its status as the journal has it, and its exit code."""
-    from adws.render.words import ended  # noqa: PLC0415 - see the note on imports
-
     run = journal.find(run_id)
-    said = run if isinstance(run, str) else f"{run.workflow}: {ended(run.status, run.error)}"
+    said = run if isinstance(run, str) else f"{run.workflow}: {ended_words(run.status, run.error)}"
     out(f"{run_id} {said} (exit {code})")
 
 
@@ -67,12 +102,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
     Exit code: a signal's (130, 143) when stopped by one; with `--once`, the
     worst of the runs' (as `adws resume --due`), 0 when none was due.
     """
-    from adws.batch.worker import Worker  # noqa: PLC0415 - see the note on imports
-
-    journal = require_journal(args, create=True)
-    command, env = _held(args)
+    runs = runs_of(args, create=True)
+    journal = opened(runs)
+    command, env = _held(args, runs)
     worker = Worker(
-        journal,
+        runs,
         held=lambda run_id, kind: [*command, run_id, "--kind", kind],
         env=env,
         ended=lambda run_id, code: _ended(journal, run_id, code),
@@ -93,23 +127,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_held_run(args: argparse.Namespace) -> int:
     """Run a run this process's parent `adws worker` claimed for it (and nothing else)."""
-    import socket  # noqa: PLC0415 - see the note on imports
-
-    journal = require_journal(args)
-    record = find_run(journal, args.run)
-    if (record.status, record.pid, record.host) != ("running", os.getppid(), socket.gethostname()):
-        msg = (
-            f"run {record.run_id} is not held for this process by an adws worker; "
-            f"adws worker runs it (or adws resume {record.run_id})"
-        )
-        raise UsageError(msg)
-    args.force = True  # its holder is the worker that started this process
-    if args.kind != "queued":
-        return continue_run(args, journal, record)
-    options, _ = record.options.merged(given_options(args, resume=True))
-    apply_options(args, options)
-    args.workflow = record.workflow
-    workflow = with_agents(args)
-    return execute(
-        args, workflow, record.inputs(), run_id=record.run_id, options=options, queued=True
-    )
+    runs = runs_of(args, create=False)
+    outcome = runs.run_held(args.run, args.kind, options=given_options(args, resume=True))
+    return ended(args, outcome)

@@ -5,23 +5,31 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adws import io_ops
-from adws.cli._args import require_journal
+from adws.cli._options import add_journal, journal_of
 from adws.cli._output import out, out_json
+from adws.journal.queue import workers
+from adws.render import table
 
 if TYPE_CHECKING:
     import argparse
 
-# Each command imports what it needs when it runs; see adws.cli.workflows.
 
-__all__ = ["cmd_workers"]
+__all__ = ["add_workers", "cmd_workers"]
+
+
+def add_workers(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws workers [--json]`."""
+    parser.description = (
+        "List the adws worker processes whose heartbeat the journal holds and is "
+        "recent (within 3 of their poll intervals; on this host, their process exists)."
+    )
+    add_journal(parser)
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
 
 
 def cmd_workers(args: argparse.Namespace) -> int:
     """List live workers: host, pid, since, the runs each holds (`--json`: a list)."""
-    from adws.journal.queue import workers  # noqa: PLC0415 - see the note on imports
-    from adws.render import table  # noqa: PLC0415 - as above
-
-    journal = require_journal(args, readonly=True)
+    journal = journal_of(args, readonly=True)
     now = io_ops.wall_clock()
     live = [worker for worker in workers(journal) if worker.live(now)]
     if args.json:

@@ -1,11 +1,22 @@
-"""`adws list`, `adws show` and `adws validate`: commands about workflow definitions."""
+"""`adws list`, `show`, `check` and `validate`: commands about workflow definitions."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from returns.result import Failure
+
+from adws.agents.step import AgentSpec
+from adws.check import check_workflow
 from adws.cli._args import UsageError, read_answer
+from adws.cli._options import add_workflows
 from adws.cli._output import err, out, out_json
+from adws.contract.validator import validate_agent_output
+from adws.discovery import discover_workflows, workflows_dir
+from adws.engine.errors import json_safe
+from adws.engine.step import iter_steps
+from adws.render import show_text, to_mermaid
+from adws.runs import Refused, find_workflow
 
 if TYPE_CHECKING:
     import argparse
@@ -13,19 +24,58 @@ if TYPE_CHECKING:
     from adws.discovery import Catalog
     from adws.engine.step import Workflow
 
-# Each command imports what it needs when it runs, so `adws --help` starts in a
-# few milliseconds instead of importing the executor, cattrs and sqlite3.
-
-__all__ = ["cmd_check", "cmd_list", "cmd_show", "cmd_validate", "load_workflow"]
+__all__ = [
+    "add_check",
+    "add_list",
+    "add_show",
+    "add_validate",
+    "cmd_check",
+    "cmd_list",
+    "cmd_show",
+    "cmd_validate",
+    "load_workflow",
+]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-def _catalog(args: argparse.Namespace) -> Catalog:
-    from adws.discovery import discover_workflows, workflows_dir  # noqa: PLC0415 - see the note on imports
+def add_list(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws list`."""
+    add_workflows(parser)
 
+
+def add_show(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws show WORKFLOW [--mermaid]`."""
+    add_workflows(parser)
+    parser.add_argument("workflow", help="workflow name")
+    parser.add_argument("--mermaid", action="store_true", help="print a Mermaid flowchart")
+
+
+def add_check(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws check [WORKFLOW ...] [--json]`."""
+    parser.description = (
+        "Check that every step reads only what an earlier step writes or the "
+        "workflow's inputs declare, that no key is written twice, and list outputs nobody "
+        "reads. Exit codes: 0 no errors, 1 an error (or a module that did not load)."
+    )
+    add_workflows(parser)
+    parser.add_argument(
+        "workflows_to_check", nargs="*", metavar="WORKFLOW", help="workflow names (default: all)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the problems as JSON")
+
+
+def add_validate(parser: argparse.ArgumentParser) -> None:
+    """Declare `adws validate --workflow W --step S FILE`."""
+    add_workflows(parser)
+    parser.add_argument("--workflow", required=True, help="workflow name")
+    parser.add_argument("--step", required=True, help="agent step name")
+    parser.add_argument("file", help="file holding the answer, or - for stdin")
+
+
+def _catalog(args: argparse.Namespace) -> Catalog:
     return discover_workflows(workflows_dir(args.workflows))
 
 
@@ -34,27 +84,16 @@ def _report_load_errors(catalog: Catalog) -> None:
         err(f"warning: could not load {error}")
 
 
-def load_workflow(args: argparse.Namespace) -> Workflow:
-    """Find `args.workflow`, or raise a `UsageError` that says what is known."""
-    catalog = _catalog(args)
-    found = catalog.workflows.get(args.workflow)
-    conflict = catalog.conflicts.get(args.workflow)
-    if conflict is not None:
-        files = " and ".join(path.name for path in conflict)
-        msg = f"workflow {args.workflow!r} is defined in both {files}; rename one of them"
-        raise UsageError(msg)
-    if found is not None:
-        return found
-    _report_load_errors(catalog)
-    known = ", ".join(sorted(catalog.workflows)) or "none"
-    msg = f"unknown workflow {args.workflow!r} in {catalog.directory}; known workflows: {known}"
-    raise UsageError(msg)
+def load_workflow(name: str, folder: str | None) -> Workflow:
+    """Find the workflow `name` in `folder` (`--workflows`), or raise a `UsageError` saying why."""
+    found = find_workflow(name, workflows_dir(folder), err)
+    if isinstance(found, Refused):
+        raise UsageError(found.reason)
+    return found
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     """List the workflows with the first line of each description; warn of failing checks."""
-    from adws.check import check_workflow  # noqa: PLC0415 - see the note on imports
-
     catalog = _catalog(args)
     _report_load_errors(catalog)
     if not catalog.workflows:
@@ -80,15 +119,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Check the dataflow of the workflows named (all, when none is); exit 1 on an error."""
-    from adws.check import check_workflow  # noqa: PLC0415 - see the note on imports
-
     catalog = _catalog(args)
     _report_load_errors(catalog)
     names = args.workflows_to_check or sorted(catalog.workflows)
     found = {}
     for name in names:
-        args.workflow = name
-        found[name] = check_workflow(load_workflow(args))
+        found[name] = check_workflow(load_workflow(name, args.workflows))
     if args.json:
         out_json({name: [p.to_dict() for p in problems] for name, problems in found.items()})
     else:
@@ -104,8 +140,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Describe a workflow's steps, as text or a Mermaid flowchart."""
-    workflow = load_workflow(args)
-    from adws.render import show_text, to_mermaid  # noqa: PLC0415 - see the note on imports
+    workflow = load_workflow(args.workflow, args.workflows)
 
     out(to_mermaid(workflow) if args.mermaid else show_text(workflow))
     return EXIT_OK
@@ -113,14 +148,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Check an agent's answer against one step's output contract."""
-    from returns.result import Failure  # noqa: PLC0415 - see the note on imports
-
-    from adws.agents.step import AgentSpec  # noqa: PLC0415 - see the note on imports
-    from adws.contract.validator import validate_agent_output  # noqa: PLC0415 - see the note on imports
-    from adws.engine.errors import json_safe  # noqa: PLC0415 - see the note on imports
-    from adws.engine.step import iter_steps  # noqa: PLC0415 - see the note on imports
-
-    workflow = load_workflow(args)
+    workflow = load_workflow(args.workflow, args.workflows)
     steps = {step.name: step for step in iter_steps(workflow.steps)}
     step = steps.get(args.step)
     if step is None:

@@ -12,7 +12,14 @@ import attrs
 from adws._frozen import freeze_mapping
 from adws.contract._schemas import instance_fields
 
-__all__ = ["INFRASTRUCTURE", "ErrorType", "PipelineError", "is_permanent", "json_safe"]
+__all__ = [
+    "INFRASTRUCTURE",
+    "Cancellation",
+    "ErrorType",
+    "PipelineError",
+    "is_permanent",
+    "json_safe",
+]
 
 
 class ErrorType(StrEnum):
@@ -54,6 +61,32 @@ class ErrorType(StrEnum):
     until `context["wake_at"]` (Unix seconds), and `adws resume` goes on from there."""
     TAMPERED = "Tampered"
     """An attempt changed a path its step protects (`protect=`): the checks were weakened."""
+    CANCELLED = "Cancelled"
+    """A person ended the run (`adws cancel`): the step in flight stopped as on Ctrl-C, and
+    the `always_run` steps see this failure; `context` holds `cancelled_by`, `cancelled_at`
+    and `reason`."""
+
+
+class Cancellation(KeyboardInterrupt):
+    """A person cancelled the run: it stops the step in flight as a Ctrl-C does.
+
+    A `KeyboardInterrupt`, not an error: no `except Exception` swallows it,
+    and the executor turns it into a `Cancelled` failure (not `Interrupted`)
+    that the `always_run` steps see, with who cancelled, when and why.
+
+    >>> cancel = Cancellation("ana", "2026-01-02T03:04:05+00:00", "wrong branch")
+    >>> str(cancel), cancel.context()["cancelled_by"]
+    ('cancelled by ana: wrong branch', 'ana')
+    """
+
+    def __init__(self, by: str, at: str, reason: str = "") -> None:
+        """Say who cancelled the run, when (ISO 8601, UTC) and why (may be empty)."""
+        super().__init__(f"cancelled by {by}" + (f": {reason}" if reason else ""))
+        self.by, self.at, self.reason = by, at, reason
+
+    def context(self) -> dict[str, str]:
+        """Return what the `Cancelled` failure keeps of it."""
+        return {"cancelled_by": self.by, "cancelled_at": self.at, "reason": self.reason}
 
 
 INFRASTRUCTURE: Final = frozenset(

@@ -55,13 +55,16 @@ __all__ = [
     "status_of",
 ]
 
-RunStatus: TypeAlias = Literal["succeeded", "failed", "blocked", "interrupted", "waiting", "parked"]
+RunStatus: TypeAlias = Literal[
+    "succeeded", "failed", "blocked", "interrupted", "waiting", "parked", "cancelled"
+]
 
 _STATUS_OF: Final[dict[str, RunStatus]] = {
     ErrorType.BLOCKED: "blocked",
     ErrorType.INTERRUPTED: "interrupted",
     ErrorType.AWAITING_APPROVAL: "waiting",
     ErrorType.PARKED: "parked",
+    ErrorType.CANCELLED: "cancelled",
 }
 
 

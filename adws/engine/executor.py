@@ -22,7 +22,7 @@ from adws._checks import require_count, require_seconds
 from adws.engine._emitter import Emitter
 from adws.engine._start import Start, starting_point
 from adws.engine.context import WorkflowContext, promote
-from adws.engine.errors import ErrorType, PipelineError
+from adws.engine.errors import Cancellation, ErrorType, PipelineError
 from adws.engine.events import (
     AttemptFailed,
     RunFinished,
@@ -172,11 +172,15 @@ def _stopped(  # noqa: PLR0913, PLR0917 - private; the step's place in the loop
     emit: Emitter,
     meters: list[Meter],
 ) -> PipelineError:
-    """Record a step a Ctrl-C stopped; the loop goes on with cleanup only (rule 6).
+    """Record a step a Ctrl-C (or a cancel) stopped; the loop goes on with cleanup only (rule 6).
 
-    The CLI says which signal it was (`interrupted by SIGTERM`).
+    The CLI says which signal it was (`interrupted by SIGTERM`); a cancel
+    (`Cancellation`) fails the step `Cancelled`, saying who cancelled and why.
     """
-    error = PipelineError(step.name, ErrorType.INTERRUPTED, str(exc) or _INTERRUPTED_MESSAGE)
+    if isinstance(exc, Cancellation):
+        error = PipelineError(step.name, ErrorType.CANCELLED, str(exc), exc.context())
+    else:
+        error = PipelineError(step.name, ErrorType.INTERRUPTED, str(exc) or _INTERRUPTED_MESSAGE)
     usage = meters[-1].report() if meters else None  # what the stopped attempt spent
     emit(AttemptFailed(emit.run_id, step.name, index, total, 1, 1, error, False, 0.0, 0.0, usage))
     return error

@@ -74,10 +74,11 @@ _FINAL: Final = frozenset(
         ErrorType.AWAITING_APPROVAL,
         ErrorType.REJECTED,
         ErrorType.PARKED,
+        ErrorType.CANCELLED,
     }
 )
-"""Errors no `retry_on` can retry: a Ctrl-C, a budget already spent, a person's say, a
-limit that resets past the run's `max_wait`."""
+"""Errors no `retry_on` can retry: a Ctrl-C, a budget already spent, a person's say (a
+rejection, a cancel), a limit that resets past the run's `max_wait`."""
 
 
 def exception_error(step_name: str, exc: BaseException, what: str) -> PipelineError:

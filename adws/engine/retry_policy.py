@@ -28,6 +28,7 @@ NEVER_RETRIED: Final = frozenset(
         ErrorType.AWAITING_APPROVAL,
         ErrorType.REJECTED,
         ErrorType.PARKED,
+        ErrorType.CANCELLED,
     }
 )
 

@@ -52,6 +52,7 @@ FIRST_HOMES: Final[dict[str, str]] = {
     "adws.runs.interrupts": "adws.cli._interrupts",
     "adws.testing.replies": "adws.testing.model_api",
     "adws.runs.summary": "adws.summary",
+    "adws.runs.recording": "adws.testing.recording",
 }
 """Each moved module, by its home now, with the home it had first."""
 

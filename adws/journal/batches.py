@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from adws.journal.store import Journal
 
 __all__ = [
+    "batch_lines",
     "batch_runs",
+    "batch_source",
     "batch_spent",
     "batch_status",
     "claim_batch",
@@ -152,6 +154,8 @@ def claim_batch_run(
         status, pid, host = row
         if status == "succeeded":
             return f"run {run_id} succeeded meanwhile (resumed elsewhere); it was left as it is"
+        if status == "cancelled":
+            return f"run {run_id} was cancelled; it was not run"
         if status == "running" and alive(pid, host) and (pid, host) != here() and not force:
             return f"run {run_id} is being run by process {pid} on {host}; it was left to it"
         db.execute(
@@ -205,6 +209,18 @@ def batch_runs(journal: Journal, batch_id: str) -> list[tuple[int, str, str, str
         (batch_id,),
     )
     return [(line, run_id, status, error) for line, run_id, status, error in rows]
+
+
+def batch_source(journal: Journal, batch_id: str) -> str:
+    """Return what a batch was started from: its inputs file, or an evaluation's description."""
+    rows = journal.query("SELECT source FROM batches WHERE batch_id = ?", (batch_id,))
+    return str(rows[0][0] or "") if rows else ""
+
+
+def batch_lines(journal: Journal, batch_id: str) -> dict[str, int | None]:
+    """Map each run of a batch to its line in the batch's inputs (None: not recorded)."""
+    rows = journal.query("SELECT run_id, line FROM runs WHERE batch_id = ?", (batch_id,))
+    return {str(run_id): line for run_id, line in rows}
 
 
 def batch_spent(journal: Journal, batch_id: str) -> float:

@@ -79,6 +79,7 @@ def take_queued(journal: Journal) -> str | None:
 _DUE: Final = (
     "SELECT run_id, status FROM runs WHERE host = ? AND ("
     "(status = 'parked' AND (wake_at IS NULL OR wake_at <= ?))"
+    " OR (status IN ('waiting', 'parked') AND cancel IS NOT NULL)"
     " OR (status = 'waiting' AND EXISTS (SELECT 1 FROM approvals AS a"
     " WHERE a.run_id = runs.run_id AND a.verdict IS NOT NULL"
     " AND a.id = (SELECT MAX(b.id) FROM approvals AS b WHERE b.run_id = runs.run_id))))"
@@ -89,8 +90,10 @@ _DUE: Final = (
 def due_runs(journal: Journal, host: str, now: float) -> list[tuple[str, str]]:
     """List `(run_id, status)` of the runs of `host` to continue now, oldest first.
 
-    Parked runs whose time has come, and waiting runs whose last question
-    has a decision (given on another host: one given here continues at once).
+    Parked runs whose time has come, waiting runs whose last question has
+    a decision (given on another host: one given here continues at once),
+    and waiting or parked runs cancelled on another host (their cleanup
+    steps run here, where their worktrees are).
     """
     return [(str(run_id), str(status)) for run_id, status in journal.query(_DUE, (host, now))]
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AttemptRecord",
+    "CancelRecord",
     "RunRecord",
     "UnreadableError",
     "attempt_from_row",
@@ -79,6 +80,48 @@ def named_problems(table: str, run_id: str, rows: Iterable[_Row]) -> list[str]:
 
 @final
 @attrs.frozen
+class CancelRecord:
+    """Who asked to cancel a run, when (ISO 8601, UTC) and why (may be empty).
+
+    Kept on the run's row (`runs.cancel`, schema 17): while the run runs, a
+    request its holder acts on; after, the record of who ended it.
+    """
+
+    by: str
+    at: str
+    reason: str = ""
+
+    def to_json(self) -> str:
+        """Encode it for the journal."""
+        return json.dumps({"by": self.by, "at": self.at, "reason": self.reason}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: object) -> CancelRecord | None:
+        """Decode what `to_json` wrote; anything else (a forged row) is no request at all.
+
+        >>> CancelRecord.from_json('{"by": "ana", "at": "t", "reason": "x"}')
+        CancelRecord(by='ana', at='t', reason='x')
+        >>> CancelRecord.from_json('{"by": 1}'), CancelRecord.from_json("[")
+        (None, None)
+        """
+        try:
+            loaded = json.loads(text) if isinstance(text, str) else None
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(loaded, dict):
+            return None
+        by, at, reason = (loaded.get(name) for name in ("by", "at", "reason"))
+        if not (isinstance(by, str) and isinstance(at, str) and isinstance(reason, str)):
+            return None
+        return cls(by, at, reason)
+
+    def to_dict(self) -> dict[str, str]:
+        """Return it as `--json` prints it."""
+        return {"by": self.by, "at": self.at, "reason": self.reason}
+
+
+@final
+@attrs.frozen
 class RunRecord:
     """One run as the journal knows it."""
 
@@ -110,6 +153,8 @@ class RunRecord:
     """When a parked run may go on, in Unix seconds (None: not parked, or before schema 12)."""
     parked_reason: str | None = None
     """Why a parked run parked, in a few words (`claude usage limit`)."""
+    cancel: CancelRecord | None = None
+    """Who asked to cancel the run, when and why (None: nobody, or before schema 17)."""
 
     def due(self, now: float) -> bool:
         """Tell whether the run is parked and its time to go on has come.
@@ -185,6 +230,7 @@ class RunRecord:
             "problems": list(self.problems),
             "wake_at": self.wake_at,
             "parked_reason": self.parked_reason,
+            "cancel": None if self.cancel is None else self.cancel.to_dict(),
         }
 
 
@@ -410,6 +456,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         _row_id(column_of(row, "last_attempt")),
         wake,
         reason,
+        CancelRecord.from_json(column_of(row, "cancel")),
     )
 
 

@@ -23,7 +23,10 @@ CLI names it, with the session it continued, why it could not, and whether
 the call ended; 14 keeps when a parked run may go on (`runs.wake_at`, Unix
 seconds) and why it parked (`runs.parked_reason`); 15 keeps the heartbeats of
 `adws worker` processes (`workers`: host, pid, since, last beat, poll interval
-and the runs each holds), for `adws workers`.
+and the runs each holds), for `adws workers`; 16 keeps each agent call's patch
+and each worktree attempt's diff (`diffs`); 17 keeps who asked to cancel a
+run, when and why (`runs.cancel`): a request its holder acts on, then the
+record of who ended it.
 """
 
 from __future__ import annotations
@@ -182,5 +185,6 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         ),
         "CREATE INDEX diffs_by_run ON diffs(run_id, step, attempt)",
     ),
+    ("ALTER TABLE runs ADD COLUMN cancel TEXT",),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append."""

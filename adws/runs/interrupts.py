@@ -7,6 +7,13 @@ The first signal stops the step in flight (its process group is stopped by
 delivered when the next step that is not cleanup starts. A second signal
 kills every process group adws started, marks the run interrupted and
 exits at once.
+
+A cancel (`adws cancel`, seen in the journal by another thread) stops the
+run the same way, but its step fails `Cancelled` (see
+`adws.engine.errors.Cancellation`): `cancel` wakes the main thread with
+`CANCEL_SIGNAL`, whose handler raises it there, or holds it for the next
+step that is not cleanup. It is not a signal of the terminal: a Ctrl-C
+after it is still a first Ctrl-C.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 from typing import TYPE_CHECKING, Final, final
 
 from adws import io_ops
@@ -21,11 +29,15 @@ from adws.engine.events import AttemptFailed, RunEvent, StepStarted, StepSucceed
 from adws.io_ops.terminal import err
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
-__all__ = ["EXIT_BY_SIGNAL", "SIGNALS", "SIGNAL_NAMES", "Interrupts"]
+    from adws.engine.errors import Cancellation
+
+__all__ = ["CANCEL_SIGNAL", "EXIT_BY_SIGNAL", "SIGNALS", "SIGNAL_NAMES", "Interrupts"]
 
 SIGNALS: Final = io_ops.HANDLED_SIGNALS
+CANCEL_SIGNAL: Final = signal.SIGUSR1
+"""Sent by a run's own thread to its main thread when the run is cancelled (never by a user)."""
 EXIT_BY_SIGNAL: Final[dict[int, int]] = {
     signal.SIGINT: 130,
     signal.SIGTERM: 143,
@@ -57,6 +69,11 @@ class Interrupts:
         self.first: int | None = None
         self.pending = False
         self.running: StepStarted | None = None
+        self.cancelled: Cancellation | None = None
+        """The cancel asked for (None: none); it stops the run once, like a first Ctrl-C."""
+        self._cancel_pending = False
+        self._cancel_delivered = False
+        self._main = threading.main_thread().ident
 
     @property
     def message(self) -> str:
@@ -83,20 +100,59 @@ class Interrupts:
             raise KeyboardInterrupt(self.message)
         self.pending = True  # no step to stop now; the next one that is not cleanup is
 
+    def cancel(self, cancellation: Cancellation) -> None:
+        """Stop the run as a cancel (from any thread): its step fails `Cancelled`.
+
+        The first cancel counts; the main thread hears of it through
+        `CANCEL_SIGNAL` (`installed` handles it), so a step waiting on a
+        process is woken as by a Ctrl-C.
+        """
+        if self.cancelled is not None:
+            return
+        self.cancelled = cancellation
+        if self._main is not None:
+            signal.pthread_kill(self._main, CANCEL_SIGNAL)
+
+    def _on_cancel(self, _signum: int, _frame: object) -> None:
+        """Deliver a cancel in the main thread: now, or as the next step that is not cleanup starts.
+
+        None after a signal: the run is already stopping.
+        """
+        if self.cancelled is None or self.first is not None or self._cancel_delivered:
+            return
+        running = self.running
+        if running is not None and not running.always_run:
+            self._cancel_delivered = True
+            raise self.cancelled
+        self._cancel_pending = True
+
     def observe(self, event: RunEvent, /) -> None:
         """Follow the run: deliver a held signal when a step that is not cleanup starts."""
         match event:
             case StepStarted():
                 self.running = event
-                if self.pending and not event.always_run:
+                if event.always_run:
+                    return
+                if self.pending:
                     self.pending = False
                     self.running = None
                     raise KeyboardInterrupt(self.message)
+                if self._cancel_pending and self.cancelled is not None and self.first is None:
+                    self._cancel_pending = False
+                    self._cancel_delivered = True
+                    self.running = None
+                    raise self.cancelled
             case StepSucceeded() | AttemptFailed(will_retry=False):
                 self.running = None
             case _:
                 pass
 
-    def installed(self) -> contextlib.AbstractContextManager[None]:
-        """Handle the three signals for the duration of a run, then restore the old handlers."""
-        return io_ops.handling_signals(self)
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """Handle the three signals (and a cancel) for a run, then restore the old handlers."""
+        before = signal.signal(CANCEL_SIGNAL, self._on_cancel)
+        try:
+            with io_ops.handling_signals(self):
+                yield
+        finally:
+            signal.signal(CANCEL_SIGNAL, before)

@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from adws.agents.base import AgentRequest, AgentResponse
     from adws.agents.offline import OFFLINE
     from adws.agents.scripted import ScriptedAgent
+    from adws.runs.recording import RecordingAgent
     from adws.testing.agents import FunctionAgent, SchemaAgent
     from adws.testing.model_api import FakeModelAPI
-    from adws.testing.recording import RecordingAgent
     from adws.testing.replies import Reply
     from adws.testing.runs import RunReport, StepReport, approve, reject, resume, run
 
@@ -57,7 +57,7 @@ _HOMES = {
     "AgentResponse": "adws.agents.base",
     "FakeModelAPI": "adws.testing.model_api",
     "FunctionAgent": "adws.testing.agents",
-    "RecordingAgent": "adws.testing.recording",
+    "RecordingAgent": "adws.runs.recording",
     "Reply": "adws.testing.replies",
     "RunReport": "adws.testing.runs",
     "SchemaAgent": "adws.testing.agents",

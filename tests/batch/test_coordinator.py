@@ -15,10 +15,10 @@ from adws.batch.ledger import Ledger
 from adws.batch.tasks import Batch, Message, Task
 from adws.engine.events import StepSucceeded
 from adws.journal import Journal
-from adws.journal.batch_resume import queue_runs
 from adws.journal.fingerprint import step_fingerprints
 from adws.journal.options import RunOptions
 from adws.journal.statements import statements_for
+from adws.runs.batches import queue_runs
 
 
 def _ok(ctx: Any) -> Any:

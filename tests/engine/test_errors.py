@@ -32,6 +32,7 @@ def test_every_design_kind_exists() -> None:
         "Rejected",
         "Parked",
         "Tampered",
+        "Cancelled",
     ]
 
 

@@ -15,10 +15,10 @@ from adws.agents.sessions import feedback_prompt, interrupted_prompt
 from adws.cli import main
 from adws.engine.scope import AgentSession
 from adws.journal import Journal
-from adws.journal.resume import prepare_resume
 from adws.journal.sessions import SessionRecord, by_attempt, interrupted_sessions, sessions_of
 from adws.journal.workspaces import WorktreeRecord
 from adws.render import status_text
+from adws.runs.resume import prepare_resume
 from adws.testing import resume, run
 
 if TYPE_CHECKING:

@@ -93,7 +93,7 @@ def test_a_workflow_not_in_the_workflows_folder_is_a_lookup_error(in_tmp: Path) 
         approve(in_tmp / "runs.db", run_id)
 
     assert str(raised.value) == (
-        f"workflow 'gated' is not in {in_tmp / 'workflows'}: pass workflow= to decide its run"
+        f"unknown workflow 'gated' in {in_tmp / 'workflows'}; known workflows: none"
     )
 
 
@@ -125,7 +125,10 @@ def test_a_question_answered_meanwhile_is_refused_by_the_claim(tmp_path: Path) -
     with pytest.raises(ValueError, match="answered meanwhile") as raised:
         approve(journal, run_id, workflow=gated())
 
-    assert str(raised.value) == f"the question at step 'ok' of run {run_id} was answered meanwhile"
+    assert str(raised.value) == (
+        f"the question at step 'ok' of run {run_id} was answered meanwhile;"
+        f" look again: adws status {run_id}"
+    )
     assert decisions(journal) == [("ok", "rejected", "bob", None)]
 
 

@@ -10,8 +10,8 @@ import pytest
 from adws import OutputContract, Workflow, agent_step
 from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
 from adws.engine.usage import Usage
+from adws.runs.recording import Recording
 from adws.testing import RecordingAgent, run
-from adws.testing.recording import Recording
 from tests.conftest import failure, success
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from adws import (
     worktree,
 )
 from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
+from adws.runs.recording import Recording
 from adws.testing import RecordingAgent
-from adws.testing.recording import Recording
 from tests.workspaces.conftest import git, make_repo
 
 ANSWER = "STATUS: done\nNOTE: wrote it\n"

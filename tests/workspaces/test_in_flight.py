@@ -14,8 +14,8 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow, worktree
 from adws.journal import Journal, JournalObserver
 from adws.journal.records import AttemptRecord
-from adws.journal.resume import prepare_resume
 from adws.journal.workspaces import worktrees_of
+from adws.runs.resume import prepare_resume
 from adws.workspaces.drift import reset_in_flight
 from tests.conftest import start_adws
 from tests.workspaces.conftest import git, make_repo, writes

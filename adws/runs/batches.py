@@ -16,21 +16,33 @@ from typing import TYPE_CHECKING, final
 import attrs
 
 from adws import io_ops
-from adws.journal.batches import batch_runs, queue_batch
+from adws.engine.context import WorkflowContext
+from adws.engine.executor import new_run_id
+from adws.journal.batches import batch_runs, claim_batch, claim_batch_run, queue_batch
+from adws.journal.codec import encode_context
+from adws.journal.fingerprint import fingerprint
 from adws.journal.holders import Seen  # attrs resolves the annotations at run time
 from adws.journal.options import RunOptions  # as above
-from adws.journal.resume import ResumeStart, baseline, prepare_resume
 from adws.journal.schema import Statement  # as above
 from adws.journal.workspaces import approvals_of, worktrees_of
+from adws.runs.resume import ResumeStart, baseline, prepare_resume
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
 
     from adws.engine.step import Workflow
     from adws.journal.records import RunRecord
     from adws.journal.store import Journal
 
-__all__ = ["BatchRun", "new_batch_id", "queue_runs", "resume_batch", "resume_run"]
+__all__ = [
+    "BatchRun",
+    "hold",
+    "new_batch_id",
+    "queue_runs",
+    "resume_batch",
+    "resume_run",
+    "take",
+]
 
 
 @final
@@ -70,11 +82,6 @@ def queue_runs(  # noqa: PLR0913 - the batch, its runs, and how they run
 
     `batch_id` is the id to give it (a fresh one by default).
     """
-    from adws.engine.context import WorkflowContext  # noqa: PLC0415 - the executor is loaded already
-    from adws.engine.executor import new_run_id  # noqa: PLC0415 - as above
-    from adws.journal.codec import encode_context  # noqa: PLC0415 - as above
-    from adws.journal.fingerprint import fingerprint  # noqa: PLC0415 - as above
-
     batch_id = batch_id or new_batch_id()
     queued = (
         (line, new_run_id(), encode_context(WorkflowContext(inputs=inputs)))
@@ -153,9 +160,10 @@ def resume_batch(  # noqa: PLR0913 - the batch, and every way a resume can be as
 ) -> list[BatchRun] | str:
     """List the runs of a batch that did not succeed, each with where it starts, or why not.
 
-    A run is refused (and with it the resume) when a finished step of it
-    changed (unless `rerun_changed`, or `keep_changed`, which keeps its
-    outputs and makes today's definition the recorded one when the run is
+    A cancelled run stays cancelled. A run is refused (and with it the
+    resume) when a finished step of it changed (unless `rerun_changed`, or
+    `keep_changed`, which keeps its outputs and makes today's definition the
+    recorded one when the run is
     claimed), when a kept worktree of it changed (unless `accept_drift`),
     when a child process it left still runs, or when a live process other
     than a dead coordinator holds it (`force` stops the child and takes the
@@ -165,7 +173,7 @@ def resume_batch(  # noqa: PLR0913 - the batch, and every way a resume can be as
     """
     runs: list[BatchRun] = []
     for line, run_id, status, _ in batch_runs(journal, batch_id):
-        if status == "succeeded":
+        if status in {"succeeded", "cancelled"}:  # done, or ended on a person's word
             continue
         record = journal.find(run_id)
         assert not isinstance(record, str)  # noqa: S101 - listed just now, under its full id
@@ -191,3 +199,31 @@ def resume_batch(  # noqa: PLR0913 - the batch, and every way a resume can be as
         then = tuple(sql for sql, _ in baseline(run_id, start)) if keep_changed else ()
         runs.append(BatchRun(line, run_id, record.inputs_json, options, start, record.seen, then))
     return runs
+
+
+def hold(
+    journal: Journal, batch_id: str, *, force: bool = False, max_cost: float | None = None
+) -> str | None:
+    """Take a batch for this process to coordinate, atomically; say who holds it otherwise.
+
+    Of two `adws batch --resume B` started at once exactly one gets it (see
+    `adws.journal.batches.claim_batch`).
+    """
+    return claim_batch(journal, batch_id, force=force, max_cost=max_cost)
+
+
+def take(
+    journal: Journal,
+    run_id: str,
+    *,
+    force: bool = False,
+    seen: Seen | None = None,
+    then: Sequence[Statement] = (),
+) -> str | None:
+    """Take one run of the batch this process holds, as it is handed to a worker; say why not.
+
+    Compare-and-set against what the batch's resume read (`seen`): a run
+    that changed since, was cancelled, or that another live process runs,
+    is left alone (see `adws.journal.batches.claim_batch_run`).
+    """
+    return claim_batch_run(journal, run_id, force=force, seen=seen, then=then)

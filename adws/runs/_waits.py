@@ -1,7 +1,8 @@
 """The question a waiting run asks, and the rejection that ends a wait past its timeout.
 
-`adws approvals`, `approve`, `reject` and `resume` all end an expired wait
-the same way, whichever of them sees it first.
+`approvals`, `approve`, `reject` and `resume` all end an expired wait the
+same way, whichever of them sees it first: as a rejection with the reason
+`timeout`, decided by `adws`.
 """
 
 from __future__ import annotations
@@ -9,14 +10,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
-from adws.cli._output import err
+from adws.engine.scope import Decision
+from adws.journal.workspaces import approvals_of
 
 if TYPE_CHECKING:
-    from adws.engine.scope import Decision
+    from collections.abc import Callable
+
     from adws.journal import Journal, RunRecord
     from adws.journal.workspaces import ApprovalRecord
 
-__all__ = ["TIMED_OUT", "expired", "open_question"]
+__all__ = ["TIMED_OUT", "asks_budget", "expired", "open_question"]
 
 TIMED_OUT: Final = "timeout"
 """The reason recorded when a wait passes its timeout, and the name of who decided it."""
@@ -24,23 +27,27 @@ TIMED_OUT: Final = "timeout"
 
 def open_question(journal: Journal, record: RunRecord) -> ApprovalRecord | None:
     """Return the question a waiting run asks (None when it is not waiting)."""
-    from adws.journal.workspaces import approvals_of  # noqa: PLC0415 - see the note on imports
-
     if record.status != "waiting" or not record.failed_step:
         return None
     asked = [q for q in approvals_of(journal, record.run_id) if q.step == record.failed_step]
     return asked[-1] if asked and asked[-1].decision is None else None
 
 
-def expired(journal: Journal, record: RunRecord) -> tuple[str, Decision] | None:
+def expired(
+    journal: Journal, record: RunRecord, say: Callable[[str], None]
+) -> tuple[str, Decision] | None:
     """Return the rejection that ends a wait past its timeout (None when none is due)."""
-    from adws.engine.scope import Decision  # noqa: PLC0415 - see the note on imports
-
     question = open_question(journal, record)
     if question is None or not question.expired():
         return None
-    err(
+    say(
         f"adws: run {record.run_id} waited for approval at {question.step} past its "
         f"{question.timeout:g}s timeout; it is rejected (reason: {TIMED_OUT})"
     )
     return question.step, Decision("rejected", "adws", io_ops.utc_now(), TIMED_OUT)
+
+
+def asks_budget(record: RunRecord) -> bool:
+    """Tell whether a waiting run's question is one its budget asked (`--on-budget ask`)."""
+    error = record.error
+    return error is not None and error.context.get("budget_question") is True

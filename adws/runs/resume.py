@@ -1,4 +1,4 @@
-"""One resume path for `adws resume`, the author's kit and `adws batch`.
+"""Plan a resume: what a resumed run keeps, runs again and refuses, for every way in.
 
 `resume_plan` says what a resume of a recorded run would do with each
 step; `prepare_resume` checks that it may (no finished step changed unless
@@ -16,7 +16,7 @@ approval steps. Claiming the run is the caller's next step
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, final
 
 import attrs
 
@@ -25,6 +25,7 @@ from adws.engine.errors import ErrorType
 from adws.engine.scope import AgentSession, Decision
 from adws.engine.usage import Usage
 from adws.flows import flow_of
+from adws.journal import claimed
 from adws.journal.fingerprint import step_fingerprints
 from adws.journal.plan import StepPlan, plan_resume, resume_point, stored_branches
 from adws.journal.sessions import interrupted_sessions
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from adws.journal.store import Guarded
     from adws.journal.workspaces import ApprovalRecord
 
-__all__ = ["ResumeStart", "baseline", "prepare_resume", "resume_plan"]
+__all__ = ["ResumeStart", "baseline", "cancelled", "prepare_resume", "resume_plan"]
 
 
 @final
@@ -145,6 +146,14 @@ def _refuse_inputs(
     return None
 
 
+def cancelled(record: RunRecord) -> str:
+    """Say that a run was cancelled, by whom, when and why: it is over, never resumed."""
+    cancel = record.cancel
+    who = "" if cancel is None else f" by {cancel.by} at {cancel.at}"
+    why = "" if cancel is None or not cancel.reason else f": {cancel.reason}"
+    return f"run {record.run_id} was cancelled{who}{why}; a cancelled run is not resumed"
+
+
 def _refuse_changed(plan: Sequence[StepPlan], run_id: str) -> str | None:
     changed = [item.step for item in plan if item.action == "changed"]
     if not changed:
@@ -198,6 +207,8 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
         return plan
     if record.error is not None and record.error.error_type == ErrorType.REJECTED:
         return f"run {record.run_id} was rejected at {record.failed_step!r}: {record.error.message}"
+    if record.status == "cancelled":
+        return cancelled(record)
     refused = None if keep_changed or rerun_changed else _refuse_changed(plan, record.run_id)
     extra = dict(extra or {})
     if refused is None and extra:
@@ -234,11 +245,6 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     )
 
 
-_BASELINE: Final = (
-    "UPDATE attempts SET fingerprint = ? WHERE run_id = ? AND step = ? AND status = 'succeeded'"
-)
-
-
 def baseline(run_id: str, start: ResumeStart) -> list[Guarded]:
     """Make today's definitions of the changed finished steps the recorded ones (`--keep-changed`).
 
@@ -246,10 +252,7 @@ def baseline(run_id: str, start: ResumeStart) -> list[Guarded]:
     not refused again for the change the person already accepted.
     """
     return [
-        (
-            (_BASELINE, (start.steps.get(item.step), run_id, item.step)),
-            None,
-        )
+        claimed.baseline(run_id, item.step, start.steps.get(item.step))
         for item in start.plan
         if item.action == "changed"
     ]

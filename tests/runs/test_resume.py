@@ -1,4 +1,4 @@
-"""One resume path: what a resume keeps, runs again and refuses (`adws.journal.resume`)."""
+"""One resume path: what a resume keeps, runs again and refuses (`adws.runs.resume`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from adws import (
 )
 from adws.cli import main
 from adws.journal import Journal
-from adws.journal.resume import prepare_resume, resume_plan
+from adws.runs.resume import prepare_resume, resume_plan
 from adws.testing import resume, run
 
 if TYPE_CHECKING:
