@@ -24,6 +24,7 @@ from adws.batch.report import BatchReport, Progress, RunResult
 from adws.batch.tasks import Batch, Message, Task, task_for
 from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.events import AttemptFailed
+from adws.journal import cancels
 from adws.journal.batches import batch_runs, batch_spent
 from adws.journal.codec import decode_error, encode_error
 from adws.journal.options import RunOptions
@@ -91,6 +92,8 @@ class _Coordinator:
         self.spent_before = batch_spent(journal, batch.batch_id) if batch.max_cost else 0.0
         self.over_budget = False
         self.warnings: list[str] = []
+        self.cancelled: set[str] = set()
+        """The runs in flight whose cancel was passed to their worker."""
         self.total = len(runs)
         self.workers = max(1, min(concurrency, len(runs)))
         self.started = io_ops.monotonic()
@@ -278,8 +281,28 @@ class _Coordinator:
             if io_ops.monotonic() - last >= 1.0:
                 last = io_ops.monotonic()
                 self._record_children()
+                self._cancel_asked()
                 on_progress(self.progress())
         self._record_children()
+
+    def _cancel_asked(self) -> None:
+        """Pass on, once a second, each cancel asked for a run in flight (`adws cancel`).
+
+        The coordinator holds its runs, so it is who stops one: its worker
+        stops the run as a first Ctrl-C would, failing its step `Cancelled`.
+        A journal out of reach is asked again next time.
+        """
+        flying = {task.run_id: slot for slot, task in self.assigned.items()}
+        if not flying or self.ledger.broken:
+            return
+        try:
+            asked = cancels.requests(self.journal, list(flying))
+        except Exception:  # noqa: BLE001 - a journal out of reach is asked again next time
+            return
+        for run_id, cancel in asked.items():
+            if run_id not in self.cancelled:
+                self.cancelled.add(run_id)
+                self.pool.cancel(flying[run_id], (run_id, cancel.by, cancel.at, cancel.reason))
 
     def _record_children(self) -> None:
         """Journal the runs' child process groups that changed, once a second.

@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any, Final, final
 from distributed import Nanny, Scheduler, Worker
 
 from adws import io_ops
-from adws.batch.tasks import OVER_BUDGET, Message, Task, execute
+from adws.batch.tasks import OVER_BUDGET, Cancel, Message, Task, execute
+from adws.engine.errors import Cancellation
 from adws.engine.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
 
 if TYPE_CHECKING:
@@ -76,15 +77,15 @@ class _Running:
         self.thread = threading.get_ident()
         self.lock = threading.Lock()
         self.running = False
-        self.pending: str | None = None
+        self.pending: type[KeyboardInterrupt] | None = None
 
     def observe(self, event: RunEvent, /) -> None:
         with self.lock:
             match event:
                 case StepStarted():
                     if self.pending is not None and not event.always_run:
-                        message, self.pending = self.pending, None
-                        raise KeyboardInterrupt(message)
+                        kind, self.pending = self.pending, None
+                        raise kind
                     self.running = not event.always_run
                 case StepSucceeded() | AttemptFailed(will_retry=False):
                     self.running = False
@@ -92,13 +93,22 @@ class _Running:
                     pass
 
     def interrupt(self, message: str) -> None:
+        # Raised as a class, so the class carries the words (`interrupted by SIGTERM`).
+        self.stop(type("Interrupted", (KeyboardInterrupt,), {"__str__": lambda _self: message}))
+
+    def cancel(self, by: str, at: str, reason: str) -> None:
+        # A cancel, as `adws cancel` asked: the step fails `Cancelled`, saying who and why.
+        def made(this: Cancellation) -> None:
+            Cancellation.__init__(this, by, at, reason)
+
+        self.stop(type("Cancelled", (Cancellation,), {"__init__": made}))
+
+    def stop(self, kind: type[KeyboardInterrupt]) -> None:
         with self.lock:
             if not self.running:
-                self.pending = message
+                self.pending = self.pending or kind
                 return
             self.running = False
-            # Raised as a class, so the class carries the words (`interrupted by SIGTERM`).
-            kind = type("Interrupted", (KeyboardInterrupt,), {"__str__": lambda _self: message})
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
                 ctypes.c_ulong(self.thread), ctypes.py_object(kind)
             )
@@ -120,7 +130,9 @@ def run_task(task: Task, queue_name: str, slot: int) -> None:
     running = _Running()
     with _LOCK:
         _RUNNING.setdefault(batch_id, {})[task.run_id] = running
-        running.pending = _STOPPING.get(batch_id)
+        stopping = _STOPPING.get(batch_id)
+    if stopping is not None:  # the batch was stopped: this run stops at its first step
+        running.interrupt(stopping)
 
     def send(message: Message) -> None:
         queue.put((slot, message))
@@ -148,6 +160,14 @@ def _kill(batch_id: str) -> None:
     for run_id in runs:
         for pgid in io_ops.GROUPS.current(tag=run_id):
             io_ops.kill_group(pgid)
+
+
+def _cancel(batch_id: str, run_id: str, by: str, at: str, reason: str) -> None:
+    """On a worker: stop one run of the batch as `adws cancel` asked, if it runs here."""
+    with _LOCK:
+        running = _RUNNING.get(batch_id, {}).get(run_id)
+    if running is not None:
+        running.cancel(by, at, reason)
 
 
 def _over_budget(batch_id: str) -> None:
@@ -263,6 +283,10 @@ class DaskPool:
     def over_budget(self, batch_id: str) -> None:
         """Refuse every agent call of the batch, on every worker, from now on."""
         self.client.run(_over_budget, batch_id)
+
+    def cancel(self, _slot: int, cancel: Cancel) -> None:
+        """Stop one run as `adws cancel` asked, on whichever worker runs it."""
+        self.client.run(_cancel, self.batch_id, *cancel)
 
     def _apply_signals(self) -> None:
         """First signal: every run stops after cleanup; second: kill their processes, cancel."""

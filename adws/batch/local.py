@@ -31,7 +31,9 @@ from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Final, cast, final
 
 from adws import io_ops
-from adws.batch.tasks import OVER_BUDGET, Message, Task, execute
+from adws.batch.tasks import OVER_BUDGET, Cancel, Message, Task, execute
+from adws.engine.errors import Cancellation
+from adws.runs.interrupts import CANCEL_SIGNAL, Interrupts
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -42,18 +44,26 @@ ORPHANED: Final = 70
 """A worker's exit status after its coordinator died (it killed its run's processes first)."""
 
 
-def _follow(control: Connection, sending: threading.Lock) -> None:
-    """Hear the coordinator's word on the budget; when it is gone, kill every child and exit.
+def _follow(control: Connection, sending: threading.Lock, interrupts: Interrupts) -> None:
+    """Hear the coordinator's word: the budget, a cancel; when it is gone, kill every child, exit.
 
-    Holding `sending` first keeps the run from going on to its next step
-    (every step's end is sent) while its processes are killed.
+    A cancel (`("cancel", run_id, by, at, why)`) stops the run in flight as
+    a first Ctrl-C would, its step failing `Cancelled`, if it is still the
+    run this worker runs. Holding `sending` first keeps the run from going
+    on to its next step (every step's end is sent) while its processes are
+    killed.
     """
     while True:
         try:
             message = control.recv()
         except (EOFError, OSError):
             break
-        OVER_BUDGET.add(str(message[1]))  # ("over budget", batch_id): the only word there is
+        if message[0] == "cancel":
+            _, run_id, by, at, why = message
+            if os.environ.get(io_ops.RUN_MARK) == run_id:
+                interrupts.cancel(Cancellation(by, at, why))
+        else:
+            OVER_BUDGET.add(str(message[1]))  # ("over budget", batch_id)
     sending.acquire(timeout=5)  # a send to the dead coordinator fails at once, releasing it
     io_ops.kill_all_groups()
     os._exit(ORPHANED)
@@ -63,13 +73,12 @@ def worker_main(conn: Connection, control: Connection) -> None:
     """Run tasks from `conn` until told to stop; signals end the run in flight cleanly."""
     os.setsid()
     io_ops.become_subreaper()  # its runs' orphans come here, to be stopped as each run ends
-    from adws.runs.interrupts import Interrupts  # noqa: PLC0415 - loaded in the worker process
-
     lock = threading.Lock()  # branch threads report process groups as the main thread sends
-    threading.Thread(target=_follow, args=(control, lock), daemon=True).start()
     interrupts = Interrupts()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, interrupts)
+    signal.signal(CANCEL_SIGNAL, interrupts.on_cancel)
+    threading.Thread(target=_follow, args=(control, lock, interrupts), daemon=True).start()
 
     def send(message: Message) -> None:
         with lock:
@@ -80,6 +89,7 @@ def worker_main(conn: Connection, control: Connection) -> None:
             # One run at a time here: its processes carry its id, as `adws run`'s do, so a
             # resume signals a recorded group only while it is still the run's.
             os.environ[io_ops.RUN_MARK] = task.run_id
+            interrupts.next_run()  # a cancel of the run before is not this one's
             try:
                 execute(task, send, (interrupts.observe,))
             finally:
@@ -108,7 +118,7 @@ class LocalPool:
     def __init__(self) -> None:
         """Start with no workers."""
         self._context = multiprocessing.get_context("forkserver")
-        self._context.set_forkserver_preload(["adws.batch.local", "adws.runs.interrupts"])
+        self._context.set_forkserver_preload(["adws.batch.local"])
         self.workers: dict[Connection, tuple[BaseProcess, Connection]] = {}
 
     def start(self) -> Connection:
@@ -166,6 +176,13 @@ class LocalPool:
         for _, say in self.workers.values():
             with contextlib.suppress(OSError):
                 say.send(("over budget", batch_id))
+
+    def cancel(self, conn: Connection, cancel: Cancel) -> None:
+        """Tell the worker of `conn` to stop its run as `adws cancel` asked."""
+        found = self.workers.get(conn)
+        if found is not None:
+            with contextlib.suppress(OSError):
+                found[1].send(("cancel", *cancel))
 
     def close(self, grace: float = 5.0) -> None:
         """Stop every worker: ask, wait `grace` seconds, then end it with its processes."""

@@ -9,7 +9,7 @@ from adws import io_ops
 if TYPE_CHECKING:
     import contextlib
 
-    from adws.batch.tasks import Message, Task
+    from adws.batch.tasks import Cancel, Message, Task
 
 __all__ = ["Pool", "Stop"]
 
@@ -34,6 +34,9 @@ class Pool(Protocol):
 
     def over_budget(self, batch_id: str) -> None:
         """Refuse every agent call of the batch from now on (`--batch-max-cost`)."""
+
+    def cancel(self, slot: Any, cancel: Cancel) -> None:  # noqa: ANN401 - as above
+        """Stop the run in flight in `slot` as `adws cancel` asked (its cleanup still runs)."""
 
     def close(self, grace: float = 5.0) -> None:
         """Stop everything this pool started."""

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from adws.journal.schema import Statement
     from adws.runs.batches import BatchRun
 
-__all__ = ["OVER_BUDGET", "Batch", "Message", "Task", "execute", "task_for"]
+__all__ = ["OVER_BUDGET", "Batch", "Cancel", "Message", "Task", "execute", "task_for"]
 
 Message: TypeAlias = tuple[object, ...]
 """From a worker to the coordinator:
@@ -50,6 +50,9 @@ Message: TypeAlias = tuple[object, ...]
 
 The pools add `("lost", reason)` for a worker that died.
 """
+
+Cancel: TypeAlias = tuple[str, str, str, str]
+"""A cancel for a run in flight, as it crosses to its worker: run id, who, when, why."""
 
 OVER_BUDGET: Final[set[str]] = set()
 """The batches (by id) that reached `--batch-max-cost`: their agent calls are refused."""

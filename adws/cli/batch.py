@@ -333,7 +333,10 @@ def _cancelled(args: argparse.Namespace) -> int:
     if isinstance(found, str):
         raise UsageError(found)
     worst = EXIT_CODES["succeeded"]
-    for _, run_id, status, _ in batch_runs(journal, found[0]):
+    listed = batch_runs(journal, found[0])
+    # Queued runs first: a coordinator still running must not hand one out meanwhile.
+    ordered = sorted(listed, key=lambda run: run[2] != "queued")
+    for _, run_id, status, _ in ordered:
         if status in {"succeeded", "cancelled"}:
             continue
         outcome = runs.cancel(run_id, args.reason)

@@ -91,7 +91,10 @@ def runs_table(records: Sequence[RunRecord]) -> str:
             record.run_id,
             record.workflow,
             record.held_elsewhere
-            or run_word(record.status) + (" (stale)" if record.stale else "") + _until(record),
+            or run_word(record.status)
+            + (" (stale)" if record.stale else "")
+            + (" (cancel asked)" if record.cancel and record.status == "running" else "")
+            + _until(record),
             record.started,
             "-" if record.seconds is None else seconds(record.seconds),
             cost_cell(record.usage),
@@ -297,6 +300,8 @@ def status_text(
         lines.extend(_problems(mine, "       ", said))
         lines.extend(_branch_lines(name, attempts, said))
     error = record.error
+    if record.cancel is not None:
+        lines.append(_cancel_line(record))
     if record.status == "parked":  # a wait, not a failure
         lines += _parked_lines(record)
     elif error is not None:
@@ -309,6 +314,15 @@ def status_text(
     if record.usage is not None:
         lines.append(f"spent: {record.usage.describe()}")
     return "\n".join(lines)
+
+
+def _cancel_line(record: RunRecord) -> str:
+    """Say who cancelled the run (or asked to, while it still runs), when and why."""
+    cancel = record.cancel
+    assert cancel is not None  # noqa: S101 - asked only for a run with a cancel
+    said = "cancel asked" if record.status != "cancelled" else "cancelled"
+    why = f": {cancel.reason}" if cancel.reason else ""
+    return f"{said} by {cancel.by} at {cancel.at}{why}"
 
 
 def _parked_lines(record: RunRecord) -> list[str]:

@@ -40,7 +40,17 @@ __all__ = [
 UNKNOWN: Final = "unknown"
 """The word for a status adws never writes."""
 RUN_WORDS: Final = frozenset(
-    {"queued", "running", "succeeded", "failed", "blocked", "interrupted", "waiting", "parked"}
+    {
+        "queued",
+        "running",
+        "succeeded",
+        "failed",
+        "blocked",
+        "interrupted",
+        "waiting",
+        "parked",
+        "cancelled",
+    }
 )
 """What a run can be."""
 STEP_WORDS: Final = frozenset(
@@ -115,6 +125,8 @@ def ended(status: str, error: PipelineError | None) -> str:
     ('interrupted', 'waiting for approval at ok: Go?')
     >>> ended("failed", PipelineError("b", "ShellFailed", "boom"))
     'failed: b: ShellFailed: boom'
+    >>> ended("cancelled", PipelineError("b", "Cancelled", "cancelled by ana: late"))
+    'cancelled by ana: late'
     """
     word = run_word(status)
     if error is None:
@@ -123,6 +135,8 @@ def ended(status: str, error: PipelineError | None) -> str:
         return waiting_for(error, where=True)
     if is_parked(error):
         return parked_until(wake_at(error), str(error.context.get("reason") or error.message))
+    if word == "cancelled" and error.error_type == ErrorType.CANCELLED:
+        return error.message  # `cancelled by ana: why` says it all
     return f"{word}: {error}"
 
 

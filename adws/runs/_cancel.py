@@ -49,9 +49,10 @@ def cancel_run(
         return Refused(f"run {run_id} already succeeded; there is nothing to cancel")
     if status == "cancelled":
         return Refused(f"run {run_id} was cancelled already; there is nothing to cancel", 0)
-    if status == "queued":
+    if status == "queued":  # a live batch's too: its coordinator then leaves it alone
         error = cancelled_error("", cancel)
-        return _claimed(setting, record, lambda _now: [cancels.end_queued(run_id, cancel, error)])
+        ends = [cancels.end_queued(run_id, cancel, error)]
+        return _claimed(setting, record, lambda _now: ends, queued=True)
     if status == "running" and not record.stale:
         return _requested(setting, record, cancel)
     if status in _ENDED or status == "running":  # ended, or its holder is gone from this host
@@ -63,12 +64,20 @@ def cancel_run(
 
 
 def _claimed(
-    setting: Setting, record: RunRecord, ends: Callable[[str], Sequence[Guarded]]
+    setting: Setting,
+    record: RunRecord,
+    ends: Callable[[str], Sequence[Guarded]],
+    *,
+    queued: bool = False,
 ) -> CancelOutcome | Refused:
-    """End a run nobody holds in a claim: compare-and-set, so of two deciders one acts."""
+    """End a run nobody holds in a claim: compare-and-set, so of two deciders one acts.
+
+    A queued run is ended even while the batch it belongs to runs (`force`):
+    nothing holds it yet, and the batch's coordinator takes no cancelled run.
+    """
     journal = setting.journal
     assert journal is not None  # noqa: S101 - a recorded run is read from its journal
-    refused = journal.claim(record.run_id, seen=record.seen, then=ends, take=False)
+    refused = journal.claim(record.run_id, seen=record.seen, then=ends, take=False, force=queued)
     return Refused(refused) if refused is not None else CancelOutcome(record.run_id, "cancelled")
 
 

@@ -113,7 +113,7 @@ class Interrupts:
         if self._main is not None:
             signal.pthread_kill(self._main, CANCEL_SIGNAL)
 
-    def _on_cancel(self, _signum: int, _frame: object) -> None:
+    def on_cancel(self, _signum: int, _frame: object) -> None:
         """Deliver a cancel in the main thread: now, or as the next step that is not cleanup starts.
 
         None after a signal: the run is already stopping.
@@ -125,6 +125,11 @@ class Interrupts:
             self._cancel_delivered = True
             raise self.cancelled
         self._cancel_pending = True
+
+    def next_run(self) -> None:
+        """Forget a cancel of the run before: a process that runs one run after another does."""
+        self.cancelled = None
+        self._cancel_pending = self._cancel_delivered = False
 
     def observe(self, event: RunEvent, /) -> None:
         """Follow the run: deliver a held signal when a step that is not cleanup starts."""
@@ -150,7 +155,7 @@ class Interrupts:
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
         """Handle the three signals (and a cancel) for a run, then restore the old handlers."""
-        before = signal.signal(CANCEL_SIGNAL, self._on_cancel)
+        before = signal.signal(CANCEL_SIGNAL, self.on_cancel)
         try:
             with io_ops.handling_signals(self):
                 yield

@@ -12,7 +12,7 @@ from returns.io import IOSuccess
 from adws import Step, Workflow
 from adws.batch.coordinator import run_batch
 from adws.batch.ledger import Ledger
-from adws.batch.tasks import Batch, Message, Task
+from adws.batch.tasks import Batch, Cancel, Message, Task
 from adws.engine.events import StepSucceeded
 from adws.journal import Journal
 from adws.journal.fingerprint import step_fingerprints
@@ -35,6 +35,7 @@ class ScriptedPool:
         self.script = script
         self.sent: list[Task] = []
         self.signals: list[int] = []
+        self.cancels: list[tuple[int, Cancel]] = []
         self.slots = 0
 
     def start(self) -> int:
@@ -56,6 +57,9 @@ class ScriptedPool:
 
     def over_budget(self, batch_id: str) -> None:
         pass
+
+    def cancel(self, slot: int, cancel: Cancel) -> None:
+        self.cancels.append((slot, cancel))
 
     def close(self, grace: float = 5.0) -> None:
         pass
