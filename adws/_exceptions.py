@@ -18,7 +18,7 @@ Exception
     │   │                                         is not well formed (strict JSON, a structure)
     │   ├── AnswerError                           adws.agents.answers: a CLI's output, no answer
     │   ├── BatchInputError                       adws.batch.inputs: a batch's inputs file
-    │   └── UnreadableError                       adws.journal.records: a row no adws wrote
+    │   └── UnreadableError                       adws.journal.records.runs: a row no adws wrote
     ├── UsageError (ValueError)                   adws.cli._args: a command line (exit 2)
     ├── SettingError (ValueError)                 adws._exceptions: an environment variable adws
     │                                             reads ($ADWS_MAX_WAIT, ...) it cannot use

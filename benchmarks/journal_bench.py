@@ -21,7 +21,7 @@ from timing import median_seconds
 
 from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow
 from adws.journal import Journal, JournalObserver, plan_resume, resume_point
-from adws.journal.fingerprint import step_fingerprints
+from adws.journal.identity.fingerprint import step_fingerprints
 
 ROOT = Path(__file__).resolve().parent.parent
 

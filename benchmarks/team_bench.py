@@ -28,8 +28,8 @@ sys.path.insert(0, str(REPO))
 from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow  # noqa: E402
 from adws.engine.executor import new_run_id  # noqa: E402
 from adws.journal import Journal, JournalObserver  # noqa: E402
-from adws.journal.codec import encode_context  # noqa: E402
-from adws.journal.queue import submit  # noqa: E402
+from adws.journal.records.codec import encode_context  # noqa: E402
+from adws.journal.store.queue import submit  # noqa: E402
 from tests import postgres  # noqa: E402
 
 STEPS: Final = 100

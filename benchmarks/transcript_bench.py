@@ -23,8 +23,8 @@ from timing import median_seconds
 from adws import OutputContract, Workflow, WorkflowContext, agent_step, run_workflow
 from adws.engine.events import AgentExchanged
 from adws.journal import Journal, JournalObserver
-from adws.journal.exchanges import exchange_statements
-from adws.journal.prune import prune
+from adws.journal.store.exchanges import exchange_statements
+from adws.journal.store.prune import prune
 from adws.testing import FunctionAgent
 
 EXCHANGES = 1_000

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib
+import re
 from pathlib import Path
 from typing import Final
 
@@ -253,8 +254,11 @@ def test_importing_a_module_of_a_folder_runs_the_folders_init_and_lazy_names_may
 
 
 def test_an_import_from_a_lower_layer_to_a_higher_one_is_named() -> None:
-    graph = {"adws.engine.executor": {"adws.journal.store": True}, "adws.cli.run": {"adws": False}}
-    assert upward(graph) == ["adws.engine.executor -> adws.journal.store"]
+    graph = {
+        "adws.engine.executor": {"adws.journal.store.journal": True},
+        "adws.cli.run": {"adws": False},
+    }
+    assert upward(graph) == ["adws.engine.executor -> adws.journal.store.journal"]
     assert (layer_of("adws"), layer_of("adws.newfolder.thing"), layer_of("adws.cli.run")) == (
         len(LAYERS) - 1,
         -1,
@@ -321,3 +325,121 @@ def test_a_raise_of_a_builtin_and_an_exception_outside_the_root_are_named(tmp_pa
         "\ndef h():\n    raise\n"
     )
     assert builtin_raises(modules(package)) == ["pkg.bad:2 raises ValueError"]
+
+
+RUNS_DOOR: Final = ("adws.engine", "adws.runs")
+"""Where `run_workflow` may be called: the engine itself, and the one path for a run."""
+CLAIMS: Final = frozenset({"claim_batch", "claim_batch_run", "take_queued"})
+"""The journal's functions that take a run (or a batch) for a process; `Journal.claim` too."""
+_SQL: Final = re.compile(
+    r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM"
+    r"|CREATE\s+(TABLE|INDEX)|ALTER\s+TABLE|BEGIN\s+IMMEDIATE)\b",
+    re.DOTALL,
+)
+OWN_PROGRAMS: Final = frozenset({"adws.testing.model_api"})
+"""Modules that are programs of their own (`python -m adws.testing.model_api`): they parse
+their own command line, the one place outside `adws.cli` argparse may be."""
+
+
+def _within(name: str, folders: tuple[str, ...]) -> bool:
+    return any(name == folder or name.startswith(folder + ".") for folder in folders)
+
+
+def _calls(path: Path) -> list[ast.Call]:
+    return [node for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Call)]
+
+
+def run_workflow_callers(known: dict[str, Path]) -> list[str]:
+    """Name the modules outside the engine and `adws.runs` that call `run_workflow`."""
+    return [
+        f"{name}:{call.lineno}"
+        for name, path in known.items()
+        if not _within(name, RUNS_DOOR)
+        for call in _calls(path)
+        if (isinstance(call.func, ast.Name) and call.func.id == "run_workflow")
+        or (isinstance(call.func, ast.Attribute) and call.func.attr == "run_workflow")
+    ]
+
+
+def claimers(known: dict[str, Path]) -> list[str]:
+    """Name the modules outside the journal and `adws.runs` that claim a run or a batch."""
+    found = []
+    for name, path in known.items():
+        if _within(name, ("adws.journal", "adws.runs")):
+            continue
+        for call in _calls(path):
+            func = call.func
+            if (isinstance(func, ast.Name) and func.id in CLAIMS) or (
+                isinstance(func, ast.Attribute) and func.attr == "claim"
+            ):
+                found.append(f"{name}:{call.lineno}")
+    return found
+
+
+def sql_outside_the_journal(known: dict[str, Path]) -> list[str]:
+    """Name the SQL written outside `adws.journal`: every statement lives in the journal."""
+    return [
+        f"{name}:{node.lineno}"
+        for name, path in known.items()
+        if not _within(name, ("adws.journal",))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and _SQL.search(node.value)
+    ]
+
+
+def argparse_users(known: dict[str, Path]) -> list[str]:
+    """Name the modules outside `adws.cli` that import argparse (own programs aside)."""
+    graph = {
+        name: [
+            node
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Import | ast.ImportFrom)
+        ]
+        for name, path in known.items()
+    }
+    return sorted(
+        name
+        for name, nodes in graph.items()
+        if not _within(name, ("adws.cli",))
+        and name not in OWN_PROGRAMS
+        and any(
+            (isinstance(node, ast.Import) and any(a.name == "argparse" for a in node.names))
+            or (isinstance(node, ast.ImportFrom) and node.module == "argparse")
+            for node in nodes
+        )
+    )
+
+
+def test_only_the_engine_and_adws_runs_call_run_workflow() -> None:
+    assert run_workflow_callers(modules()) == []
+
+
+def test_only_the_journal_and_adws_runs_claim_a_run() -> None:
+    assert claimers(modules()) == []
+
+
+def test_sql_is_written_in_the_journal_only() -> None:
+    assert sql_outside_the_journal(modules()) == []
+
+
+def test_argparse_stops_at_the_command_line() -> None:
+    assert argparse_users(modules()) == []
+
+
+def test_the_run_path_rules_name_what_breaks_them(tmp_path: Path) -> None:
+    """The checkers themselves, on a package that breaks each rule once."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "door.py").write_text(
+        "import argparse\nfrom x import run_workflow, take_queued\n\n"
+        "def f(journal):\n    run_workflow(1)\n    journal.claim('r')\n    take_queued(journal)\n"
+        "    return 'UPDATE runs SET status = ? WHERE run_id = ?'\n"
+    )
+    known = modules(package)
+    assert run_workflow_callers(known) == ["pkg.door:5"]
+    assert claimers(known) == ["pkg.door:6", "pkg.door:7"]
+    assert sql_outside_the_journal(known) == ["pkg.door:8"]
+    assert argparse_users(known) == ["pkg.door"]

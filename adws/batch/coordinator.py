@@ -24,11 +24,11 @@ from adws.batch.report import BatchReport, Progress, RunResult
 from adws.batch.tasks import Batch, Message, Task, task_for
 from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.events import AttemptFailed
-from adws.journal import cancels
-from adws.journal.batches import batch_runs, batch_spent
-from adws.journal.codec import decode_error, encode_error
-from adws.journal.options import RunOptions
-from adws.journal.statements import statements_for
+from adws.journal.records.codec import decode_error, encode_error
+from adws.journal.records.options import RunOptions
+from adws.journal.store import cancels
+from adws.journal.store.batches import batch_runs, batch_spent
+from adws.journal.store.statements import statements_for
 from adws.runs.batches import BatchRun, resume_run
 from adws.workspaces.notify import notify
 
@@ -114,7 +114,7 @@ class _Coordinator:
         while self.idle and self.waiting and not self.stop.signals and not self.over_budget:
             waiting = self.waiting.popleft()
             read = (None, ()) if isinstance(waiting, Task) else (waiting.seen, waiting.then)
-            refused = self.ledger.claim(
+            refused = self.ledger.take(
                 waiting.run_id, force=self.resuming.force, seen=read[0], then=read[1]
             )
             if refused is not None:

@@ -11,29 +11,26 @@ how each run ended. The CLI's last line says what was not recorded.
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, final
 
-from adws import io_ops
-from adws.journal.batches import finish_batch
-from adws.journal.codec import encode_error
+from adws.journal.store.batches import (
+    children_statement,
+    ended_statement,
+    failed_statement,
+    finish_batch,
+    mark_statement,
+)
 from adws.runs import batches
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from adws.engine.errors import PipelineError
-    from adws.journal.holders import Seen
-    from adws.journal.schema import Statement
-    from adws.journal.store import Journal
+    from adws.journal.records.holders import Seen
+    from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
 __all__ = ["Ledger"]
-
-_CHILDREN: Final = "UPDATE runs SET children = ? WHERE run_id = ?"
-_FAIL: Final = (
-    "UPDATE runs SET status = 'failed', finished = ?, error = ?, failed_step = ? WHERE run_id = ?"
-)
-_MARK: Final = "UPDATE runs SET status = ?, finished = COALESCE(finished, ?) WHERE run_id = ?"
 
 
 @final
@@ -66,7 +63,7 @@ class Ledger:
             return False
         return True
 
-    def claim(
+    def take(
         self,
         run_id: str,
         *,
@@ -89,19 +86,16 @@ class Ledger:
 
     def children(self, groups: Mapping[str, Sequence[int]]) -> None:
         """Record each run's live child process groups, so a resume can find what is left."""
-        rows = [(json.dumps(list(g)) if g else None, run_id) for run_id, g in groups.items()]
-        self.apply([(_CHILDREN, row) for row in rows], "child process groups")
+        statements = [children_statement(run_id, found) for run_id, found in groups.items()]
+        self.apply(statements, "child process groups")
 
     def mark(self, run_id: str, status: str) -> None:
         """Set a run's status."""
-        self.apply(
-            [(_MARK, (status, io_ops.utc_now(), run_id))], f"the {status} end of run {run_id}"
-        )
+        self.apply([mark_statement(run_id, status)], f"the {status} end of run {run_id}")
 
     def fail(self, run_id: str, error: PipelineError) -> None:
         """End a run `failed` with `error`."""
-        row = (io_ops.utc_now(), encode_error(error), error.step_name or None, run_id)
-        self.apply([(_FAIL, row)], f"the failure of run {run_id}")
+        self.apply([failed_statement(run_id, error)], f"the failure of run {run_id}")
 
     def close(self, batch_id: str, status: str, ends: Mapping[str, str]) -> None:
         """Record how the batch ended; after a failure, try once more to record each run's end."""
@@ -111,14 +105,8 @@ class Ledger:
             except Exception as exc:  # noqa: BLE001 - as above
                 self.failures.append(f"the end of batch {batch_id}: {type(exc).__name__}: {exc}")
             return
-        now = io_ops.utc_now()
-        statements: list[Statement] = [(_MARK, (end, now, run_id)) for run_id, end in ends.items()]
-        statements.append(
-            (
-                "UPDATE batches SET status = ?, finished = ? WHERE batch_id = ?",
-                (status, now, batch_id),
-            )
-        )
+        statements = [mark_statement(run_id, end) for run_id, end in ends.items()]
+        statements.append(ended_statement(batch_id, status))
         try:
             self.journal.apply(statements)
         except Exception:  # noqa: BLE001, S110 - the last try: the CLI says it all was not recorded

@@ -2,7 +2,7 @@
 
 A `Task` holds only text and numbers, so it crosses any process boundary;
 the worker loads the workflow itself (with the run's `--agent`), and turns
-events into journal statements (`adws.journal.statements`) for the
+events into journal statements (`adws.journal.store.statements`) for the
 coordinator to write, one message per finished step. It reports the
 process groups its steps start as they start and end, so the coordinator
 can stop them if the worker dies, and what the run has spent, so the
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from adws.agents.base import AgentRequest, AgentResponse
     from adws.engine.events import RunEvent, RunFinished, RunObserver
     from adws.engine.step import Workflow
-    from adws.journal.schema import Statement
+    from adws.journal.store.schema import Statement
     from adws.runs.batches import BatchRun
 
 __all__ = ["OVER_BUDGET", "Batch", "Cancel", "Message", "Task", "execute", "task_for"]
@@ -110,7 +110,7 @@ def task_for(batch: Batch, run: BatchRun, inputs: Callable[[str], str]) -> Task:
     `inputs` reads a queued run's recorded inputs when the run does not
     carry them (a new batch keeps them in the journal until then).
     """
-    from adws.journal.codec import encode_context, encode_outputs  # noqa: PLC0415 - the coordinator's side
+    from adws.journal.records.codec import encode_context, encode_outputs  # noqa: PLC0415 - the coordinator's side
 
     options = run.options.to_json()
     start = run.start
@@ -167,8 +167,8 @@ def _load(task: Task) -> _Loaded:
     """Load the task's workflow with its agent and the batch's cap, once per worker process."""
     from adws.agents.swap import map_agents, select_agent  # noqa: PLC0415 - a worker loads adws here
     from adws.discovery import discover_workflows  # noqa: PLC0415 - as above
-    from adws.journal.fingerprint import fingerprint, step_fingerprints  # noqa: PLC0415 - as above
-    from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
+    from adws.journal.identity.fingerprint import fingerprint, step_fingerprints  # noqa: PLC0415 - as above
+    from adws.journal.records.options import RunOptions  # noqa: PLC0415 - as above
 
     batch = task.batch
     key = (batch.workflows_dir, batch.workflow, batch.batch_id, task.options_json)
@@ -195,7 +195,7 @@ def _lost(workflow: Workflow, step_name: str, error_json: str) -> Workflow:
     from returns.io import IOFailure  # noqa: PLC0415 - as above
 
     from adws.engine.step import Step  # noqa: PLC0415 - as above
-    from adws.journal.codec import decode_error  # noqa: PLC0415 - as above
+    from adws.journal.records.codec import decode_error  # noqa: PLC0415 - as above
 
     error = decode_error(error_json)
 
@@ -229,8 +229,8 @@ class _Forwarder:
     def __init__(self, task: Task, send: Callable[[Message], None], loaded: _Loaded) -> None:
         self.task, self.send = task, send
         _, self.steps, self.whole, _ = loaded
-        from adws.journal.exchanges import keeps_transcripts  # noqa: PLC0415 - as above
-        from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
+        from adws.journal.records.options import RunOptions  # noqa: PLC0415 - as above
+        from adws.journal.store.exchanges import keeps_transcripts  # noqa: PLC0415 - as above
 
         refused = bool(RunOptions.from_json(task.options_json).no_transcripts)
         self.transcripts = keeps_transcripts(refused=refused)
@@ -245,7 +245,7 @@ class _Forwarder:
             RunStarted,
             StepSucceeded,
         )
-        from adws.journal.statements import statements_for  # noqa: PLC0415 - as above
+        from adws.journal.store.statements import statements_for  # noqa: PLC0415 - as above
 
         task = self.task
         statements = statements_for(
@@ -283,8 +283,8 @@ def execute(
     from adws.agents.offline import OFFLINE  # noqa: PLC0415 - as above
     from adws.engine.scope import Decision  # noqa: PLC0415 - as above
     from adws.engine.usage import Usage  # noqa: PLC0415 - as above
-    from adws.journal.codec import decode_context, decode_outputs, encode_error  # noqa: PLC0415 - as above
-    from adws.journal.options import RunOptions  # noqa: PLC0415 - as above
+    from adws.journal.records.codec import decode_context, decode_outputs, encode_error  # noqa: PLC0415 - as above
+    from adws.journal.records.options import RunOptions  # noqa: PLC0415 - as above
     from adws.runs import Plan, Setting  # noqa: PLC0415 - as above
     from adws.runs import execute as run_plan  # noqa: PLC0415 - as above
 

@@ -29,8 +29,9 @@ import attrs
 
 from adws import io_ops
 from adws.journal import JournalError
-from adws.journal.dialect import ERRORS
-from adws.journal.queue import WorkerRecord, beat, leave
+from adws.journal.records.workers import WorkerRecord
+from adws.journal.store.backend import ERRORS
+from adws.journal.store.queue import beat, leave
 from adws.runs import Refused
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 

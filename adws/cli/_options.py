@@ -18,7 +18,7 @@ from adws.cli._args import UsageError
 from adws.cli._output import err
 from adws.cli._values import money, positive, seconds, tokens
 from adws.discovery import workflows_dir
-from adws.journal.options import RunOptions
+from adws.journal.records.options import RunOptions
 from adws.runs import Refused, Runs
 from adws.runs._settings import MAX_WAIT_VAR, MOST_WAIT, seconds_in
 

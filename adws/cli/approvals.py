@@ -26,9 +26,9 @@ from adws.cli._options import (
 )
 from adws.cli._output import colour, err, err_unreadable, out, out_json, write_text
 from adws.cli._runs import ended, traced, watching
-from adws.journal.diffs import latest_diffs
-from adws.journal.options import RunOptions
-from adws.journal.records import named_problems
+from adws.journal.records.options import RunOptions
+from adws.journal.records.runs import named_problems
+from adws.journal.store.diffs import latest_diffs
 from adws.render.diffs import diff_dict, review_lines
 from adws.runs import Refused
 from adws.runs._loading import absolute_options
@@ -36,8 +36,8 @@ from adws.runs._waits import asks_budget, open_question
 
 if TYPE_CHECKING:
     from adws.journal import RunRecord
-    from adws.journal.diffs import DiffRecord
-    from adws.journal.workspaces import ApprovalRecord
+    from adws.journal.records.diffs import DiffRecord
+    from adws.journal.records.workspaces import ApprovalRecord
     from adws.runs import Runs
 
 __all__ = [

@@ -31,7 +31,7 @@ from adws.cli._values import money, positive
 from adws.cli.cancel import said
 from adws.cli.workflows import load_workflow
 from adws.discovery import workflows_dir
-from adws.journal.batches import batch_runs, batch_status, find_batch, finish_batch
+from adws.journal.store.batches import batch_runs, batch_status, find_batch, finish_batch
 from adws.render.words import ended
 from adws.runs import Refused
 from adws.runs.batches import hold, new_batch_id, queue_runs, resume_batch
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from adws.batch.report import Progress
     from adws.engine.step import Workflow
     from adws.journal import Journal
-    from adws.journal.options import RunOptions
+    from adws.journal.records.options import RunOptions
     from adws.runs.batches import BatchRun
 
 __all__ = ["DEFAULT_CONCURRENCY", "add_batch", "cmd_batch", "connection_options"]

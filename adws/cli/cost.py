@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 from adws.cli._args import UsageError
 from adws.cli._options import add_journal, journal_of
 from adws.cli._output import err, out, out_json
-from adws.journal.costs import KEY_NAMES, costs
+from adws.journal.store.costs import KEY_NAMES, costs
 from adws.render import table
 
 if TYPE_CHECKING:
     import argparse
 
     from adws.engine.usage import Usage
-    from adws.journal.costs import CostRow, Grouping
+    from adws.journal.store.costs import CostRow, Grouping
 
 __all__ = ["add_cost", "cmd_cost", "cost_table"]
 

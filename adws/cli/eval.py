@@ -49,9 +49,9 @@ from adws.cli.workflows import load_workflow
 from adws.discovery import workflows_dir
 from adws.engine.context import WorkflowContext
 from adws.engine.executor import new_run_id
-from adws.journal.batches import batch_lines, batch_source, find_batch, queue_batch
-from adws.journal.codec import decode_outputs, encode_context
-from adws.journal.fingerprint import fingerprint
+from adws.journal.identity.fingerprint import fingerprint
+from adws.journal.records.codec import decode_outputs, encode_context
+from adws.journal.store.batches import batch_lines, batch_source, find_batch, queue_batch
 from adws.runs.batches import BatchRun, new_batch_id
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
     from adws.batch.evaluation import Comparison, EvalScore
     from adws.journal import Journal
-    from adws.journal.options import RunOptions
+    from adws.journal.records.options import RunOptions
 
 __all__ = ["Variant", "add_eval", "cmd_eval", "evaluation_of", "parse_variant"]
 

@@ -12,10 +12,10 @@ from adws.cli._output import out, write_text
 from adws.cli.eval import evaluation_of
 from adws.cli.runs import find_run, unreadable_runs
 from adws.journal import DEFAULT_PATH
-from adws.journal.batches import find_batch
-from adws.journal.diffs import diffs_of
-from adws.journal.exchanges import exchanges
-from adws.journal.workspaces import approvals_of, worktrees_of
+from adws.journal.store.batches import find_batch
+from adws.journal.store.diffs import diffs_of
+from adws.journal.store.exchanges import exchanges
+from adws.journal.store.workspaces import approvals_of, worktrees_of
 from adws.render.evaluation import eval_page
 from adws.render.report import RunView, batch_page, run_page
 

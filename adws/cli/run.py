@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import argparse
 
     from adws.engine.step import Workflow
-    from adws.journal.estimates import FinishEstimate
+    from adws.journal.store.estimates import FinishEstimate
 
 __all__ = ["add_run", "cmd_run"]
 

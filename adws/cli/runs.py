@@ -9,9 +9,9 @@ from adws.cli._args import UsageError
 from adws.cli._options import add_journal, journal_of
 from adws.cli._output import err, err_unreadable, out, out_json
 from adws.cli._values import days, whole
-from adws.journal.batches import find_batch
-from adws.journal.prune import prune
-from adws.journal.records import named_problems
+from adws.journal.records.runs import named_problems
+from adws.journal.store.batches import find_batch
+from adws.journal.store.prune import prune
 from adws.render import runs_table
 
 if TYPE_CHECKING:
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from adws.journal import AttemptRecord, Journal, RunRecord
-    from adws.journal.diffs import DiffRecord
-    from adws.journal.exchanges import ExchangeRecord
+    from adws.journal.records.diffs import DiffRecord
+    from adws.journal.records.exchanges import ExchangeRecord
 
 
 __all__ = ["RUN_STATUSES", "add_runs", "cmd_runs", "find_run", "unreadable", "unreadable_runs"]

@@ -12,10 +12,11 @@ from adws.cli._values import positive
 from adws.cli.runs import find_run, unreadable
 from adws.cli.workflows import load_workflow
 from adws.engine.errors import json_safe
-from adws.journal.diffs import diffs_of
-from adws.journal.exchanges import exchanges
-from adws.journal.sessions import by_attempt, sessions_of
-from adws.journal.workspaces import approvals_of, worktrees_of
+from adws.journal.records.sessions import by_attempt
+from adws.journal.store.diffs import diffs_of
+from adws.journal.store.exchanges import exchanges
+from adws.journal.store.sessions import sessions_of
+from adws.journal.store.workspaces import approvals_of, worktrees_of
 from adws.render import attempt_text, status_text, step_outcomes, to_mermaid, workspaces_text
 from adws.render.diffs import diff_dict, shows_diff, step_diff_lines
 
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.journal import AttemptRecord, Journal, RunRecord
-    from adws.journal.exchanges import ExchangeRecord, Text
-    from adws.journal.sessions import SessionRecord
+    from adws.journal.records.exchanges import ExchangeRecord, Text
+    from adws.journal.records.sessions import SessionRecord
 
 
 __all__ = ["add_status", "cmd_status"]

@@ -25,7 +25,7 @@ from adws.cli._output import err, out
 from adws.cli._runs import ended
 from adws.cli._values import positive, seconds
 from adws.cli.resume import worst
-from adws.journal.dialect import JournalUrl
+from adws.journal.store.backend import JournalUrl
 from adws.render.words import ended as ended_words
 
 if TYPE_CHECKING:

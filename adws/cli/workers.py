@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from adws import io_ops
 from adws.cli._options import add_journal, journal_of
 from adws.cli._output import out, out_json
-from adws.journal.queue import workers
+from adws.journal.store.queue import workers
 from adws.render import table
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 r"""A worktree attempt's diff as a reviewer reads it: on a terminal, and on the report page.
 
 Each attempt of a step in a worktree leaves a diff from the worktree's
-base (see `adws.journal.diffs`). It is an agent's work, so it is data:
+base (see `adws.journal.store.diffs`). It is an agent's work, so it is data:
 every line is escaped as agent text is (`escape_controls` on a terminal,
 `escape` on a page), and only then marked: on a terminal, when colour is
 on, added lines are green, removed lines red, hunk headers cyan and a
@@ -30,7 +30,7 @@ from adws.render._text import head_and_tail
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from adws.journal.diffs import DiffRecord
+    from adws.journal.records.diffs import DiffRecord
 
 __all__ = [
     "diff_dict",

@@ -242,7 +242,7 @@ class Progress:
         """Start a run's progress; `verbose` adds tracebacks.
 
         `kept` says, for a resume, what it keeps and so does not spend again
-        (see `adws.journal.estimates.not_spent`).
+        (see `adws.journal.store.estimates.not_spent`).
         """
         self.verbose = verbose
         self.kept = kept

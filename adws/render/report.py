@@ -34,9 +34,9 @@ import attrs
 
 from adws.engine.errors import json_safe
 from adws.journal import AttemptRecord, RunRecord
-from adws.journal.diffs import DiffRecord
-from adws.journal.exchanges import ExchangeRecord
-from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
+from adws.journal.records.diffs import DiffRecord
+from adws.journal.records.exchanges import ExchangeRecord
+from adws.journal.records.workspaces import ApprovalRecord, WorktreeRecord
 from adws.render._page import PAGE_CAP, SHELL, capped, escape, page, size_of
 from adws.render._page import escape as _e
 from adws.render._text import cost_cell, seconds, short, sum_usage
@@ -51,7 +51,7 @@ from adws.render.workspaces import workspaces_html
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from adws.journal.exchanges import Text
+    from adws.journal.records.exchanges import Text
 
 __all__ = ["RunView", "batch_page", "run_page"]
 
@@ -67,7 +67,7 @@ class RunView:
     worktrees: tuple[WorktreeRecord, ...] = ()
     approvals: tuple[ApprovalRecord, ...] = ()
     diffs: tuple[DiffRecord, ...] = ()
-    """Each worktree attempt's diff from the worktree's base (see `adws.journal.diffs`)."""
+    """Each worktree attempt's diff from the worktree's base (see `adws.journal.store.diffs`)."""
 
 
 _RESERVE: Final = 16_384

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from adws.journal import AttemptRecord, RunRecord, StepPlan
-    from adws.journal.exchanges import ExchangeRecord, Text
-    from adws.journal.sessions import SessionRecord
+    from adws.journal.records.exchanges import ExchangeRecord, Text
+    from adws.journal.records.sessions import SessionRecord
 
 __all__ = [
     "attempt_text",
@@ -236,7 +236,7 @@ def _problems(rows: Sequence[AttemptRecord], prefix: str, sessions: Mapping[int,
 
 def _said(sessions: Sequence[SessionRecord], attempts: Sequence[AttemptRecord]) -> dict[int, str]:
     """Describe each attempt row's agent sessions, by the row's identity (`id`)."""
-    from adws.journal.sessions import by_attempt  # noqa: PLC0415 - only for runs with sessions
+    from adws.journal.records.sessions import by_attempt  # noqa: PLC0415 - only for runs with sessions
 
     said: dict[int, str] = {}
     for row, found in zip(attempts, by_attempt(sessions, attempts), strict=True):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from adws.journal import AttemptRecord
-from adws.journal.exchanges import ExchangeRecord
+from adws.journal.records.exchanges import ExchangeRecord
 from adws.render._page import COLOURS
 from adws.render._page import escape as _escape
 from adws.render._text import seconds, short

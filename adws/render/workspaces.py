@@ -10,7 +10,7 @@ from adws.render._page import escape as _e
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
+    from adws.journal.records.workspaces import ApprovalRecord, WorktreeRecord
 
 __all__ = ["approval_said", "workspaces_html", "workspaces_text", "worktree_said"]
 
@@ -38,7 +38,7 @@ def workspaces_text(
 ) -> list[str]:
     r"""Describe a run's worktrees and approvals for `adws status` (nothing when it has none).
 
-    >>> from adws.journal.workspaces import ApprovalRecord, WorktreeRecord
+    >>> from adws.journal.store.workspaces import ApprovalRecord, WorktreeRecord
     >>> from adws.engine.scope import Decision
     >>> tree = WorktreeRecord("impl", "impl", "/r", "/w/r1/impl", "adws/r1/impl", "1a2b3c4d5e", "", "removed", "")
     >>> asked = ApprovalRecord("ok", "Merge?", "2026-01-01T00:00:00+00:00", None, Decision("approved", "ann", "2026-01-01T00:05:00+00:00", "fine"))

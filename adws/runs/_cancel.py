@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
-from adws.journal import cancels
-from adws.journal.records import CancelRecord
+from adws.journal.records.runs import CancelRecord
+from adws.journal.store import cancels
 from adws.runs._continue import Resuming, cancelled_error, continue_run
 from adws.runs._values import CancelOutcome, HandedOver, Refused
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from adws.journal import RunRecord
-    from adws.journal.store import Guarded
+    from adws.journal.store.schema import Guarded
     from adws.runs._execute import Setting
     from adws.runs._values import Observers
 

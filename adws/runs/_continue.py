@@ -30,13 +30,14 @@ from adws.engine.step import (
     Workflow,  # as above
 )
 from adws.engine.usage import Budget
-from adws.journal import cancels, claimed
-from adws.journal.estimates import kept_spend, not_spent
-from adws.journal.fingerprint import fingerprint
-from adws.journal.options import RunOptions  # as above
-from adws.journal.records import CancelRecord, named_problems
-from adws.journal.sessions import sessions_of
-from adws.journal.workspaces import approvals_of, decided_statement, decisions_for, worktrees_of
+from adws.journal.identity.fingerprint import fingerprint
+from adws.journal.records.options import RunOptions  # as above
+from adws.journal.records.runs import CancelRecord, named_problems
+from adws.journal.records.workspaces import decisions_for
+from adws.journal.store import cancels, claims
+from adws.journal.store.estimates import kept_spend, not_spent
+from adws.journal.store.sessions import sessions_of
+from adws.journal.store.workspaces import approvals_of, decided_statement, worktrees_of
 from adws.runs import _loading
 from adws.runs._execute import Plan, Setting, execute
 from adws.runs._values import HandedOver, Refused, RunOutcome, Starting
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
     from adws.engine.context import WorkflowContext
     from adws.journal import Journal, RunRecord
-    from adws.journal.store import Guarded
+    from adws.journal.store.schema import Guarded
     from adws.runs._values import Observers
 
 __all__ = ["Resuming", "continue_run", "elsewhere", "login", "options_for", "workflow_for"]
@@ -146,7 +147,7 @@ def _recorded(
         budget = None if raised is None else raised[0]
         recorded.append((decided_statement(run_id, step, stamped, budget), answered))
     if raised is not None:
-        recorded.append(claimed.options(run_id, raised[1].to_json()))
+        recorded.append(claims.options(run_id, raised[1].to_json()))
     return recorded
 
 

@@ -28,13 +28,14 @@ from adws.engine.executor import run_workflow
 from adws.engine.scope import AgentSession, Decision, Sleep  # attrs resolves the annotations
 from adws.engine.step import Workflow  # as above
 from adws.engine.usage import Usage  # as above
-from adws.journal import Journal, cancels
-from adws.journal.children import ChildrenRecorder
-from adws.journal.estimates import call_estimates
-from adws.journal.exchanges import keeps_transcripts
-from adws.journal.observer import JournalObserver
-from adws.journal.options import RunOptions  # as above
-from adws.journal.store import BUSY_TIMEOUT_SECONDS
+from adws.journal import Journal
+from adws.journal.records.options import RunOptions  # as above
+from adws.journal.store import cancels
+from adws.journal.store.children import ChildrenRecorder
+from adws.journal.store.estimates import call_estimates
+from adws.journal.store.exchanges import keeps_transcripts
+from adws.journal.store.journal import BUSY_TIMEOUT_SECONDS
+from adws.journal.store.observer import JournalObserver
 from adws.runs import _settings
 from adws.runs._values import RunOutcome, Starting
 from adws.runs.interrupts import Interrupts

@@ -5,7 +5,7 @@ its agent steps get the agent the options choose (`--agent`, `--model`,
 `--agent-output`: `adws.agents.swap`), then a recorder or a player when
 the options say `record` or `replay` (`adws.runs.recording`; a `replay`
 that names a run answers from the exchanges the journal kept, see
-`adws.journal.cassette`). What cannot be done is a `Refused`, saying why.
+`adws.journal.store.cassette`). What cannot be done is a `Refused`, saying why.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from adws.agents.swap import AgentChoiceError, map_agents, select_agent, use_age
 from adws.check import check_workflow, known_inputs
 from adws.discovery import discover_workflows, workflows_dir
 from adws.engine.step import Workflow  # attrs resolves the annotations at run time
-from adws.journal.cassette import JournalCassette
-from adws.journal.options import RunOptions  # as above
-from adws.journal.records import UnreadableError
+from adws.journal.records.options import RunOptions  # as above
+from adws.journal.records.runs import UnreadableError
+from adws.journal.store.cassette import JournalCassette
 from adws.runs._values import Refused
 from adws.runs.recording import Mode, Recording, RecordingAgent
 

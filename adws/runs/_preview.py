@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, final
 
 import attrs
 
-from adws.journal.estimates import finish_estimate, kept_spend, not_spent
-from adws.journal.plan import StepPlan, stored_branches  # attrs resolves the annotations
-from adws.journal.records import RunRecord, named_problems  # as above
-from adws.journal.workspaces import worktrees_of
+from adws.journal.records.plan import StepPlan, stored_branches  # attrs resolves the annotations
+from adws.journal.records.runs import RunRecord, named_problems  # as above
+from adws.journal.store.estimates import finish_estimate, kept_spend, not_spent
+from adws.journal.store.workspaces import worktrees_of
 from adws.runs._values import Refused
 from adws.runs.resume import resume_plan
 

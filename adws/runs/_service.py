@@ -21,13 +21,13 @@ from adws import io_ops
 from adws.engine.context import WorkflowContext
 from adws.engine.executor import new_run_id
 from adws.engine.scope import Decision
-from adws.journal import queue
-from adws.journal.codec import encode_context
-from adws.journal.dialect import JournalError, JournalUrl, where
-from adws.journal.estimates import FinishEstimate, finish_estimate
-from adws.journal.fingerprint import fingerprint, step_fingerprints
-from adws.journal.options import RunOptions
-from adws.journal.store import DEFAULT_PATH, ENV_VAR, Journal
+from adws.journal.identity.fingerprint import fingerprint, step_fingerprints
+from adws.journal.records.codec import encode_context
+from adws.journal.records.options import RunOptions
+from adws.journal.store import queue
+from adws.journal.store.backend import JournalError, JournalUrl, where
+from adws.journal.store.estimates import FinishEstimate, finish_estimate
+from adws.journal.store.journal import DEFAULT_PATH, ENV_VAR, Journal
 from adws.runs import _loading, _settings
 from adws.runs._cancel import cancel_run
 from adws.runs._continue import Resuming, continue_run, login, options_for, workflow_for

@@ -15,7 +15,7 @@ from typing import Final
 
 from adws._exceptions import SettingError
 from adws.engine.parking import DEFAULT_MAX_WAIT
-from adws.journal.store import BUSY_TIMEOUT_SECONDS
+from adws.journal.store.journal import BUSY_TIMEOUT_SECONDS
 
 __all__ = ["BUSY_VAR", "MAX_WAIT_VAR", "MOST_WAIT", "busy_timeout", "max_wait", "seconds_in"]
 

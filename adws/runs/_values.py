@@ -15,8 +15,8 @@ from adws.agents.base import AgentBackend  # attrs resolves the annotations at r
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
 from adws.engine.step import Workflow  # as above
-from adws.journal.options import RunOptions  # as above
-from adws.journal.records import AttemptRecord, RunRecord
+from adws.journal.records.options import RunOptions  # as above
+from adws.journal.records.runs import AttemptRecord, RunRecord
 from adws.runs.summary import RunSummary
 
 if TYPE_CHECKING:

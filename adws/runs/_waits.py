@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
 from adws.engine.scope import Decision
-from adws.journal.workspaces import approvals_of
+from adws.journal.store.workspaces import approvals_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from adws.journal import Journal, RunRecord
-    from adws.journal.workspaces import ApprovalRecord
+    from adws.journal.records.workspaces import ApprovalRecord
 
 __all__ = ["TIMED_OUT", "asks_budget", "expired", "open_question"]
 

@@ -18,21 +18,21 @@ import attrs
 from adws import io_ops
 from adws.engine.context import WorkflowContext
 from adws.engine.executor import new_run_id
-from adws.journal.batches import batch_runs, claim_batch, claim_batch_run, queue_batch
-from adws.journal.codec import encode_context
-from adws.journal.fingerprint import fingerprint
-from adws.journal.holders import Seen  # attrs resolves the annotations at run time
-from adws.journal.options import RunOptions  # as above
-from adws.journal.schema import Statement  # as above
-from adws.journal.workspaces import approvals_of, worktrees_of
+from adws.journal.identity.fingerprint import fingerprint
+from adws.journal.records.codec import encode_context
+from adws.journal.records.holders import Seen  # attrs resolves the annotations at run time
+from adws.journal.records.options import RunOptions  # as above
+from adws.journal.store.batches import batch_runs, claim_batch, claim_batch_run, queue_batch
+from adws.journal.store.schema import Statement  # as above
+from adws.journal.store.workspaces import approvals_of, worktrees_of
 from adws.runs.resume import ResumeStart, baseline, prepare_resume
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from adws.engine.step import Workflow
-    from adws.journal.records import RunRecord
-    from adws.journal.store import Journal
+    from adws.journal.records.runs import RunRecord
+    from adws.journal.store.journal import Journal
 
 __all__ = [
     "BatchRun",
@@ -207,7 +207,7 @@ def hold(
     """Take a batch for this process to coordinate, atomically; say who holds it otherwise.
 
     Of two `adws batch --resume B` started at once exactly one gets it (see
-    `adws.journal.batches.claim_batch`).
+    `adws.journal.store.batches.claim_batch`).
     """
     return claim_batch(journal, batch_id, force=force, max_cost=max_cost)
 
@@ -224,6 +224,6 @@ def take(
 
     Compare-and-set against what the batch's resume read (`seen`): a run
     that changed since, was cancelled, or that another live process runs,
-    is left alone (see `adws.journal.batches.claim_batch_run`).
+    is left alone (see `adws.journal.store.batches.claim_batch_run`).
     """
     return claim_batch_run(journal, run_id, force=force, seen=seen, then=then)

@@ -15,13 +15,13 @@ apply, or an answer with a patch replayed outside any worktree, is an
 
 The prompt is keyed with the run's own parts named stably (its worktrees
 folder `<worktrees>`, its id `<run>`: see
-`adws.journal.cassette.stable_prompt`), so a `worktree` step's prompt,
+`adws.journal.store.cassette.stable_prompt`), so a `worktree` step's prompt,
 which names `.adws/worktrees/<run_id>/<label>`, replays in another run.
 A replay miss is an `AgentFailed` whose message shows a diff against the
 closest recorded prompt of that step, so the test says what changed.
 Replayed answers report no usage: nothing was spent. The answers may come
 from anything shaped like a `Cassette`: a recording file, or a run the
-journal kept (`adws.journal.cassette.JournalCassette`, `--replay RUN_ID`).
+journal kept (`adws.journal.store.cassette.JournalCassette`, `--replay RUN_ID`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
 from adws.agents.step import asking_path
 from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.scope import current_gitdir, current_scope, current_worktree
-from adws.journal.cassette import WORKTREES, stable_prompt, worktrees_root
+from adws.journal.store.cassette import WORKTREES, stable_prompt, worktrees_root
 from adws.workspaces.patches import CallEdits, GitError, apply_patch
 
 if TYPE_CHECKING:

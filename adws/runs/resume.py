@@ -25,20 +25,23 @@ from adws.engine.errors import ErrorType
 from adws.engine.scope import AgentSession, Decision
 from adws.engine.usage import Usage
 from adws.flows import flow_of
-from adws.journal import claimed
-from adws.journal.fingerprint import step_fingerprints
-from adws.journal.plan import StepPlan, plan_resume, resume_point, stored_branches
-from adws.journal.sessions import interrupted_sessions
-from adws.journal.workspaces import WorktreeRecord, decisions_for  # attrs reads the annotation
+from adws.journal.identity.fingerprint import step_fingerprints
+from adws.journal.records.plan import StepPlan, plan_resume, resume_point, stored_branches
+from adws.journal.records.sessions import interrupted_sessions
+from adws.journal.records.workspaces import (  # attrs reads the annotation
+    WorktreeRecord,
+    decisions_for,
+)
+from adws.journal.store import claims
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.engine.step import Workflow
-    from adws.journal.records import AttemptRecord, RunRecord
-    from adws.journal.sessions import SessionRecord
-    from adws.journal.store import Guarded
-    from adws.journal.workspaces import ApprovalRecord
+    from adws.journal.records.runs import AttemptRecord, RunRecord
+    from adws.journal.records.sessions import SessionRecord
+    from adws.journal.records.workspaces import ApprovalRecord
+    from adws.journal.store.schema import Guarded
 
 __all__ = ["ResumeStart", "baseline", "cancelled", "prepare_resume", "resume_plan"]
 
@@ -194,8 +197,8 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     or whose content changed since it was journaled (unless `accept_drift`,
     which goes on with the tree as it is: see `adws.workspaces.drift`).
     `worktrees` and `approvals` are the run's journaled ones
-    (`adws.journal.workspaces`), `sessions` its agent sessions
-    (`adws.journal.sessions`): an agent call the stopped run cut off
+    (`adws.journal.store.workspaces`), `sessions` its agent sessions
+    (`adws.journal.store.sessions`): an agent call the stopped run cut off
     continues its session, unless a worktree of the run changed (the
     session would remember work that is no longer there).
     """
@@ -252,7 +255,7 @@ def baseline(run_id: str, start: ResumeStart) -> list[Guarded]:
     not refused again for the change the person already accepted.
     """
     return [
-        claimed.baseline(run_id, item.step, start.steps.get(item.step))
+        claims.baseline(run_id, item.step, start.steps.get(item.step))
         for item in start.plan
         if item.action == "changed"
     ]

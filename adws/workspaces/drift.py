@@ -44,7 +44,7 @@ __all__ = ["Attempted", "KeptWorktree", "drifted", "in_flight", "reset_in_flight
 
 
 class KeptWorktree(Protocol):
-    """What drift needs of a journaled worktree (`adws.journal.workspaces.WorktreeRecord`)."""
+    """What drift needs of a journaled worktree (`adws.journal.store.workspaces.WorktreeRecord`)."""
 
     @property
     def label(self) -> str:

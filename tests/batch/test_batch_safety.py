@@ -427,7 +427,7 @@ def test_a_batch_run_that_changed_since_the_batch_read_it_is_not_run(
 ) -> None:
     """The batch's claim of each run is compare-and-set on what `batch --resume` read of it."""
     from adws.journal import Journal  # noqa: PLC0415 - only this test
-    from adws.journal.batches import claim_batch_run  # noqa: PLC0415 - as above
+    from adws.journal.store.batches import claim_batch_run  # noqa: PLC0415 - as above
 
     lines(project, "a")
     _, report = batch_json(["budgeted", "inputs.jsonl"], capsys)

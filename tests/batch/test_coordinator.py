@@ -15,9 +15,9 @@ from adws.batch.ledger import Ledger
 from adws.batch.tasks import Batch, Cancel, Message, Task
 from adws.engine.events import StepSucceeded
 from adws.journal import Journal
-from adws.journal.fingerprint import step_fingerprints
-from adws.journal.options import RunOptions
-from adws.journal.statements import statements_for
+from adws.journal.identity.fingerprint import step_fingerprints
+from adws.journal.records.options import RunOptions
+from adws.journal.store.statements import statements_for
 from adws.runs.batches import queue_runs
 
 
@@ -143,7 +143,7 @@ def test_a_journal_failure_after_a_signal_halts_nothing_twice(journal: Journal) 
     ]
     assert halted == [1]
     assert not ledger.apply([("UPDATE runs SET pid = 1", ())], "later")
-    assert ledger.claim("r1") == "run r1 was not started: the journal cannot record it"
+    assert ledger.take("r1") == "run r1 was not started: the journal cannot record it"
     assert ledger.describe() == (
         "a huge number: OverflowError: Python int too large to convert to SQLite INTEGER",
         "1 later write not tried",
@@ -154,7 +154,7 @@ def test_a_journal_failure_after_a_signal_halts_nothing_twice(journal: Journal) 
 def test_a_ledger_names_a_claim_and_an_end_it_could_not_write(journal: Journal) -> None:
     ledger = Ledger(journal)
     journal.close()
-    assert ledger.claim("r1") == "run r1 was not started: the journal cannot record it"
+    assert ledger.take("r1") == "run r1 was not started: the journal cannot record it"
     assert ledger.failures[0].startswith("the start of run r1: ProgrammingError: ")
     fresh = Ledger(journal)
     fresh.close("b1", "failed", {})

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from adws.batch import BatchInputError, read_lines
 from adws.engine.context import WorkflowContext
-from adws.journal.codec import decode_context, encode_context
+from adws.journal.records.codec import decode_context, encode_context
 from tests.strategies import json_values
 
 if TYPE_CHECKING:

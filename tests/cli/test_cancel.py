@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from adws.journal import Journal
-from adws.journal.workspaces import approvals_of
+from adws.journal.store.workspaces import approvals_of
 from tests.conftest import REPO, wait_for
 
 if TYPE_CHECKING:

@@ -12,6 +12,7 @@ import pytest
 from adws import io_ops
 from adws.cli import main
 from adws.journal import MIGRATIONS
+from adws.journal.store.sqlite import WORDS
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -258,7 +259,7 @@ def test_a_journal_from_before_usage_is_read_without_costs(
     db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
     for number, statements in enumerate(MIGRATIONS[:4], 1):
         for statement in statements:
-            db.execute(statement)
+            db.execute(statement.format_map(WORDS))
         db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
     db.execute(
         "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started)"

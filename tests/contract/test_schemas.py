@@ -22,7 +22,7 @@ from adws.contract._structure import schema_problems
 from adws.contract.template import parse_placeholder, resolve
 from adws.contract.validator import validate_agent_output
 from adws.engine.errors import json_safe
-from adws.journal.codec import decode_outputs, encode_outputs
+from adws.journal.records.codec import decode_outputs, encode_outputs
 from adws.testing import SchemaAgent
 from tests.conftest import success
 

@@ -20,7 +20,7 @@ import attrs
 import pytest
 
 from adws import Key
-from adws.journal._canonical import Describer, any_value, is_library
+from adws.journal.identity._canonical import Describer, any_value, is_library
 
 
 def load(folder: Path, name: str, source: str) -> types.ModuleType:

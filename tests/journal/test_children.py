@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from adws.journal import Journal
-from adws.journal.children import ChildrenRecorder
+from adws.journal.store.children import ChildrenRecorder
 
 
 class StuckJournal:

@@ -18,8 +18,8 @@ import pytest
 
 from adws.engine.scope import Decision
 from adws.journal import Journal, JournalError
-from adws.journal.holders import Seen
-from adws.journal.workspaces import approvals_of, decided_statement
+from adws.journal.records.holders import Seen
+from adws.journal.store.workspaces import approvals_of, decided_statement
 from tests.conftest import start_adws
 
 if TYPE_CHECKING:

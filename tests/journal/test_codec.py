@@ -11,7 +11,13 @@ import pytest
 from hypothesis import given
 
 from adws import PipelineError, WorkflowContext
-from adws.journal.codec import decode_context, decode_error, encode_context, encode_error, to_json
+from adws.journal.records.codec import (
+    decode_context,
+    decode_error,
+    encode_context,
+    encode_error,
+    to_json,
+)
 from tests.contract.test_validator import _Unresolvable
 from tests.strategies import Claim, Packet, hostile_json
 
@@ -141,7 +147,7 @@ def test_every_json_value_round_trips_exactly(value: object) -> None:
 
 
 def test_one_corrupt_row_among_many_outputs_is_named() -> None:
-    from adws.journal.codec import decode_many_outputs  # noqa: PLC0415 - the one test of it here
+    from adws.journal.records.codec import decode_many_outputs  # noqa: PLC0415 - the one test of it here
 
     with pytest.raises(ValueError, match="a step's outputs in the journal are not JSON: 'nope'"):
         decode_many_outputs(['{"a": 1}', "nope"])

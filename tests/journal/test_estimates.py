@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from adws.engine.scope import Decision
 from adws.engine.usage import Budget, Usage
 from adws.journal import Journal
-from adws.journal.estimates import FinishEstimate, call_estimates, finish_estimate
-from adws.journal.workspaces import approvals_of, asked_statement, decided_statement
+from adws.journal.store.estimates import FinishEstimate, call_estimates, finish_estimate
+from adws.journal.store.workspaces import approvals_of, asked_statement, decided_statement
 from tests.journal.test_journal_v2 import v1_journal
 
 if TYPE_CHECKING:

@@ -25,15 +25,11 @@ from adws.agents import AgentResponse, ScriptedAgent
 from adws.engine.events import AgentExchanged
 from adws.engine.usage import Usage
 from adws.journal import Journal, JournalObserver
-from adws.journal.cassette import JournalCassette
-from adws.journal.exchanges import (
-    Text,
-    exchange_statements,
-    exchanges,
-    keeps_transcripts,
-    text_digest,
-)
-from adws.journal.prune import prune
+from adws.journal.records.exchanges import Text, text_digest
+from adws.journal.store.cassette import JournalCassette
+from adws.journal.store.exchanges import exchange_statements, exchanges, keeps_transcripts
+from adws.journal.store.prune import prune
+from adws.journal.store.sqlite import WORDS
 from tests.conftest import Events
 
 DONE = "STATUS: done\nSUMMARY: {0}\n"
@@ -174,7 +170,7 @@ def test_a_journal_written_before_exchanges_were_kept_has_none(tmp_path: Path) -
     db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
     for number, statements in enumerate(MIGRATIONS[:8], 1):
         for statement in statements:
-            db.execute(statement)
+            db.execute(statement.format_map(WORDS))
         db.execute("INSERT INTO schema_version VALUES (?)", (number,))
     db.commit()
     db.close()

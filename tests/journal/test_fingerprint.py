@@ -14,7 +14,7 @@ from adws.agents.step import agent_step
 from adws.agents.swap import use_agent
 from adws.contract.validator import OutputContract
 from adws.discovery import discover_workflows
-from adws.journal.fingerprint import (
+from adws.journal.identity.fingerprint import (
     describe_workflow,
     fingerprint,
     helper_sources,

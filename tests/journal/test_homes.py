@@ -8,9 +8,9 @@ import json
 
 from adws import PipelineError, WorkflowContext
 from adws.engine.usage import Usage
-from adws.journal._canonical import Describer
-from adws.journal._homes import FIRST_HOMES, first_home, home_now
-from adws.journal.codec import decode_context, encode_context
+from adws.journal.identity._canonical import Describer
+from adws.journal.identity._homes import FIRST_HOMES, first_home, home_now
+from adws.journal.records.codec import decode_context, encode_context
 from adws.testing import Reply
 
 

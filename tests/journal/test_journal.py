@@ -18,6 +18,7 @@ from adws import (
     run_workflow,
 )
 from adws.journal import MIGRATIONS, Journal, JournalError, JournalObserver, resume_point
+from adws.journal.store.sqlite import WORDS
 from tests.conftest import FakeSleep, Recorder
 from tests.strategies import Claim, Packet
 
@@ -247,7 +248,7 @@ def test_a_journal_written_by_schema_1_is_migrated_forward_in_place(tmp_path: Pa
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
     for statement in MIGRATIONS[0]:
-        db.execute(statement)
+        db.execute(statement.format_map(WORDS))
     db.execute("INSERT INTO schema_version (version) VALUES (1)")
     db.execute(
         "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started)"

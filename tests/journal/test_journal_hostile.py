@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 from adws.cli import main
 from adws.journal import Journal
-from adws.journal.exchanges import MOST_INFLATED, exchanges, inflate, text_digest
-from adws.journal.records import AttemptRecord, UnreadableError
+from adws.journal.records.exchanges import MOST_INFLATED, inflate, text_digest
+from adws.journal.records.runs import AttemptRecord, UnreadableError
+from adws.journal.store.exchanges import exchanges
 from tests.cli.test_cli_seeing import SEEING
 from tests.conftest import start_adws
 

@@ -17,6 +17,7 @@ import pytest
 from adws import Step, Workflow, WorkflowContext, run_workflow
 from adws.cli import main
 from adws.journal import MIGRATIONS, Journal, JournalError, JournalObserver
+from adws.journal.store.sqlite import WORDS
 from tests.cli.test_cli_runs import RESUMABLE
 from tests.conftest import REPO, Recorder
 
@@ -83,7 +84,7 @@ def v1_journal(
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
     for statement in MIGRATIONS[0]:
-        db.execute(statement)
+        db.execute(statement.format_map(WORDS))
     db.execute("INSERT INTO schema_version (version) VALUES (1)")
     db.execute(
         "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started, pid, host)"

@@ -19,7 +19,7 @@ from adws import OutputContract, PipelineError, Workflow, WorkflowContext, agent
 from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
 from adws.engine.events import AttemptFailed
 from adws.journal import Journal, JournalObserver
-from adws.journal.codec import decode_error, encode_error, withheld
+from adws.journal.records.codec import decode_error, encode_error, withheld
 from tests.conftest import start_adws
 
 if TYPE_CHECKING:

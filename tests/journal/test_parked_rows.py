@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from adws.journal import MIGRATIONS, Journal
+from adws.journal.store.sqlite import WORDS
 
 PARKING = 14
 """The schema that added `runs.wake_at` and `runs.parked_reason`."""
@@ -16,7 +17,7 @@ def old_journal(path: Path, version: int) -> None:
     db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
     for number, statements in enumerate(MIGRATIONS[:version], 1):
         for statement in statements:
-            db.execute(statement)
+            db.execute(statement.format_map(WORDS))
         db.execute("INSERT INTO schema_version VALUES (?)", (number,))
     db.execute(
         "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started)"

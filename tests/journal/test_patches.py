@@ -20,10 +20,12 @@ from adws import (
 from adws.agents import AgentRequest, ScriptedAgent
 from adws.engine.events import AgentExchanged, WorktreeRecorded
 from adws.journal import Journal, JournalObserver
-from adws.journal.cassette import JournalCassette
-from adws.journal.diffs import DIFF_LIMIT, DiffRecord, diff_statements, diffs_of, latest_diffs
-from adws.journal.exchanges import Text, exchange_statements, exchanges, text_digest
-from adws.journal.prune import prune
+from adws.journal.records.diffs import DiffRecord
+from adws.journal.records.exchanges import Text, text_digest
+from adws.journal.store.cassette import JournalCassette
+from adws.journal.store.diffs import DIFF_LIMIT, diff_statements, diffs_of, latest_diffs
+from adws.journal.store.exchanges import exchange_statements, exchanges
+from adws.journal.store.prune import prune
 from tests.journal.test_parked_rows import old_journal
 from tests.workspaces.conftest import make_repo
 

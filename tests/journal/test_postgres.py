@@ -12,7 +12,7 @@ from returns.io import IOSuccess
 
 from adws import Step, Workflow
 from adws.journal import Journal, JournalError, prune
-from adws.journal.dialect import BackendError, JournalUrl, redact, where
+from adws.journal.store.backend import BackendError, JournalUrl, redact, where
 from adws.testing import run
 from tests.conftest import start_adws
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adws.journal import Journal
-from adws.journal.queue import workers
-from adws.journal.schema import MIGRATIONS
+from adws.journal.store.queue import workers
+from adws.journal.store.schema import MIGRATIONS
 from tests.journal.test_parked_rows import PARKING, old_journal
 
 if TYPE_CHECKING:

@@ -299,7 +299,7 @@ def test_a_validated_output_is_never_replaced_from_the_command_line(asking: Path
 PROBE = """
 import json, sys
 from adws.discovery import discover_workflows
-from adws.journal.fingerprint import step_fingerprints
+from adws.journal.identity.fingerprint import step_fingerprints
 catalog = discover_workflows(__import__("pathlib").Path(sys.argv[1]))
 print(json.dumps({name: step_fingerprints(w) for name, w in sorted(catalog.workflows.items())}))
 """

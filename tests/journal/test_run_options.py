@@ -8,7 +8,7 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adws.journal.options import RunOptions
+from adws.journal.records.options import RunOptions
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),

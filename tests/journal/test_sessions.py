@@ -15,8 +15,9 @@ from adws.agents.sessions import feedback_prompt, interrupted_prompt
 from adws.cli import main
 from adws.engine.scope import AgentSession
 from adws.journal import Journal
-from adws.journal.sessions import SessionRecord, by_attempt, interrupted_sessions, sessions_of
-from adws.journal.workspaces import WorktreeRecord
+from adws.journal.records.sessions import SessionRecord, by_attempt, interrupted_sessions
+from adws.journal.records.workspaces import WorktreeRecord
+from adws.journal.store.sessions import sessions_of
 from adws.render import status_text
 from adws.runs.resume import prepare_resume
 from adws.testing import resume, run
@@ -24,7 +25,7 @@ from adws.testing import resume, run
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from adws.journal.records import RunRecord
+    from adws.journal.records.runs import RunRecord
 
 DONE = "STATUS: done\nSUMMARY: fixed"
 REJECTED = "attempt 1/3 failed: ContractViolation: SUMMARY missing"

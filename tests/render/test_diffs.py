@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adws.io_ops.terminal import escape_controls
-from adws.journal.diffs import DiffRecord
-from adws.journal.exchanges import Text
+from adws.journal.records.diffs import DiffRecord
+from adws.journal.records.exchanges import Text
 from adws.render.diffs import diff_html, diff_lines, marked, review_lines, step_diff_lines
 from adws.render.report import RunView, batch_page, run_page
 from tests.render.test_hostile_page import assert_no_injected_markup, failed_row, record

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from adws import PipelineError
 from adws.journal import AttemptRecord, RunRecord
-from adws.journal.diffs import DiffRecord
-from adws.journal.exchanges import ExchangeRecord, Text
-from adws.journal.workspaces import ApprovalRecord
+from adws.journal.records.diffs import DiffRecord
+from adws.journal.records.exchanges import ExchangeRecord, Text
+from adws.journal.records.workspaces import ApprovalRecord
 from adws.render._page import PAGE_CAP
 from adws.render.report import RunView, batch_page, run_page
 from adws.render.words import RUN_WORDS, STEP_WORDS, UNKNOWN

@@ -360,7 +360,7 @@ def test_a_step_still_running_says_so() -> None:
 
 def test_one_attempt_is_shown_whole_with_each_call_and_what_it_cost() -> None:
     from adws.engine.usage import Usage  # noqa: PLC0415 - as above
-    from adws.journal.exchanges import ExchangeRecord, Text  # noqa: PLC0415 - only here
+    from adws.journal.records.exchanges import ExchangeRecord, Text  # noqa: PLC0415 - only here
     from adws.render import attempt_text  # noqa: PLC0415 - as above
 
     record = RunRecord(

@@ -14,7 +14,8 @@ from adws import PipelineError
 from adws.cli import main
 from adws.engine.usage import Usage
 from adws.journal import AttemptRecord, Journal, RunRecord
-from adws.journal.exchanges import ExchangeRecord, Text, exchanges
+from adws.journal.records.exchanges import ExchangeRecord, Text
+from adws.journal.store.exchanges import exchanges
 from adws.render.report import RunView, batch_page, run_page
 from tests.browser import Browser, browser, chromium
 from tests.conftest import start_adws

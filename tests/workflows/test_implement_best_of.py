@@ -13,7 +13,7 @@ import pytest
 from adws import Workflow
 from adws.agents import AgentRequest
 from adws.journal import Journal
-from adws.journal.workspaces import decide
+from adws.journal.store.workspaces import decide
 from adws.testing import FunctionAgent, RunReport, resume, run
 from adws.workspaces import Decision
 from tests.conftest import REPO, adws_json, start_adws

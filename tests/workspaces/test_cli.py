@@ -12,7 +12,7 @@ import pytest
 
 from adws.cli import main
 from adws.journal import Journal
-from adws.journal.workspaces import approvals_of
+from adws.journal.store.workspaces import approvals_of
 from tests.workspaces.conftest import git, make_repo
 
 GATED = """

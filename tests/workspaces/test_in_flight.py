@@ -13,8 +13,8 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow, worktree
 from adws.journal import Journal, JournalObserver
-from adws.journal.records import AttemptRecord
-from adws.journal.workspaces import worktrees_of
+from adws.journal.records.runs import AttemptRecord
+from adws.journal.store.workspaces import worktrees_of
 from adws.runs.resume import prepare_resume
 from adws.workspaces.drift import reset_in_flight
 from tests.conftest import start_adws

@@ -20,16 +20,10 @@ from adws import (
     worktree,
 )
 from adws.journal import Journal, JournalObserver
-from adws.journal.prune import prune
-from adws.journal.records import AttemptRecord
-from adws.journal.workspaces import (
-    ApprovalRecord,
-    WorktreeRecord,
-    approvals_of,
-    decide,
-    decisions_for,
-    worktrees_of,
-)
+from adws.journal.records.runs import AttemptRecord
+from adws.journal.records.workspaces import ApprovalRecord, WorktreeRecord, decisions_for
+from adws.journal.store.prune import prune
+from adws.journal.store.workspaces import approvals_of, decide, worktrees_of
 from adws.workspaces import Decision
 from adws.workspaces.drift import drifted
 from tests.workspaces.conftest import git, writes

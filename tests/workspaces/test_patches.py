@@ -21,9 +21,9 @@ from adws import (
 )
 from adws.engine.scope import in_worktree
 from adws.journal import Journal, JournalObserver
-from adws.journal.diffs import diffs_of
-from adws.journal.exchanges import Text
-from adws.journal.workspaces import worktrees_of
+from adws.journal.records.exchanges import Text
+from adws.journal.store.diffs import diffs_of
+from adws.journal.store.workspaces import worktrees_of
 from adws.workspaces.patches import CallEdits, GitError, apply_patch, patch_between, snapshot
 from tests.workspaces.conftest import git, make_repo
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from adws.engine.scope import Decision
 from adws.journal import Journal
-from adws.journal.workspaces import approvals_of, decide
+from adws.journal.store.workspaces import approvals_of, decide
 from adws.render._page import escape
 from adws.render.workspaces import workspaces_html
 from adws.workspaces._git import GitError
@@ -93,7 +93,7 @@ def test_who_decided_and_why_come_back_from_the_journal_exactly_and_show_escaped
 ) -> None:
     run_id = uuid.uuid4().hex[:12]
     with journal.transaction() as db:
-        from adws.journal.workspaces import asked_statement  # noqa: PLC0415 - beside its use
+        from adws.journal.store.workspaces import asked_statement  # noqa: PLC0415 - beside its use
 
         db.execute(*asked_statement(run_id, "approve", message, None))
     decide(journal, run_id, "approve", Decision("rejected", by, "2026-01-01T00:00:00+00:00", note))

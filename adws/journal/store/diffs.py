@@ -13,22 +13,22 @@ and approved, on a machine that has no worktree.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, final
-
-import attrs
+from typing import TYPE_CHECKING, Any, Final
 
 from adws import io_ops
-from adws.journal.exchanges import Text, kept_text, read_text
-from adws.journal.records import checked_text, checked_whole
+from adws.journal.records.diffs import DiffRecord
+from adws.journal.records.exchanges import Text
+from adws.journal.records.runs import checked_text, checked_whole
+from adws.journal.store.exchanges import kept_text, read_text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.engine.events import WorktreeRecorded
-    from adws.journal.schema import Statement
-    from adws.journal.store import Journal
+    from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
-__all__ = ["DIFF_LIMIT", "DiffRecord", "diff_statements", "diffs_of", "latest_diffs"]
+__all__ = ["DIFF_LIMIT", "diff_statements", "diffs_of", "latest_diffs"]
 
 DIFF_LIMIT: Final = 1 << 20
 """The most of one diff the journal keeps, in bytes (an agent's output cap, by default)."""
@@ -52,25 +52,6 @@ def diff_statements(event: WorktreeRecorded, *, transcripts: bool = True) -> lis
     row = (event.run_id, event.attempt_path or event.step, event.attempt, event.label)
     statements.append((_INSERT, (*row, io_ops.utc_now(), digest, size)))
     return statements
-
-
-@final
-@attrs.frozen
-class DiffRecord:
-    """One attempt's change in one worktree, as the journal kept it."""
-
-    step: str
-    """The attempt's path: the step, or the branch (`candidates[2]`)."""
-    attempt: int
-    label: str
-    """The worktree's label (its folder's and branch's last part)."""
-    recorded: str
-    diff: Text
-    """The patch from the base; `text` is None when transcripts were off or it cannot be read."""
-    problems: tuple[str, ...] = ()
-    """What of the row could not be read (a corrupt or forged journal); () when all could."""
-    taken: bool = True
-    """False when git could not make the attempt's diff (then `diff` is empty and unread)."""
 
 
 def _record(row: Sequence[Any]) -> DiffRecord:

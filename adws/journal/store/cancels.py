@@ -15,15 +15,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
-from adws.journal.codec import encode_error
-from adws.journal.records import CancelRecord
+from adws.journal.records.codec import encode_error
+from adws.journal.records.runs import CancelRecord
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.engine.errors import PipelineError
-    from adws.journal.schema import Statement
-    from adws.journal.store import Guarded, Journal
+    from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Guarded, Statement
 
 __all__ = [
     "end",

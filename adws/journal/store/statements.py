@@ -32,15 +32,16 @@ from adws.engine.events import (
 )
 from adws.engine.parking import wake_at
 from adws.engine.usage import Usage
-from adws.journal.codec import encode_context, encode_error, encode_outputs
-from adws.journal.diffs import diff_statements
-from adws.journal.exchanges import exchange_statements
-from adws.journal.sessions import ended_statement, session_statement
-from adws.journal.workspaces import asked_statement, stored
+from adws.journal.records.codec import encode_context, encode_error, encode_outputs
+from adws.journal.records.workspaces import stored
+from adws.journal.store.diffs import diff_statements
+from adws.journal.store.exchanges import exchange_statements
+from adws.journal.store.sessions import ended_statement, session_statement
+from adws.journal.store.workspaces import asked_statement
 
 if TYPE_CHECKING:
     from adws.engine.errors import PipelineError
-    from adws.journal.schema import Statement
+    from adws.journal.store.schema import Statement
 
 __all__ = ["statements_for"]
 

@@ -43,7 +43,7 @@ from adws._exceptions import MalformedError
 from adws.contract._schemas import instance_fields, is_pydantic_model, schema_kind
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
-from adws.journal._homes import first_home, home_now
+from adws.journal.identity._homes import first_home, home_now
 
 __all__ = [
     "decode_context",
@@ -114,7 +114,7 @@ def _plain(value: object) -> object:
 def _find_class(path: str) -> type | None:
     """Find a schema class in an already loaded module; never import one.
 
-    adws's own classes are stored under their first home (see `adws.journal._homes`):
+    adws's own classes are stored under their first home (see `adws.journal.identity._homes`):
     the class is looked for where that module lives now, then under the name itself.
     """
     module_name, _, qualname = path.partition(":")

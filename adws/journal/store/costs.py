@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 import attrs
 
 from adws.engine.usage import Usage
-from adws.journal.store import SAFE_SUM
 
 if TYPE_CHECKING:
-    from adws.journal.store import Journal
+    from adws.journal.store.journal import Journal
 
 __all__ = ["GROUPINGS", "KEY_NAMES", "CostRow", "Grouping", "costs"]
 
@@ -76,11 +75,11 @@ def costs(
     columns = GROUPINGS[by]
     keys = ", ".join(columns)
     sql = (
-        f"SELECT {keys}, COUNT(DISTINCT a.run_id), COUNT(*), {SAFE_SUM.format('a.cost_usd')},"  # noqa: S608 - fixed column names
-        f" {SAFE_SUM.format('a.input_tokens')}, {SAFE_SUM.format('a.output_tokens')},"
-        f" {SAFE_SUM.format('a.turns')}"
+        f"SELECT {keys}, COUNT(DISTINCT a.run_id), COUNT(*), {journal.safe_sum('a.cost_usd')},"  # noqa: S608 - fixed column names
+        f" {journal.safe_sum('a.input_tokens')}, {journal.safe_sum('a.output_tokens')},"
+        f" {journal.safe_sum('a.turns')}"
         " FROM attempts AS a JOIN runs USING (run_id)"
-        " WHERE instr(a.step, '[') = 0"
+        " WHERE a.step NOT LIKE '%[%'"
         " AND (a.cost_usd IS NOT NULL OR a.input_tokens IS NOT NULL"
         " OR a.output_tokens IS NOT NULL OR a.turns IS NOT NULL)"
         " AND (? IS NULL OR runs.workflow = ?) AND (? IS NULL OR a.recorded >= ?)"

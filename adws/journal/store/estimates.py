@@ -28,9 +28,9 @@ from adws.engine.usage import MAX_COST_USD, MAX_COUNT, Usage, dollars
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Sequence
 
-    from adws.journal.plan import StepPlan
-    from adws.journal.records import AttemptRecord
-    from adws.journal.store import Journal
+    from adws.journal.records.plan import StepPlan
+    from adws.journal.records.runs import AttemptRecord
+    from adws.journal.store.journal import Journal
 
 __all__ = [
     "MIN_CALLS",

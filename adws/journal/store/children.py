@@ -14,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING, final
 
 if TYPE_CHECKING:
-    from adws.journal.store import Journal
+    from adws.journal.store.journal import Journal
 
 __all__ = ["ChildrenRecorder"]
 

@@ -12,22 +12,18 @@ them, each with whether it is live.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Final, final
-
-import attrs
+from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
-from adws.journal.holders import alive, here
+from adws.journal.records.holders import here
+from adws.journal.records.workers import WorkerRecord
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from adws.journal.store import Journal
+    from adws.journal.store.journal import Journal
 
-__all__ = ["WorkerRecord", "beat", "due_runs", "leave", "submit", "take_queued", "workers"]
-
-MISSED_BEATS: Final = 3
-"""A worker whose last heartbeat is older than this many poll intervals is not live."""
+__all__ = ["beat", "due_runs", "leave", "submit", "take_queued", "workers"]
 
 
 _QUEUE: Final = (
@@ -96,44 +92,6 @@ def due_runs(journal: Journal, host: str, now: float) -> list[tuple[str, str]]:
     steps run here, where their worktrees are).
     """
     return [(str(run_id), str(status)) for run_id, status in journal.query(_DUE, (host, now))]
-
-
-@final
-@attrs.frozen
-class WorkerRecord:
-    """One `adws worker` as its heartbeats show it."""
-
-    worker_id: str
-    host: str
-    pid: int
-    since: str
-    beat: float
-    """When it last wrote its heartbeat, in Unix seconds."""
-    poll: float
-    runs: tuple[str, ...]
-    """The runs it held at its last heartbeat."""
-
-    def live(self, now: float) -> bool:
-        """Tell whether it beat within `MISSED_BEATS` poll intervals and, on this host, exists.
-
-        >>> WorkerRecord("w", "elsewhere", 1, "", 100.0, 5.0, ()).live(115.0)
-        True
-        >>> WorkerRecord("w", "elsewhere", 1, "", 100.0, 5.0, ()).live(115.5)
-        False
-        """
-        return now - self.beat <= MISSED_BEATS * self.poll and alive(self.pid, self.host)
-
-    def to_dict(self) -> dict[str, object]:
-        """Return what `adws workers --json` prints of it."""
-        return {
-            "worker_id": self.worker_id,
-            "host": self.host,
-            "pid": self.pid,
-            "since": self.since,
-            "beat": self.beat,
-            "poll": self.poll,
-            "runs": list(self.runs),
-        }
 
 
 def beat(journal: Journal, worker: WorkerRecord) -> None:

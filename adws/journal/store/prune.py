@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from adws.journal.batches import live_batches
+from adws.journal.store.batches import live_batches
 
 if TYPE_CHECKING:
-    from adws.journal.store import Journal
+    from adws.journal.store.journal import Journal
 
 __all__ = ["prune"]
 

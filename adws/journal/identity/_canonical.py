@@ -56,7 +56,7 @@ from typing import Any, Final
 
 import attrs
 
-from adws.journal._homes import first_home, first_homes_in
+from adws.journal.identity._homes import first_home, first_homes_in
 
 __all__ = ["Describer", "digest", "is_library"]
 

@@ -15,131 +15,26 @@ the wrong type is read as absent, never trusted.
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from typing import TYPE_CHECKING, Final, final
-
-import attrs
+from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
-from adws.engine.errors import ErrorType
 from adws.engine.scope import Decision
 from adws.engine.usage import Budget
+from adws.journal.records.workspaces import (
+    VERDICTS,
+    ApprovalRecord,
+    WorktreeRecord,
+    stored,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from adws.journal.records import AttemptRecord
-    from adws.journal.schema import Statement
-    from adws.journal.store import Journal
+    from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
-__all__ = [
-    "ApprovalRecord",
-    "WorktreeRecord",
-    "approvals_of",
-    "asked_statement",
-    "decide",
-    "decided_statement",
-    "decisions_for",
-    "stored",
-    "worktrees_of",
-]
-
-_VERDICTS: Final = frozenset({"approved", "rejected"})
-
-
-def stored(text: str) -> str | bytes:
-    r"""Return text as SQLite keeps it exactly: itself, or its bytes if it holds a lone surrogate.
-
-    A path with bytes that are not UTF-8, or a note typed in a terminal that
-    is not UTF-8, reaches Python as lone surrogates, which SQLite's text
-    cannot hold; their bytes (`surrogatepass`) can, and `_text` reads them back.
-
-    >>> stored("ok"), stored("\udcff")
-    ('ok', b'\xed\xb3\xbf')
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass")
-    return text
-
-
-def _text(value: object) -> str:
-    """Read a text column as `stored` wrote it; anything else is read as absent."""
-    if isinstance(value, bytes):
-        try:
-            return value.decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:  # bytes adws did not write: keep what can be read
-            return value.decode("utf-8", "replace")
-    return value if isinstance(value, str) else ""
-
-
-@final
-@attrs.frozen
-class WorktreeRecord:
-    """One worktree of a run as last journaled."""
-
-    label: str
-    step: str
-    repo: str
-    path: str
-    branch: str
-    base: str
-    tree: str
-    """The hash of its content after the last attempt ("" when unknown or removed)."""
-    state: str
-    """`present`, `removed` (by adws itself) or `discarded` (a `best_of` loser, branch and all)."""
-    recorded: str
-    gitdir: str = ""
-    """The git directory git made for it ("" in a run journaled before adws recorded it)."""
-    attempts: int | None = None
-    """How many of the run's attempt rows came before this record (None: not recorded)."""
-
-    def to_dict(self) -> dict[str, str]:
-        """Return the record as `adws status --json` shows it (the attempt count stays inside)."""
-        return attrs.asdict(self, filter=lambda field, _: field.name != "attempts")
-
-
-@final
-@attrs.frozen
-class ApprovalRecord:
-    """One question an approval step asked, and what was decided (None: not yet)."""
-
-    step: str
-    message: str
-    asked: str
-    timeout: float | None
-    decision: Decision | None
-    raised: Budget | None = None
-    """The budget an approval raised the run's to (a question a budget asked; None: none)."""
-
-    @property
-    def deadline(self) -> float | None:
-        """Return when the wait expires, in seconds since the epoch (None: never)."""
-        if self.timeout is None:
-            return None
-        try:
-            asked = datetime.fromisoformat(self.asked).timestamp()
-        except ValueError:
-            return None
-        return asked + self.timeout
-
-    def expired(self, now: float | None = None) -> bool:
-        """Tell whether the question is still open and its timeout has passed."""
-        deadline = self.deadline
-        now = io_ops.wall_clock() if now is None else now
-        return self.decision is None and deadline is not None and now >= deadline
-
-    def to_dict(self) -> dict[str, object]:
-        """Return the record as `adws approvals --json` and `status --json` show it."""
-        return {
-            "step": self.step,
-            "message": self.message,
-            "asked": self.asked,
-            "timeout": self.timeout,
-            "decision": None if self.decision is None else self.decision.to_dict(),
-            **({} if self.raised is None else {"raised": self.raised.to_dict()}),
-        }
+__all__ = ["approvals_of", "asked_statement", "decide", "decided_statement", "worktrees_of"]
 
 
 _WORKTREES: Final = (
@@ -160,7 +55,7 @@ def worktrees_of(journal: Journal, run_id: str) -> list[WorktreeRecord]:
 
 
 def _worktree(row: Sequence[object]) -> WorktreeRecord:
-    label, step, repo, path, branch, base, tree, state, recorded, gitdir = map(_text, row[:10])
+    label, step, repo, path, branch, base, tree, state, recorded, gitdir = map(text_of, row[:10])
     texts = (label, step, repo, path, branch, base, tree, state, recorded)
     return WorktreeRecord(*texts, gitdir=gitdir, attempts=_count(row[10]))
 
@@ -181,7 +76,7 @@ def _timeout(value: object) -> float | None:
 def _raised(value: object) -> Budget | None:
     """Read a raised budget as `decided_statement` wrote it; anything else is absent."""
     try:
-        loaded = json.loads(_text(value)) if value is not None else None
+        loaded = json.loads(text_of(value)) if value is not None else None
         if not isinstance(loaded, dict):
             return None
         return Budget(loaded.get("max_cost_usd"), loaded.get("max_tokens"))
@@ -203,11 +98,11 @@ def approvals_of(journal: Journal, run_id: str) -> list[ApprovalRecord]:
     records = []
     for step, message, asked, timeout, verdict, by, decided, note, raised in rows:
         decision = (
-            Decision(verdict, _text(by), _text(decided), _text(note))
-            if verdict in _VERDICTS
+            Decision(verdict, text_of(by), text_of(decided), text_of(note))
+            if verdict in VERDICTS
             else None
         )
-        texts = (_text(step), _text(message), _text(asked))
+        texts = (text_of(step), text_of(message), text_of(asked))
         records.append(ApprovalRecord(*texts, _timeout(timeout), decision, _raised(raised)))
     return records
 
@@ -266,26 +161,3 @@ def decide(journal: Journal, run_id: str, step: str, decision: Decision) -> None
     with journal.transaction() as db:
         db.execute(*asked_statement(run_id, step, "", None))
         db.execute(*decided_statement(run_id, step, decision))
-
-
-def decisions_for(
-    approvals: Sequence[ApprovalRecord], attempts: Sequence[AttemptRecord]
-) -> dict[str, Decision]:
-    """Return the decisions a resume hands to its approval steps, by step name.
-
-    A decision counts only while its step's latest attempt is the pause it
-    answers: a step that went on after its approval, and is run again
-    (`--from`), asks again.
-    """
-    waiting = {}
-    for record in attempts:
-        if record.status == "retried":
-            continue
-        paused = record.error is not None and record.error.error_type == ErrorType.AWAITING_APPROVAL
-        waiting[record.step] = paused
-    latest = {record.step: record for record in approvals}
-    return {
-        step: record.decision
-        for step, record in latest.items()
-        if record.decision is not None and waiting.get(step, False)
-    }

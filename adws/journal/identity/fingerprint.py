@@ -5,7 +5,7 @@ current one, so fixing the step that failed (the normal loop) resumes
 quietly, while an edit to a step that already finished is caught. A
 fingerprint is a pure function of the workflow's source and values: the
 same in every process, whatever `PYTHONHASHSEED`, memory addresses or set
-order (see `adws.journal._canonical` for how code, classes and values are
+order (see `adws.journal.identity._canonical` for how code, classes and values are
 described).
 
 A step's fingerprint covers:
@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from adws.engine.step import Step, Workflow, iter_steps
-from adws.journal._canonical import Describer, digest, is_library
+from adws.journal.identity._canonical import Describer, digest, is_library
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping

@@ -1,13 +1,13 @@
-"""The journal's backend seam: one connection surface over a SQLite file or a PostgreSQL server.
+"""The journal's backend seam: what every connection answers, over a file or a server.
 
-The journal's SQL is written once, in SQLite's words, and runs as it is on
-SQLite; `adws.journal.postgres` translates it for PostgreSQL (placeholders,
-column types, an implicit `rowid` on every table, `BEGIN IMMEDIATE`) and
-gives PostgreSQL the two SQLite functions the journal uses. What differs
-beyond the words lives on the connection: `locks_rows` (a claim's reads
-take `FOR UPDATE` on PostgreSQL; SQLite's `BEGIN IMMEDIATE` already holds
-the file), `columns` (SQLite's `PRAGMA table_info`), `fetch`. So a
-migration or a column added once works on both.
+The journal's SQL is written once, in words both backends take (standard
+SQL, `?` placeholders: the DB-API's `qmark` style). What differs is named
+on each backend's connection, in its own module, never found by rewriting
+the other's text: `begin` (how a transaction takes the write lock),
+`locks_rows` and `skips_locked` (a claim's row locks), `words` (the column
+types and identity columns the schema is written with), `total` (a sum
+that never overflows), `columns` (a table's columns), `fetch`. SQLite's is
+`adws.journal.store.sqlite`, PostgreSQL's `adws.journal.store.postgres`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ from __future__ import annotations
 import sqlite3
 import urllib.parse
 from pathlib import Path
-from typing import Any, Final, Protocol, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 import attrs
 
 from adws._exceptions import AdwsError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
     "ERRORS",
@@ -28,7 +31,6 @@ __all__ = [
     "Cursor",
     "JournalError",
     "JournalUrl",
-    "SqliteConnection",
     "is_url",
     "redact",
     "where",
@@ -127,14 +129,26 @@ class Cursor(Protocol):
 class Connection(Protocol):
     """What the journal asks of a connection, on either backend."""
 
+    begin: str
+    """The statement that starts a write transaction holding the write lock."""
+
     locks_rows: str
     """Appended to a claim's reads of the rows it will change (`FOR UPDATE` or nothing)."""
 
     skips_locked: str
     """Appended to a read that takes one of many rows (`FOR UPDATE SKIP LOCKED` or nothing)."""
 
+    @property
+    def words(self) -> Mapping[str, str]:
+        """Name the schema's words on this backend.
+
+        `integer`, `real`, `blob`; `id` (a key that counts up, never reused),
+        `key` (a key that counts up); `rowid` (what leads every table: SQLite
+        numbers rows itself); `refs` (the foreign key to `runs`, unchecked).
+        """
+
     def execute(self, sql: str, params: Any = (), /) -> Cursor:  # noqa: ANN401 - as sqlite3
-        """Run one statement, written in SQLite's words, with `?` placeholders."""
+        """Run one statement, with `?` placeholders."""
 
     def executemany(self, sql: str, params: Any, /) -> object:  # noqa: ANN401 - as sqlite3
         """Run one statement for each set of values."""
@@ -145,33 +159,14 @@ class Connection(Protocol):
     def columns(self, table: str) -> frozenset[str]:
         """Name a table's columns (none: no such table)."""
 
+    def total(self, column: str) -> str:
+        """Say the sum of a column as a float that never overflows (an SQL expression)."""
+
     def begin_migrating(self) -> None:
         """Inside the migration's transaction: keep out other migrating processes."""
 
     def close(self) -> None:
         """Close the connection."""
-
-
-class SqliteConnection(sqlite3.Connection):
-    """A SQLite connection that answers the journal's `Connection` questions."""
-
-    locks_rows = ""
-    skips_locked = ""
-
-    def fetch(self, sql: str, params: Any, *, plain: bool) -> list[Any]:  # noqa: ANN401 - as sqlite3
-        """Fetch every row (`plain`: tuples, cheaper when there are thousands)."""
-        cursor = self.cursor()
-        if plain:
-            cursor.row_factory = None
-        return cursor.execute(sql, params).fetchall()
-
-    def columns(self, table: str) -> frozenset[str]:
-        """Name a table's columns (none: no such table)."""
-        rows = self.execute("SELECT name FROM pragma_table_info(?)", (table,)).fetchall()
-        return frozenset(row[0] for row in rows)
-
-    def begin_migrating(self) -> None:
-        """Do nothing: `BEGIN IMMEDIATE` already keeps other writers out of the file."""
 
 
 def where(text: str | Path | JournalUrl) -> Path | JournalUrl:

@@ -4,7 +4,7 @@ A batch is held by the process coordinating it (`adws batch`, or `adws
 batch --resume`): its id and host are on the batch's row while it runs.
 Holding is exclusive, like a run's claim: a second coordinator is refused
 while the holder lives, and so is `adws resume` of one of the batch's runs
-(`Journal.claim` asks `adws.journal.holders.holder_of`). The coordinator claims each run as it
+(`Journal.claim` asks `adws.journal.store.claims.holder_of`). The coordinator claims each run as it
 hands it to a worker (`claim_batch_run`), so a run pruned from under it,
 or taken by someone else, is not run.
 """
@@ -15,14 +15,17 @@ import json
 from typing import TYPE_CHECKING
 
 from adws import io_ops
-from adws.journal.holders import alive, changed_since, here, holder_of
+from adws.journal.records.codec import encode_error
+from adws.journal.records.holders import alive, here
+from adws.journal.store.claims import changed_since, holder_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from adws.journal.holders import Seen
-    from adws.journal.schema import Statement
-    from adws.journal.store import Journal
+    from adws.engine.errors import PipelineError
+    from adws.journal.records.holders import Seen
+    from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
 __all__ = [
     "batch_lines",
@@ -30,11 +33,15 @@ __all__ = [
     "batch_source",
     "batch_spent",
     "batch_status",
+    "children_statement",
     "claim_batch",
     "claim_batch_run",
+    "ended_statement",
+    "failed_statement",
     "find_batch",
     "finish_batch",
     "live_batches",
+    "mark_statement",
     "queue_batch",
 ]
 
@@ -176,10 +183,7 @@ def live_batches(journal: Journal) -> list[str]:
 
 def finish_batch(journal: Journal, batch_id: str, status: str) -> None:
     """Record how a batch ended (`succeeded`, `failed`, `blocked`, `interrupted`)."""
-    journal.write(
-        "UPDATE batches SET status = ?, finished = ? WHERE batch_id = ?",
-        (status, io_ops.utc_now(), batch_id),
-    )
+    journal.apply([ended_statement(batch_id, status)])
 
 
 def find_batch(journal: Journal, batch_id: str) -> tuple[str, str, int, float | None] | str:
@@ -230,7 +234,38 @@ def batch_spent(journal: Journal, batch_id: str) -> float:
     """
     rows = journal.query(
         "SELECT SUM(a.cost_usd) FROM attempts AS a JOIN runs USING (run_id)"
-        " WHERE runs.batch_id = ? AND instr(a.step, '[') = 0",
+        " WHERE runs.batch_id = ? AND a.step NOT LIKE '%[%'",
         (batch_id,),
     )
     return float(rows[0][0] or 0.0)
+
+
+def children_statement(run_id: str, groups: Sequence[int]) -> Statement:
+    """Record a run's live child process groups (none: cleared)."""
+    children = json.dumps(list(groups)) if groups else None
+    return "UPDATE runs SET children = ? WHERE run_id = ?", (children, run_id)
+
+
+def mark_statement(run_id: str, status: str) -> Statement:
+    """Set a run's status, and when it finished unless it had."""
+    return (
+        "UPDATE runs SET status = ?, finished = COALESCE(finished, ?) WHERE run_id = ?",
+        (status, io_ops.utc_now(), run_id),
+    )
+
+
+def failed_statement(run_id: str, error: PipelineError) -> Statement:
+    """End a run `failed` with `error`."""
+    sql = (
+        "UPDATE runs SET status = 'failed', finished = ?, error = ?, failed_step = ?"
+        " WHERE run_id = ?"
+    )
+    return sql, (io_ops.utc_now(), encode_error(error), error.step_name or None, run_id)
+
+
+def ended_statement(batch_id: str, status: str) -> Statement:
+    """Record how a batch ended, and when."""
+    return (
+        "UPDATE batches SET status = ?, finished = ? WHERE batch_id = ?",
+        (status, io_ops.utc_now(), batch_id),
+    )

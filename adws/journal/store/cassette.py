@@ -33,15 +33,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
 from adws._exceptions import DefinitionTypeError, RefusedError
-from adws.journal.exchanges import Text, exchanges, text_digest
-from adws.journal.records import UnreadableError, named_problems
-from adws.journal.workspaces import worktrees_of
+from adws.journal.records.exchanges import Text, text_digest
+from adws.journal.records.runs import UnreadableError, named_problems
+from adws.journal.store.exchanges import exchanges
+from adws.journal.store.workspaces import worktrees_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from adws.agents.base import AgentResponse
-    from adws.journal.store import Journal
+    from adws.journal.store.journal import Journal
 
 __all__ = ["JOURNAL", "RUN", "WORKTREES", "JournalCassette", "stable_prompt", "worktrees_root"]
 

@@ -14,9 +14,9 @@ from adws._exceptions import MalformedError
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
 from adws.engine.usage import Usage
-from adws.journal.codec import decode_context, decode_error, decode_outputs
-from adws.journal.holders import Seen
-from adws.journal.options import RunOptions
+from adws.journal.records.codec import decode_context, decode_error, decode_outputs
+from adws.journal.records.holders import Seen
+from adws.journal.records.options import RunOptions
 
 if TYPE_CHECKING:
     import sqlite3

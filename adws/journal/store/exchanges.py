@@ -22,14 +22,13 @@ from __future__ import annotations
 import hashlib
 import os
 import zlib
-from typing import TYPE_CHECKING, Any, Final, final
-
-import attrs
+from typing import TYPE_CHECKING, Any, Final
 
 from adws import io_ops
 from adws.engine.usage import Usage
-from adws.journal.codec import without_transcripts
-from adws.journal.records import (
+from adws.journal.records.codec import without_transcripts
+from adws.journal.records.exchanges import HASH_CHARS, ExchangeRecord, Text, encoded, inflate
+from adws.journal.records.runs import (
     LATEST_CLOCK,
     UnreadableError,
     checked_seconds,
@@ -43,31 +42,24 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.engine.events import AgentExchanged
-    from adws.journal.schema import Statement
-    from adws.journal.store import Journal
+    from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
 __all__ = [
     "TRANSCRIPTS_ENV",
-    "ExchangeRecord",
-    "Text",
     "exchange_statements",
     "exchanges",
-    "inflate",
     "keeps_transcripts",
     "kept_text",
     "read_text",
-    "text_digest",
 ]
 
 TRANSCRIPTS_ENV: Final = "ADWS_TRANSCRIPTS"
 _OFF: Final = frozenset({"0", "false", "no", "off"})
-_HASH_CHARS: Final = 32
-MOST_INFLATED: Final = 1_000_000_000
-"""SQLite's own limit on one value: no text adws keeps is longer, whatever its row says."""
 _MOST_SIZE: Final = 2**63 - 1
 """The largest whole number SQLite holds."""
 _MOST_EXIT: Final = 2**31
-_INSERT_TEXT: Final = "INSERT OR IGNORE INTO texts (hash, data) VALUES (?, ?)"
+_INSERT_TEXT: Final = "INSERT INTO texts (hash, data) VALUES (?, ?) ON CONFLICT DO NOTHING"
 _INSERT_EXCHANGE: Final = (
     "INSERT INTO exchanges (run_id, step, attempt, asked_by, recorded, started, seconds,"
     " prompt, prompt_size, answer, answer_size, stderr, stderr_size, exit_code, session_id,"
@@ -92,19 +84,6 @@ def keeps_transcripts(*, refused: bool = False) -> bool:
     return not refused and os.environ.get(TRANSCRIPTS_ENV, "1").strip().lower() not in _OFF
 
 
-def _encoded(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")
-
-
-def text_digest(text: str) -> str:
-    """Name a text by a hash of all of it (lone surrogates included).
-
-    >>> text_digest("hello")
-    '2cf24dba5fb0a30e26e83b2ac5b9e29e'
-    """
-    return hashlib.sha256(_encoded(text)).hexdigest()[:_HASH_CHARS]
-
-
 def _capped(data: bytes, limit: int) -> bytes:
     """Cut encoded text at `limit` bytes, never inside a character."""
     if len(data) <= limit:
@@ -122,8 +101,8 @@ def kept_text(
     """
     if text is None:
         return None, None
-    data = _encoded(text)
-    digest = hashlib.sha256(data).hexdigest()[:_HASH_CHARS]
+    data = encoded(text)
+    digest = hashlib.sha256(data).hexdigest()[:HASH_CHARS]
     if keep:
         statements.append((_INSERT_TEXT, (digest, zlib.compress(_capped(data, limit)))))
     return digest, len(data)
@@ -174,90 +153,6 @@ def exchange_statements(event: AgentExchanged, *, transcripts: bool = True) -> l
     return statements
 
 
-@final
-@attrs.frozen
-class Text:
-    """One kept text: its hash, its whole size in bytes, and what the journal holds of it.
-
-    `text` is None when transcripts were off; `cut` says the journal holds
-    only its first bytes (the step's output cap).
-    """
-
-    digest: str
-    size: int
-    text: str | None
-
-    @property
-    def cut(self) -> bool:
-        """Tell whether the journal holds less than the whole text."""
-        return self.text is not None and len(_encoded(self.text)) < self.size
-
-
-@final
-@attrs.frozen
-class ExchangeRecord:
-    """One recorded agent exchange, as `adws status --step` and `adws report` show it."""
-
-    step: str
-    """The attempt's path: the step, or the branch (`verify_claims[2]`)."""
-    attempt: int
-    asked_by: str
-    recorded: str
-    started: float
-    """When the call started, in Unix seconds."""
-    seconds: float
-    prompt: Text
-    answer: Text | None
-    stderr: Text | None
-    exit_code: int | None
-    session_id: str | None
-    error_type: str | None
-    error: str | None
-    usage: Usage | None
-    problems: tuple[str, ...] = ()
-    """What of the row could not be read (a corrupt or forged journal); () when all could."""
-    patch: Text | None = None
-    """What the call changed in its worktree ("" for nothing; None: no worktree, or not taken)."""
-
-
-def inflate(data: object, size: int) -> str:
-    """Inflate a stored text to at most `size` bytes of UTF-8 (and never past `MOST_INFLATED`).
-
-    Stops inflating one byte past the bound, so a small row that would
-    inflate to gigabytes costs no more memory than the text it claims to
-    be. A text longer than that, data that is not one whole zlib stream,
-    or bytes that are not UTF-8 raise `UnreadableError` saying which.
-
-    >>> inflate(zlib.compress(b"hello"), 5)
-    'hello'
-    >>> inflate(zlib.compress(b"0" * 10**6), 5)
-    Traceback (most recent call last):
-    ...
-    adws.journal.records.UnreadableError: inflates past its recorded size of 5 bytes
-    """
-    if not isinstance(data, bytes):
-        msg = f"is not compressed bytes: {shown(data)}"
-        raise UnreadableError(msg)
-    most = max(min(size, MOST_INFLATED), 0)
-    inflater = zlib.decompressobj()
-    try:
-        raw = inflater.decompress(data, most + 1)  # a max_length of 0 would mean no bound
-    except zlib.error as exc:
-        msg = f"is not zlib data ({exc})"
-        raise UnreadableError(msg) from exc
-    if len(raw) > most:
-        msg = f"inflates past its recorded size of {most} bytes"
-        raise UnreadableError(msg)
-    if not inflater.eof or inflater.unused_data:
-        msg = "is not one whole zlib stream (cut short, or bytes past its end)"
-        raise UnreadableError(msg)
-    try:
-        return raw.decode("utf-8", "surrogatepass")
-    except UnicodeDecodeError as exc:
-        msg = f"is not UTF-8 ({exc.reason} at byte {exc.start})"
-        raise UnreadableError(msg) from exc
-
-
 def read_text(
     column: str, row: Sequence[Any], problems: list[str], *, optional: bool = True
 ) -> Text | None:
@@ -282,8 +177,8 @@ def read_text(
     except UnreadableError as exc:
         problems.append(f"{column} text {exc}")
         return Text(digest, whole, None)
-    encoded = _encoded(text)
-    if len(encoded) == whole and hashlib.sha256(encoded).hexdigest()[:_HASH_CHARS] != digest:
+    data = encoded(text)
+    if len(data) == whole and hashlib.sha256(data).hexdigest()[:HASH_CHARS] != digest:
         problems.append(f"{column} text is not the text its hash {shown(digest)} names")
         return Text(digest, whole, None)
     return Text(digest, whole, text)

@@ -33,14 +33,19 @@ from __future__ import annotations
 
 from typing import Final, TypeAlias
 
-__all__ = ["MIGRATIONS", "Statement"]
+__all__ = ["MIGRATIONS", "VERSIONS", "Guarded", "Statement"]
 
 Statement: TypeAlias = tuple[str, tuple[object, ...]]
-"""One SQL statement and its values, as the journal writes it (see `adws.journal.statements`)."""
+"""One SQL statement and its values, as the journal writes it (see `statements`)."""
+Guarded: TypeAlias = "tuple[Statement, str | None]"
+"""A statement a claim records, and the refusal to give when it changes no row (None: none)."""
+
+VERSIONS: Final = "CREATE TABLE IF NOT EXISTS schema_version ({rowid}version {integer} NOT NULL)"
+"""The table that says which migrations a journal has, made before any of them runs."""
 
 MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     (
-        """CREATE TABLE runs (
+        """CREATE TABLE runs ({rowid}
             run_id TEXT PRIMARY KEY,
             workflow TEXT NOT NULL,
             fingerprint TEXT NOT NULL,
@@ -49,22 +54,22 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             inputs TEXT NOT NULL,
             started TEXT NOT NULL,
             finished TEXT,
-            seconds REAL,
+            seconds {real},
             error TEXT,
             failed_step TEXT,
-            pid INTEGER,
+            pid {integer},
             host TEXT,
-            resumes INTEGER NOT NULL DEFAULT 0
+            resumes {integer} NOT NULL DEFAULT 0
         )""",
-        """CREATE TABLE attempts (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            run_id TEXT NOT NULL REFERENCES runs(run_id),
+        """CREATE TABLE attempts ({rowid}
+            id {id},
+            run_id TEXT NOT NULL{refs},
             step TEXT NOT NULL,
-            step_index INTEGER NOT NULL,
-            attempt INTEGER NOT NULL,
+            step_index {integer} NOT NULL,
+            attempt {integer} NOT NULL,
             status TEXT NOT NULL,
             recorded TEXT NOT NULL,
-            seconds REAL NOT NULL,
+            seconds {real} NOT NULL,
             error TEXT,
             context TEXT
         )""",
@@ -76,115 +81,120 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE attempts ADD COLUMN outputs TEXT",
         "ALTER TABLE attempts ADD COLUMN fingerprint TEXT",
         # A run's inputs live apart from its row: updating the status must not copy them.
-        "CREATE TABLE run_inputs (run_id TEXT PRIMARY KEY, inputs TEXT NOT NULL)",
+        "CREATE TABLE run_inputs ({rowid}run_id TEXT PRIMARY KEY, inputs TEXT NOT NULL)",
         "INSERT INTO run_inputs (run_id, inputs) SELECT run_id, inputs FROM runs",
         "UPDATE runs SET inputs = ''",
     ),
     (
         (
-            "CREATE TABLE batches (batch_id TEXT PRIMARY KEY, workflow TEXT NOT NULL,"
-            " source TEXT NOT NULL, total INTEGER NOT NULL, status TEXT NOT NULL,"
+            "CREATE TABLE batches ({rowid}batch_id TEXT PRIMARY KEY, workflow TEXT NOT NULL,"
+            " source TEXT NOT NULL, total {integer} NOT NULL, status TEXT NOT NULL,"
             " started TEXT NOT NULL, finished TEXT)"
         ),
         "ALTER TABLE runs ADD COLUMN batch_id TEXT",
-        "ALTER TABLE runs ADD COLUMN line INTEGER",
+        "ALTER TABLE runs ADD COLUMN line {integer}",
         "CREATE INDEX runs_by_batch ON runs(batch_id, line)",
     ),
     (
-        "ALTER TABLE attempts ADD COLUMN cost_usd REAL",
-        "ALTER TABLE attempts ADD COLUMN input_tokens INTEGER",
-        "ALTER TABLE attempts ADD COLUMN output_tokens INTEGER",
-        "ALTER TABLE attempts ADD COLUMN turns INTEGER",
+        "ALTER TABLE attempts ADD COLUMN cost_usd {real}",
+        "ALTER TABLE attempts ADD COLUMN input_tokens {integer}",
+        "ALTER TABLE attempts ADD COLUMN output_tokens {integer}",
+        "ALTER TABLE attempts ADD COLUMN turns {integer}",
         "ALTER TABLE attempts ADD COLUMN model TEXT",
     ),
     ("ALTER TABLE runs ADD COLUMN options TEXT",),
     ("ALTER TABLE attempts ADD COLUMN session_ids TEXT",),
     (
-        "ALTER TABLE batches ADD COLUMN pid INTEGER",
+        "ALTER TABLE batches ADD COLUMN pid {integer}",
         "ALTER TABLE batches ADD COLUMN host TEXT",
-        "ALTER TABLE batches ADD COLUMN max_cost REAL",
+        "ALTER TABLE batches ADD COLUMN max_cost {real}",
     ),
     (
-        "ALTER TABLE attempts ADD COLUMN started REAL",
-        "CREATE TABLE texts (hash TEXT PRIMARY KEY, data BLOB NOT NULL)",
-        """CREATE TABLE exchanges (
-            id INTEGER PRIMARY KEY,
+        "ALTER TABLE attempts ADD COLUMN started {real}",
+        "CREATE TABLE texts ({rowid}hash TEXT PRIMARY KEY, data {blob} NOT NULL)",
+        """CREATE TABLE exchanges ({rowid}
+            id {key},
             run_id TEXT NOT NULL,
             step TEXT NOT NULL,
-            attempt INTEGER NOT NULL,
+            attempt {integer} NOT NULL,
             asked_by TEXT NOT NULL,
             recorded TEXT NOT NULL,
-            started REAL NOT NULL,
-            seconds REAL NOT NULL,
+            started {real} NOT NULL,
+            seconds {real} NOT NULL,
             prompt TEXT NOT NULL,
-            prompt_size INTEGER NOT NULL,
+            prompt_size {integer} NOT NULL,
             answer TEXT,
-            answer_size INTEGER,
+            answer_size {integer},
             stderr TEXT,
-            stderr_size INTEGER,
-            exit_code INTEGER,
+            stderr_size {integer},
+            exit_code {integer},
             session_id TEXT,
             error_type TEXT,
             error TEXT,
-            cost_usd REAL,
-            input_tokens INTEGER,
-            output_tokens INTEGER,
-            turns INTEGER,
+            cost_usd {real},
+            input_tokens {integer},
+            output_tokens {integer},
+            turns {integer},
             model TEXT
         )""",
         "CREATE INDEX exchanges_by_run ON exchanges(run_id, step, attempt)",
     ),
     (
         (
-            "CREATE TABLE worktrees (run_id TEXT NOT NULL, label TEXT NOT NULL,"
+            "CREATE TABLE worktrees ({rowid}run_id TEXT NOT NULL, label TEXT NOT NULL,"
             " step TEXT NOT NULL, repo TEXT NOT NULL, path TEXT NOT NULL, branch TEXT NOT NULL,"
             " base TEXT NOT NULL, tree TEXT NOT NULL, state TEXT NOT NULL,"
             " recorded TEXT NOT NULL, PRIMARY KEY (run_id, label))"
         ),
         (
-            "CREATE TABLE approvals (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+            "CREATE TABLE approvals ({rowid}id {id},"
             " run_id TEXT NOT NULL, step TEXT NOT NULL, message TEXT NOT NULL,"
-            " asked TEXT NOT NULL, timeout REAL, verdict TEXT, decided_by TEXT, decided TEXT,"
+            " asked TEXT NOT NULL, timeout {real}, verdict TEXT, decided_by TEXT, decided TEXT,"
             " note TEXT)"
         ),
         "CREATE INDEX approvals_by_run ON approvals(run_id, id)",
     ),
     (
         "ALTER TABLE worktrees ADD COLUMN gitdir TEXT",
-        "ALTER TABLE worktrees ADD COLUMN attempts INTEGER",
+        "ALTER TABLE worktrees ADD COLUMN attempts {integer}",
     ),
     ("ALTER TABLE approvals ADD COLUMN budget TEXT",),
     (
         (
-            "CREATE TABLE agent_sessions (id INTEGER PRIMARY KEY AUTOINCREMENT,"
-            " run_id TEXT NOT NULL, step TEXT NOT NULL, attempt INTEGER NOT NULL,"
-            " asked_by TEXT NOT NULL, session_id TEXT NOT NULL, continued INTEGER,"
-            " continues TEXT, from_attempt INTEGER, why TEXT,"
-            " ended INTEGER NOT NULL DEFAULT 0, recorded TEXT NOT NULL, started REAL)"
+            "CREATE TABLE agent_sessions ({rowid}id {id},"
+            " run_id TEXT NOT NULL, step TEXT NOT NULL, attempt {integer} NOT NULL,"
+            " asked_by TEXT NOT NULL, session_id TEXT NOT NULL, continued {integer},"
+            " continues TEXT, from_attempt {integer}, why TEXT,"
+            " ended {integer} NOT NULL DEFAULT 0, recorded TEXT NOT NULL, started {real})"
         ),
         "CREATE INDEX agent_sessions_by_run ON agent_sessions(run_id, id)",
     ),
     (
-        "ALTER TABLE runs ADD COLUMN wake_at REAL",
+        "ALTER TABLE runs ADD COLUMN wake_at {real}",
         "ALTER TABLE runs ADD COLUMN parked_reason TEXT",
     ),
     (
         (
-            "CREATE TABLE workers (worker_id TEXT PRIMARY KEY, host TEXT NOT NULL,"
-            " pid INTEGER NOT NULL, since TEXT NOT NULL, beat REAL NOT NULL,"
-            " poll REAL NOT NULL, runs TEXT NOT NULL)"
+            "CREATE TABLE workers ({rowid}worker_id TEXT PRIMARY KEY, host TEXT NOT NULL,"
+            " pid {integer} NOT NULL, since TEXT NOT NULL, beat {real} NOT NULL,"
+            " poll {real} NOT NULL, runs TEXT NOT NULL)"
         ),
     ),
     (
         "ALTER TABLE exchanges ADD COLUMN patch TEXT",
-        "ALTER TABLE exchanges ADD COLUMN patch_size INTEGER",
+        "ALTER TABLE exchanges ADD COLUMN patch_size {integer}",
         (
-            "CREATE TABLE diffs (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL,"
-            " step TEXT NOT NULL, attempt INTEGER NOT NULL, label TEXT NOT NULL,"
-            " recorded TEXT NOT NULL, diff TEXT, diff_size INTEGER)"
+            "CREATE TABLE diffs ({rowid}id {id}, run_id TEXT NOT NULL,"
+            " step TEXT NOT NULL, attempt {integer} NOT NULL, label TEXT NOT NULL,"
+            " recorded TEXT NOT NULL, diff TEXT, diff_size {integer})"
         ),
         "CREATE INDEX diffs_by_run ON diffs(run_id, step, attempt)",
     ),
     ("ALTER TABLE runs ADD COLUMN cancel TEXT",),
 )
-"""Migration n (1-based) brings the schema from version n-1 to n; only ever append."""
+"""Migration n (1-based) brings the schema from version n-1 to n; only ever append.
+
+Written once for both backends: `{integer}`, `{real}`, `{blob}`, `{id}`, `{key}`,
+`{rowid}` and `{refs}` are each backend's words (`Connection.words`), filled in
+as a migration runs.
+"""

@@ -1,7 +1,7 @@
 """The run journal: every run event, durable, for `runs`, `status` and `resume`.
 
 One SQLite file (`.adws/runs.db` by default), WAL mode, or a PostgreSQL
-server a team shares (a `postgresql://` URL; see `adws.journal.dialect`);
+server a team shares (a `postgresql://` URL; see `adws.journal.store.backend`);
 one transaction per event, so a crash loses at most the step in flight and
 several processes can write at once. The schema carries a version and a
 list of forward migrations.
@@ -16,38 +16,32 @@ import os
 import socket
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final
 
 from adws import io_ops
 from adws._exceptions import RefusedError
 from adws.engine.context import WorkflowContext
-from adws.journal._open import (
-    JournalError,
-    immediate,
-    open_readonly,
-    open_server,
-    open_writable,
-)
-from adws.journal.codec import decode_context, encode_context
-from adws.journal.dialect import ERRORS, JournalUrl, where
-from adws.journal.holders import Seen, changed_since, holder_of
-from adws.journal.records import (
+from adws.journal.records.codec import decode_context, encode_context
+from adws.journal.records.runs import (
     AttemptRecord,
     RunRecord,
     attempt_from_row,
     column_of,
     run_from_row,
 )
+from adws.journal.store._open import immediate
+from adws.journal.store.backend import ERRORS, JournalError, JournalUrl, where
+from adws.journal.store.claims import changed_since, holder_of
+from adws.journal.store.postgres import open_server
+from adws.journal.store.sqlite import open_readonly, open_writable
 
 if TYPE_CHECKING:
     import tempfile
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
-    from adws.journal.dialect import Connection
-    from adws.journal.schema import Statement
-
-Guarded: TypeAlias = "tuple[Statement, str | None]"
-"""A statement a claim records, and the refusal to give when it changes no row (None: none)."""
+    from adws.journal.records.holders import Seen
+    from adws.journal.store.backend import Connection
+    from adws.journal.store.schema import Guarded, Statement
 
 
 class _RefusedError(RefusedError):
@@ -73,8 +67,6 @@ __all__ = [
 DEFAULT_PATH: Final = Path(".adws") / "runs.db"
 ENV_VAR: Final = "ADWS_JOURNAL"
 BUSY_TIMEOUT_SECONDS: Final = 30.0
-SAFE_SUM: Final = "CASE WHEN COUNT({0}) > 0 THEN TOTAL({0}) END"
-"""Sum a column as a float, NULL when no row has it: SUM raises on integer overflow."""
 
 
 class Journal:
@@ -376,15 +368,19 @@ class Journal:
         """
         if not self.records_usage:
             return ""
-        mine = "FROM attempts AS a WHERE a.run_id = runs.run_id AND instr(a.step, '[') = 0"
+        mine = "FROM attempts AS a WHERE a.run_id = runs.run_id AND a.step NOT LIKE '%[%'"
         columns = (
             ("cost_usd", "spent_usd"),
             ("input_tokens", "spent_in"),
             ("output_tokens", "spent_out"),
             ("turns", "spent_turns"),
         )
-        sums = ((SAFE_SUM.format(f"a.{name}"), alias) for name, alias in columns)
+        sums = ((self.safe_sum(f"a.{name}"), alias) for name, alias in columns)
         return "".join(f", (SELECT {total} {mine}) AS {alias}" for total, alias in sums)
+
+    def safe_sum(self, column: str) -> str:
+        """Say the sum of a column as a float, NULL when no row has it, that never overflows."""
+        return f"CASE WHEN COUNT({column}) > 0 THEN {self._db.total(column)} END"
 
     def attempts(self, run_id: str) -> list[AttemptRecord]:
         """List a run's recorded attempts and skips, in the order they happened."""

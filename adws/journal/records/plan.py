@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 import attrs
 
 from adws.engine.context import WorkflowContext
-from adws.journal.codec import decode_many_outputs
+from adws.journal.records.codec import decode_many_outputs
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
 
-    from adws.journal.records import AttemptRecord
+    from adws.journal.records.runs import AttemptRecord
 
 __all__ = ["Action", "StepPlan", "plan_resume", "resume_point", "stored_branches"]
 

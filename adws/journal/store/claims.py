@@ -1,10 +1,9 @@
-"""Who holds a run or a batch: a live process, by its pid and host.
+"""Claims in SQL: who holds a batch, whether a run changed since it was read, what a claim records.
 
-A claim records the claiming process's pid and host on the row (`here`);
-a holder on this host counts while its process exists, one on another host
-is assumed alive (`alive`). `holder_of` asks, inside the claim's own
-transaction, whether a live coordinator holds a batch (`Journal.claim`
-refuses a batch's run while one does; `claim_batch` refuses the batch).
+`holder_of` asks, inside the claim's own transaction, whether a live
+coordinator holds a batch (`Journal.claim` refuses a batch's run while one
+does; `claim_batch` refuses the batch); who counts as a live holder is
+`adws.journal.records.holders`.
 
 A claim is also compare-and-set: whatever reads a run to decide what to do
 with it (`adws resume`, `approve`, `reject`, a batch resume) claims it with
@@ -16,30 +15,15 @@ rejection, or two resumes started at once, exactly one acts.
 
 from __future__ import annotations
 
-import os
-import socket
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Final
 
-import attrs
-
-from adws import io_ops
+from adws.journal.records.holders import Seen, alive, here
 
 if TYPE_CHECKING:
-    from adws.journal.dialect import Connection
+    from adws.journal.store.backend import Connection
+    from adws.journal.store.schema import Guarded
 
-__all__ = ["Seen", "alive", "changed_since", "here", "holder_of", "seen_in"]
-
-
-def here() -> tuple[int, str]:
-    """Return this process's pid and host, as a holder is recorded."""
-    return os.getpid(), socket.gethostname()
-
-
-def alive(pid: int | None, host: str | None) -> bool:
-    """Tell whether a holder may live: on this host, its process exists; elsewhere, assume so."""
-    return pid is not None and (
-        host != socket.gethostname() or pid == os.getpid() or io_ops.process_alive(pid)
-    )
+__all__ = ["baseline", "changed_since", "holder_of", "options", "seen_in"]
 
 
 def holder_of(db: Connection, batch_id: str | None) -> tuple[int, str] | None:
@@ -58,20 +42,6 @@ def holder_of(db: Connection, batch_id: str | None) -> tuple[int, str] | None:
     if row is None or row[0] != "running" or not alive(row[1], row[2]) or mine:
         return None
     return row[1], row[2]
-
-
-@final
-@attrs.frozen
-class Seen:
-    """What a command read of a run before deciding what to do with it; its claim compares it.
-
-    `last_attempt` is the id of the run's newest `attempts` row (None: none
-    yet), so an attempt recorded since, by anyone, is seen as a change.
-    """
-
-    status: str
-    resumes: int
-    last_attempt: int | None
 
 
 _SEEN = (
@@ -100,7 +70,7 @@ def changed_since(db: Connection, run_id: str, seen: Seen) -> str | None:
     check and the claim's own update.
 
     >>> import sqlite3
-    >>> from adws.journal.dialect import SqliteConnection
+    >>> from adws.journal.store.sqlite import SqliteConnection
     >>> db = sqlite3.connect(":memory:", factory=SqliteConnection)
     >>> _ = db.execute("CREATE TABLE runs (run_id, status, resumes, pid, host)")
     >>> _ = db.execute("CREATE TABLE attempts (id INTEGER PRIMARY KEY, run_id)")
@@ -118,3 +88,19 @@ def changed_since(db: Connection, run_id: str, seen: Seen) -> str | None:
         f"run {run_id} changed since this command read it (now {state}); "
         f"look again: adws status {run_id}"
     )
+
+
+_BASELINE: Final = (
+    "UPDATE attempts SET fingerprint = ? WHERE run_id = ? AND step = ? AND status = 'succeeded'"
+)
+_OPTIONS: Final = "UPDATE runs SET options = ? WHERE run_id = ?"
+
+
+def baseline(run_id: str, step: str, fingerprint: str | None) -> Guarded:
+    """Make `fingerprint` the recorded one of `step`'s succeeded attempts."""
+    return (_BASELINE, (fingerprint, run_id, step)), None
+
+
+def options(run_id: str, encoded: str | None) -> Guarded:
+    """Record the options a run goes on with (`RunOptions.to_json`)."""
+    return (_OPTIONS, (encoded, run_id)), None

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, final
 
-from adws.journal.statements import statements_for
+from adws.journal.store.statements import statements_for
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from adws.engine.events import RunEvent
-    from adws.journal.options import RunOptions
-    from adws.journal.store import Journal
+    from adws.journal.records.options import RunOptions
+    from adws.journal.store.journal import Journal
 
 __all__ = ["JournalObserver"]
 
@@ -33,12 +33,12 @@ class JournalObserver:
         """Record runs of a workflow whose definition hashes to `fingerprint`.
 
         `steps` maps step names to their fingerprints (see
-        `adws.journal.fingerprint.step_fingerprints`); each success records
+        `adws.journal.identity.fingerprint.step_fingerprints`); each success records
         its step's, so a resume can tell which finished steps changed.
         `options` are the ones the run was started (or resumed) with.
         `transcripts=False` keeps only the hashes and sizes of what agents
         were asked and answered, and of what agents and commands said in
-        errors (`--no-transcripts`; see `adws.journal.codec`). `queued`: the
+        errors (`--no-transcripts`; see `adws.journal.records.codec`). `queued`: the
         run's row was made before it started (`adws submit`), so its start
         updates the row.
         """

@@ -1,26 +1,78 @@
-"""Open the journal: its file, for writing (in WAL mode, migrated) or only reading; its server."""
+"""The journal in a SQLite file: what SQLite says differently, and opening the file.
+
+SQLite takes the journal's SQL as it is written. What is its own:
+`BEGIN IMMEDIATE` takes the file's write lock as a transaction starts (so
+a claim's reads need no row lock, and taking one of many queued rows needs
+no `SKIP LOCKED`); its column types (`INTEGER`, `REAL`, `BLOB`); `INTEGER
+PRIMARY KEY` for a key that counts up (`AUTOINCREMENT`: never reused); an
+implicit `rowid` on every table; `TOTAL` for a sum that never overflows;
+`pragma_table_info` for a table's columns. A file is opened in WAL mode
+for writing (migrated), or only read (a private copy when its folder is
+not writable, so no run in its `-wal` file is hidden).
+"""
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from adws.journal.dialect import ERRORS, JournalError, SqliteConnection
-from adws.journal.schema import MIGRATIONS
+from adws.journal.store._open import migrate, newer
+from adws.journal.store.backend import JournalError
+from adws.journal.store.schema import MIGRATIONS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
-    from adws.journal.dialect import Connection, JournalUrl
+__all__ = ["WORDS", "SqliteConnection", "open_readonly", "open_writable"]
 
-__all__ = ["JournalError", "immediate", "open_readonly", "open_server", "open_writable"]
-
+WORDS: Final = {
+    "integer": "INTEGER",
+    "real": "REAL",
+    "blob": "BLOB",
+    "id": "INTEGER PRIMARY KEY AUTOINCREMENT",
+    "key": "INTEGER PRIMARY KEY",
+    "rowid": "",
+    "refs": " REFERENCES runs(run_id)",
+}
+"""The schema's words in SQLite (see `adws.journal.store.backend.Connection.words`)."""
 
 _LOCK_RETRY_DELAYS: Final = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
+
+
+class SqliteConnection(sqlite3.Connection):
+    """A SQLite connection that answers the journal's `Connection` questions."""
+
+    begin = "BEGIN IMMEDIATE"
+    locks_rows = ""
+    skips_locked = ""
+    words = WORDS
+
+    def fetch(self, sql: str, params: Any, *, plain: bool) -> list[Any]:  # noqa: ANN401 - as sqlite3
+        """Fetch every row (`plain`: tuples, cheaper when there are thousands)."""
+        cursor = self.cursor()
+        if plain:
+            cursor.row_factory = None
+        return cursor.execute(sql, params).fetchall()
+
+    def columns(self, table: str) -> frozenset[str]:
+        """Name a table's columns (none: no such table)."""
+        rows = self.execute("SELECT name FROM pragma_table_info(?)", (table,)).fetchall()
+        return frozenset(row[0] for row in rows)
+
+    @staticmethod
+    def total(column: str) -> str:
+        """Sum a column as a float: SQLite's `SUM` raises on integer overflow, `TOTAL` never.
+
+        >>> SqliteConnection.total("a.cost_usd")
+        'TOTAL(a.cost_usd)'
+        """
+        return f"TOTAL({column})"
+
+    def begin_migrating(self) -> None:
+        """Do nothing: `BEGIN IMMEDIATE` already keeps other writers out of the file."""
 
 
 def open_writable(
@@ -41,7 +93,7 @@ def open_writable(
     db.row_factory = sqlite3.Row
     _enable_wal(db, sleep)
     db.execute("PRAGMA synchronous=NORMAL")
-    _migrate(db)
+    migrate(db)
     return db
 
 
@@ -56,63 +108,6 @@ def _enable_wal(db: sqlite3.Connection, sleep: Callable[[float], None]) -> None:
         else:
             return
     db.execute("PRAGMA journal_mode=WAL")
-
-
-def _newer(version: int) -> sqlite3.DatabaseError:
-    return sqlite3.DatabaseError(
-        f"written by a newer adws (schema {version}, this one knows {len(MIGRATIONS)})"
-    )
-
-
-@contextlib.contextmanager
-def immediate(db: Connection) -> Iterator[Connection]:
-    """Hold `db` in one write transaction: committed at the end, else rolled back."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-        db.execute("COMMIT")
-    except BaseException:
-        # A COMMIT that failed (a full disk) may leave the transaction open, or not.
-        with contextlib.suppress(*ERRORS):
-            db.execute("ROLLBACK")
-        raise
-
-
-def _migrate(db: Connection) -> None:
-    """Apply the migrations the journal lacks, in one transaction (several processes may race)."""
-    with immediate(db):
-        db.begin_migrating()
-        db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-        row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-        version = row[0] or 0
-        if version > len(MIGRATIONS):
-            raise _newer(version)
-        for number, statements in enumerate(MIGRATIONS[version:], version + 1):
-            for statement in statements:
-                db.execute(statement)
-            db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))
-
-
-def open_server(url: JournalUrl, busy_timeout: float, *, readonly: bool) -> Connection:
-    """Connect to a journal's PostgreSQL server: migrated, unless only for reading.
-
-    Raises `BackendError` (or `ImportError`, without the `postgres` extra)
-    or `sqlite3.DatabaseError` (a newer schema); the caller names the journal.
-    """
-    from adws.journal.postgres import PostgresConnection  # noqa: PLC0415 - psycopg, only for a server
-
-    db = PostgresConnection(url, busy_timeout=busy_timeout, readonly=readonly)
-    try:
-        if not readonly:
-            _migrate(db)
-        row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-    except BaseException:
-        db.close()
-        raise
-    if (row[0] or 0) > len(MIGRATIONS):
-        db.close()
-        raise _newer(row[0])
-    return db
 
 
 def open_readonly(
@@ -149,7 +144,7 @@ def open_readonly(
             problem = exc
             continue
         if (row[0] or 0) > len(MIGRATIONS):
-            problem = _newer(row[0])
+            problem = newer(row[0])
             break
         return db, folder
     msg = (
