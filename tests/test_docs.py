@@ -54,7 +54,7 @@ def test_the_site_builds_strictly_with_every_command_in_the_cli_reference(tmp_pa
         assert f'id="adws-{name}"' in page
         assert f"usage: adws {name}" in page
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
-    for name in ("adws.Workflow", "adws.testing.approve", "adws.journal.Journal"):
+    for name in ("adws.Workflow", "adws.testing.approve", "adws.journal.Journal", "adws.runs.Runs"):
         assert f'id="{name}"' in api
     front = (tmp_path / "site" / "index.html").read_text()
     assert 'href="getting-started/"' in front

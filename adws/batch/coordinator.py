@@ -26,7 +26,6 @@ from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.events import AttemptFailed
 from adws.journal.records.codec import decode_error, encode_error
 from adws.journal.records.options import RunOptions
-from adws.journal.store import cancels
 from adws.journal.store.batches import batch_runs, batch_spent
 from adws.journal.store.statements import statements_for
 from adws.runs.batches import BatchRun, resume_run
@@ -293,16 +292,11 @@ class _Coordinator:
         A journal out of reach is asked again next time.
         """
         flying = {task.run_id: slot for slot, task in self.assigned.items()}
-        if not flying or self.ledger.broken:
-            return
-        try:
-            asked = cancels.requests(self.journal, list(flying))
-        except Exception:  # noqa: BLE001 - a journal out of reach is asked again next time
-            return
-        for run_id, cancel in asked.items():
-            if run_id not in self.cancelled:
-                self.cancelled.add(run_id)
-                self.pool.cancel(flying[run_id], (run_id, cancel.by, cancel.at, cancel.reason))
+        asked = self.ledger.cancels(list(flying)) if flying else {}
+        for run_id in asked.keys() - self.cancelled:
+            cancel = asked[run_id]
+            self.cancelled.add(run_id)
+            self.pool.cancel(flying[run_id], (run_id, cancel.by, cancel.at, cancel.reason))
 
     def _record_children(self) -> None:
         """Journal the runs' child process groups that changed, once a second.

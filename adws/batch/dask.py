@@ -93,8 +93,7 @@ class _Running:
                     pass
 
     def interrupt(self, message: str) -> None:
-        # Raised as a class, so the class carries the words (`interrupted by SIGTERM`).
-        self.stop(type("Interrupted", (KeyboardInterrupt,), {"__str__": lambda _self: message}))
+        self.stop(_interrupted(message))
 
     def cancel(self, by: str, at: str, reason: str) -> None:
         # A cancel, as `adws cancel` asked: the step fails `Cancelled`, saying who and why.
@@ -114,6 +113,11 @@ class _Running:
             )
 
 
+def _interrupted(message: str) -> type[KeyboardInterrupt]:
+    """Make the class a stopped run raises: a class, so it carries the words (`by SIGTERM`)."""
+    return type("Interrupted", (KeyboardInterrupt,), {"__str__": lambda _self: message})
+
+
 _RUNNING: Final[dict[str, dict[str, _Running]]] = {}
 """The tasks running in this worker process, by batch and run."""
 _STOPPING: Final[dict[str, str]] = {}
@@ -130,9 +134,8 @@ def run_task(task: Task, queue_name: str, slot: int) -> None:
     running = _Running()
     with _LOCK:
         _RUNNING.setdefault(batch_id, {})[task.run_id] = running
-        stopping = _STOPPING.get(batch_id)
-    if stopping is not None:  # the batch was stopped: this run stops at its first step
-        running.interrupt(stopping)
+        stopping = _STOPPING.get(batch_id)  # a batch told to stop: this run stops at once
+        running.pending = None if stopping is None else _interrupted(stopping)
 
     def send(message: Message) -> None:
         queue.put((slot, message))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, final
 
+from adws.journal.store import cancels
 from adws.journal.store.batches import (
     children_statement,
     ended_statement,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
     from adws.engine.errors import PipelineError
     from adws.journal.records.holders import Seen
+    from adws.journal.records.runs import CancelRecord
     from adws.journal.store.journal import Journal
     from adws.journal.store.schema import Statement
 
@@ -83,6 +85,18 @@ class Ledger:
             self.failures.append(f"the start of run {run_id}: {type(exc).__name__}: {exc}")
             self.on_failure()
             return f"run {run_id} was not started: the journal cannot record it"
+
+    def cancels(self, run_ids: Sequence[str]) -> dict[str, CancelRecord]:
+        """Read the cancels asked for the runs in flight; none while the journal cannot be read.
+
+        A read that fails halts nothing: the next one, a second later, asks again.
+        """
+        if self.broken:
+            return {}
+        try:
+            return cancels.requests(self.journal, run_ids)
+        except Exception:  # noqa: BLE001 - asked again at the next tick
+            return {}
 
     def children(self, groups: Mapping[str, Sequence[int]]) -> None:
         """Record each run's live child process groups, so a resume can find what is left."""

@@ -38,7 +38,7 @@ from adws.runs.interrupts import CANCEL_SIGNAL, Interrupts
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
-__all__ = ["ORPHANED", "LocalPool", "worker_main"]
+__all__ = ["ORPHANED", "LocalPool", "heard", "worker_main"]
 
 ORPHANED: Final = 70
 """A worker's exit status after its coordinator died (it killed its run's processes first)."""
@@ -58,15 +58,24 @@ def _follow(control: Connection, sending: threading.Lock, interrupts: Interrupts
             message = control.recv()
         except (EOFError, OSError):
             break
-        if message[0] == "cancel":
-            _, run_id, by, at, why = message
-            if os.environ.get(io_ops.RUN_MARK) == run_id:
-                interrupts.cancel(Cancellation(by, at, why))
-        else:
-            OVER_BUDGET.add(str(message[1]))  # ("over budget", batch_id)
+        heard(message, interrupts)
     sending.acquire(timeout=5)  # a send to the dead coordinator fails at once, releasing it
     io_ops.kill_all_groups()
     os._exit(ORPHANED)
+
+
+def heard(message: tuple[str, ...], interrupts: Interrupts) -> None:
+    """Act on the coordinator's word: `("over budget", batch)` or `("cancel", run, by, at, why)`.
+
+    A cancel counts only while its run is the one this worker runs (the run
+    the process's `ADWS_RUN_ID` names): a late one never stops the next run.
+    """
+    if message[0] != "cancel":
+        OVER_BUDGET.add(message[1])
+        return
+    _, run_id, by, at, why = message
+    if os.environ.get(io_ops.RUN_MARK) == run_id:
+        interrupts.cancel(Cancellation(by, at, why))
 
 
 def worker_main(conn: Connection, control: Connection) -> None:

@@ -106,7 +106,7 @@ class BatchReport:
             return "interrupted"
         if self.unrecorded or self.skipped:
             return "failed"
-        if counts.get("failed"):
+        if counts.get("failed") or counts.get("cancelled"):  # a person ended a run: not success
             return "failed"
         if counts.get("blocked") or counts.get("waiting"):
             return "blocked"

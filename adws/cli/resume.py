@@ -20,7 +20,7 @@ from adws.cli._output import err_unreadable, out
 from adws.cli._runs import ended, traced, watching
 from adws.render import plan_text
 from adws.render.words import ended as ended_words
-from adws.runs import Refused
+from adws.runs import Refused, RunOutcome
 
 if TYPE_CHECKING:
     import argparse
@@ -177,14 +177,13 @@ def _due(args: argparse.Namespace) -> int:
             rerun_changed=args.rerun_changed,
             observers=watching(args, None),
         )
-        if isinstance(outcome, Refused):
+        if not isinstance(outcome, RunOutcome):  # a parked run of this host is continued here
             out(f"{record.run_id} {record.workflow}: not resumed: {outcome}")
             codes.append(EXIT_USAGE)
             continue
         code = ended(args, outcome)
         codes.append(code)
-        found = runs.find(record.run_id)
-        said = found if isinstance(found, Refused) else ended_words(found.status, found.error)
+        said = ended_words(outcome.status, outcome.summary.error)
         out(f"{record.run_id} {record.workflow}: {said} (exit {code})")
         if code in _INTERRUPTED:
             break  # a Ctrl-C stops the round: the runs after it stay parked

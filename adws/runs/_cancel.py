@@ -84,13 +84,19 @@ def _claimed(
 def _requested(
     setting: Setting, record: RunRecord, cancel: CancelRecord
 ) -> CancelOutcome | Refused:
-    """Ask a running run's holder to stop it; refused when it stopped meanwhile."""
+    """Ask a running run's holder to stop it; refused when it stopped meanwhile.
+
+    A run already asked to stop is asked once: the first request stands.
+    """
     journal = setting.journal
     assert journal is not None  # noqa: S101 - as above
     run_id = record.run_id
-    if cancels.request(journal, run_id, cancel):
-        return CancelOutcome(run_id, "requested", holder=_holder(record))
-    return Refused(journal.changed(run_id, record.seen) or f"run {run_id} changed meanwhile")
+    if record.cancel is None and not cancels.request(journal, run_id, cancel):
+        changed = journal.changed(run_id, record.seen)
+        return Refused(
+            changed or f"run {run_id} stopped meanwhile; look again: adws status {run_id}"
+        )
+    return CancelOutcome(run_id, "requested", holder=_holder(record))
 
 
 def _cleaned_up(

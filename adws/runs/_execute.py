@@ -161,10 +161,9 @@ def _cancels_watched(journal: Journal, run_id: str, interrupts: Interrupts) -> I
 
     def watch() -> None:
         while not done.wait(CANCEL_POLL):
-            try:
+            found = None
+            with contextlib.suppress(Exception):  # a journal out of reach is asked again later
                 found = cancels.requested(journal, run_id)
-            except Exception:  # noqa: BLE001 - a journal out of reach is asked again next time
-                found = None
             if found is not None:
                 interrupts.cancel(Cancellation(found.by, found.at, found.reason))
                 return

@@ -103,7 +103,9 @@ def find_workflow(name: str, folder: Path, say: Callable[[str], None]) -> Workfl
     for error in catalog.errors:
         say(f"warning: could not load {error}")
     known = ", ".join(sorted(catalog.workflows)) or "none"
-    return Refused(f"unknown workflow {name!r} in {catalog.directory}; known workflows: {known}")
+    return Refused(
+        f"unknown workflow {name!r} in {catalog.directory}; known workflows: {known}", found=False
+    )
 
 
 def with_agents(

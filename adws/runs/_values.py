@@ -60,11 +60,6 @@ class RunRequest:
     options: RunOptions = attrs.field(factory=RunOptions, kw_only=True)
     workflows: str | Path | None = attrs.field(default=None, kw_only=True)
 
-    @property
-    def name(self) -> str:
-        """Name the workflow asked for."""
-        return self.workflow if isinstance(self.workflow, str) else self.workflow.name
-
 
 @final
 @attrs.frozen

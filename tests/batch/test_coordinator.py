@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from adws.engine.events import StepSucceeded
 from adws.journal import Journal
 from adws.journal.identity.fingerprint import step_fingerprints
 from adws.journal.records.options import RunOptions
+from adws.journal.records.runs import CancelRecord
+from adws.journal.store.cancels import request
 from adws.journal.store.statements import statements_for
 from adws.runs.batches import queue_runs
 
@@ -181,3 +184,37 @@ def test_the_coordinator_halts_once_whatever_stopped_it_first(journal: Journal) 
     stop(signal.SIGINT, None)
     stop.halt()
     assert (stop.signals, pool.signals) == (1, [signal.SIGINT])
+
+
+def test_a_cancel_asked_for_a_run_in_flight_is_passed_to_its_worker_once(
+    journal: Journal,
+) -> None:
+    batch, run_id, runs = _batch(journal)
+
+    class Asking(ScriptedPool):
+        """A worker quiet for three seconds: the coordinator looks for cancels each second."""
+
+        def __init__(self) -> None:
+            super().__init__([])
+            self.ticks = 0
+
+        def receive(self, timeout: float) -> list[tuple[int, Message]]:  # noqa: ARG002 - Pool's signature
+            self.ticks += 1
+            if self.ticks == 2:
+                request(journal, run_id, CancelRecord("ana", "t", "enough"))
+            if self.ticks < 30:
+                time.sleep(0.1)
+                return []
+            return [(self.slot, ("finished", run_id, "cancelled", None, [], ()))]
+
+    pool = Asking()
+    run_batch(journal, FLOW, batch, runs, concurrency=1, pool=pool)
+    assert pool.cancels == [(pool.slot, (run_id, "ana", "t", "enough"))]
+
+
+def test_a_ledger_reads_no_cancel_from_a_journal_it_cannot_read(journal: Journal) -> None:
+    ledger = Ledger(journal)
+    journal.close()
+    assert ledger.cancels(["r1"]) == {}
+    ledger.failures.append("a write that failed")
+    assert ledger.cancels(["r1"]) == {}

@@ -118,6 +118,28 @@ def test_ctrl_c_stops_each_dask_run_at_its_next_step_after_cleanup(project: Path
         )
 
 
+def test_a_cancel_stops_one_dask_run_at_its_step_and_the_others_go_on(project: Path) -> None:
+    lines(project, "a", "b")
+    batch = start_adws(
+        project, "batch", "ticks", "inputs.jsonl", "--dask", "local:2", "--json", "-q"
+    )
+    wait_for(lambda: (project / "a-s1").exists() and (project / "b-s1").exists(), 60)
+    [run_a] = [
+        run_id
+        for run_id, line in sqlite3.connect(project / ".adws" / "runs.db").execute(
+            "SELECT run_id, line FROM runs"
+        )
+        if line == 1
+    ]
+    assert main(["cancel", run_a, "--reason", "not a"]) == 0
+    out, err = batch.communicate(timeout=120)
+    assert batch.returncode == 1, err
+    assert json.loads(out)["counts"] == {"cancelled": 1, "succeeded": 1}
+    assert not (project / "a-s5").exists()
+    assert (project / "b-s5").exists()
+    assert (project / "cleaned-a").read_text().endswith(": not a")
+
+
 @pytest.mark.parametrize(
     ("address", "message"),
     [

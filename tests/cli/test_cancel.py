@@ -30,6 +30,8 @@ FLOWS = """
 import os
 import time
 
+import attrs
+
 from returns.io import IOFailure, IOSuccess
 
 from adws import PipelineError, Step, Workflow, approval_step
@@ -71,6 +73,12 @@ gated = Workflow(
     inputs=("n",),
 )
 parked = Workflow("parked", steps(Step("park", park, reads=("n",), writes=())), inputs=("n",))
+first_asks = attrs.evolve(
+    approval_step("ship", message="ship?"), when=lambda ctx: ctx.inputs["n"] == "1"
+)
+mixed = Workflow(
+    "mixed", steps(first_asks, Step("go", slow, reads=("n",), writes=())), inputs=("n",)
+)
 """
 
 
@@ -334,3 +342,90 @@ def _login() -> str:
     import getpass  # noqa: PLC0415 - who cancels when no one is named
 
     return getpass.getuser()
+
+
+def test_batch_cancel_is_told_what_it_cannot_do(project: Path, journal_at: str) -> None:
+    code, _, err = adws(project, journal_at, "batch", "--cancel", "b0", "held", "x.jsonl")
+    assert (code, err) == (
+        2,
+        (
+            "adws: error: --cancel BATCH cancels a batch's runs; leave out WORKFLOW, "
+            "INPUTS.jsonl and --resume\n"
+        ),
+    )
+    code, _, err = adws(project, journal_at, "submit", "held", "-i", "n=1")  # makes the journal
+    assert code == 0, err
+    code, _, err = adws(project, journal_at, "batch", "--cancel", "nope")
+    assert code == 2
+    assert err.startswith("adws: error: no batch 'nope' in ")
+
+
+def test_batch_cancel_leaves_ended_runs_and_names_a_run_it_could_not_cancel(
+    project: Path, journal_at: str
+) -> None:
+    (project / "inputs.jsonl").write_text('{"n": "1"}\n{"n": "2"}\n')
+    code, _, err = adws(project, journal_at, "batch", "gated", "inputs.jsonl", "-q")
+    assert code == 3, err  # both wait for approval
+    batch_id = _batch_of(journal_at)
+    first, second = (run.run_id for run in Journal(journal_at).runs(batch=batch_id))
+    code, _, err = adws(project, journal_at, "approve", first, "-q")
+    assert code == 0, err
+    code, out, err = adws(project, journal_at, "batch", "--cancel", batch_id, "-q")
+    assert (code, out, err) == (0, f"run {second} cancelled\n", "")
+    code, out, err = adws(project, journal_at, "batch", "--cancel", batch_id)
+    assert (code, out, err) == (0, "", "")  # nothing left that has not ended
+
+
+def test_batch_cancel_names_a_run_its_live_batch_holds_and_stops_the_running_one(
+    project: Path, journal_at: str
+) -> None:
+    (project / "hold").touch()
+    (project / "inputs.jsonl").write_text('{"n": "1"}\n{"n": "2"}\n')
+    batch = start(project, journal_at, "batch", "mixed", "inputs.jsonl", "--concurrency", "2", "-q")
+    batch_id = ""
+
+    def both_there() -> bool:
+        nonlocal batch_id
+        found = Journal(journal_at).runs()
+        statuses = sorted(run.status for run in found)
+        batch_id = _batch_of(journal_at) if found else ""
+        return statuses == ["running", "waiting"] and lines(project, "started.log") == ["2"]
+
+    wait_for(both_there, 60)
+    waiting = Journal(journal_at).runs(status="waiting")[0].run_id
+    code, out, err = adws(project, journal_at, "batch", "--cancel", batch_id)
+    assert code == 2
+    assert "cancel asked of process" in out
+    assert err.startswith(f"adws: run {waiting} was not cancelled: run {waiting} belongs to batch")
+    _, batch_err = batch.communicate(timeout=60)
+    assert batch.returncode == 1, batch_err  # a cancelled run is no success
+    assert lines(project, "cleanup.log")[-1].startswith("Cancelled: cancelled by ")
+
+
+def test_a_run_that_stops_as_its_cancel_is_asked_is_named_changed(
+    project: Path, postgres_url: str
+) -> None:
+    """The request waits on the row a claim holds; the run stops meanwhile: nothing is asked."""
+    import psycopg  # noqa: PLC0415 - this test alone drives the server itself
+
+    code, _, err = adws(project, postgres_url, "run", "held", "-i", "n=1", "-q")
+    assert code == 0, err
+    run_id = only_run(postgres_url)
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute("UPDATE runs SET status = 'running', pid = 1 WHERE run_id = %s", (run_id,))
+        with db.transaction():
+            db.execute("SELECT 1 FROM runs WHERE run_id = %s FOR UPDATE", (run_id,))
+            cancelling = start(project, postgres_url, "cancel", run_id)
+
+            def waits() -> bool:
+                row = db.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
+                return row is not None and row[0] > 0
+
+            wait_for(waits, 60)  # its request waits for this transaction's row lock
+            db.execute("UPDATE runs SET status = 'interrupted' WHERE run_id = %s", (run_id,))
+        _, err = cancelling.communicate(timeout=60)
+    assert cancelling.returncode == 2
+    assert err == (
+        f"adws: error: run {run_id} changed since this command read it (now interrupted);"
+        f" look again: adws status {run_id}\n"
+    )

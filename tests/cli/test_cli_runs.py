@@ -209,6 +209,16 @@ def test_a_blocked_run_resumes_once_the_missing_input_is_given(
     assert "       attempt 1: Blocked: need input 'answer'" in text
 
 
+def test_a_run_the_journal_does_not_hold_is_named_and_its_cost_asked_of_no_workflow(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_json(["run", "pipeline", "-i", "seed=s"], capsys)
+    assert main(["status", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("adws: error: no run 'nope' in ")
+    assert main(["run", "nope", "--plan"]) == 2
+    assert capsys.readouterr().err.startswith("adws: error: unknown workflow 'nope' in ")
+
+
 def test_runs_lists_runs_and_status_shows_json(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 from returns.io import IOResult, IOSuccess
 
 from adws import PipelineError, RetryPolicy, Step, Workflow, WorkflowContext
@@ -356,6 +357,24 @@ def test_a_step_still_running_says_so() -> None:
     assert status_text(record, [row("a", 1, "retried", 1.0, 1.0)]).endswith(
         "  1. a: running (1 attempt, 1.0s)"
     )
+
+
+def test_a_cancel_is_shown_asked_while_the_run_runs_and_done_once_it_ended() -> None:
+    from adws.journal.records.runs import CancelRecord  # noqa: PLC0415 - only here
+    from adws.render import runs_table  # noqa: PLC0415 - as above
+
+    asked = CancelRecord("ana", "t1", "wrong input")
+    running = RunRecord(
+        "r", "w", "f", "running", ("a",), "{}", "t0", None, None, None, None, None, None, 0,
+        cancel=asked,
+    )  # fmt: skip
+    error = PipelineError("a", "Cancelled", "cancelled by ana", {"cancelled_by": "ana"})
+    ended = attrs.evolve(running, status="cancelled", error=error, cancel=CancelRecord("ana", "t1"))
+    assert "cancel asked by ana at t1: wrong input" in status_text(running, [])
+    assert "running (cancel asked)" in runs_table([running])
+    shown = status_text(ended, [])
+    assert "cancelled by ana at t1\n" in shown
+    assert shown.splitlines()[0] == "run r · w · cancelled"
 
 
 def test_one_attempt_is_shown_whole_with_each_call_and_what_it_cost() -> None:

@@ -10,7 +10,7 @@ from returns.io import IOSuccess
 
 from adws import Step, Workflow, WorkflowContext, approval_step
 from adws.journal import Journal
-from adws.testing import approve, reject, run
+from adws.testing import approve, reject, resume, run
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -142,3 +142,34 @@ def test_a_changed_finished_step_is_refused_as_adws_approve_refuses_it(tmp_path:
         approve(journal, run_id, workflow=changed)
 
     assert decisions(journal) == [("ok", None, None, None)]
+
+
+def test_a_run_of_another_host_is_decided_there_so_the_kit_says_so(tmp_path: Path) -> None:
+    journal = tmp_path / "runs.db"
+    run_id = waiting(journal)
+    with sqlite3.connect(journal) as db:  # as a run another host ran would be recorded
+        db.execute("UPDATE runs SET host = 'elsewhere'")
+
+    with pytest.raises(ValueError, match=f"run {run_id} continues on host elsewhere"):
+        approve(journal, run_id, workflow=gated())
+
+    assert decisions(journal) == [("ok", "approved", "test", "")]  # recorded, for its host
+
+
+def test_a_resume_takes_inputs_by_their_older_name_too(tmp_path: Path) -> None:
+    journal = tmp_path / "runs.db"
+
+    def use(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        return IOSuccess(ctx.merge_outputs({"used": ctx.inputs["extra_note"]}))
+
+    needs = Workflow("needs", (write("build"), Step("use", use, reads=("extra_note",))))
+    first = run(needs, journal=journal)
+    assert first.status == "failed"  # extra_note is missing
+
+    done = resume(needs, first.run_id, journal=journal, extra={"extra_note": "here"})
+
+    assert (done.status, done["build"].status, done.inputs["used"]) == (
+        "succeeded",
+        "carried_over",
+        "here",
+    )

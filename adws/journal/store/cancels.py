@@ -65,17 +65,19 @@ def request(journal: Journal, run_id: str, cancel: CancelRecord) -> bool:
 
 
 def requested(journal: Journal, run_id: str) -> CancelRecord | None:
-    """Return the cancel asked for a run (None: none, or a journal before schema 17)."""
-    if "cancel" not in journal.columns("runs"):
-        return None
+    """Return the cancel asked for a run (None: none).
+
+    Asked by the holder of a run, whose journal is written, so migrated.
+    """
     rows = journal.query("SELECT cancel FROM runs WHERE run_id = ?", (run_id,))
     return CancelRecord.from_json(rows[0][0]) if rows else None
 
 
 def requests(journal: Journal, run_ids: Sequence[str]) -> dict[str, CancelRecord]:
-    """Return the cancels asked for any of `run_ids` that still run (a batch's, in flight)."""
-    if not run_ids or "cancel" not in journal.columns("runs"):
-        return {}
+    """Return the cancels asked for any of `run_ids` (a batch's runs in flight; not none).
+
+    Asked by a batch's coordinator, whose journal is written, so migrated.
+    """
     marks = ", ".join("?" * len(run_ids))
     rows = journal.query(
         f"SELECT run_id, cancel FROM runs WHERE cancel IS NOT NULL AND run_id IN ({marks})",  # noqa: S608 - placeholders only
