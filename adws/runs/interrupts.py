@@ -22,7 +22,7 @@ import contextlib
 import os
 import signal
 import threading
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, cast, final
 
 from adws import io_ops
 from adws.engine.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
@@ -73,7 +73,8 @@ class Interrupts:
         """The cancel asked for (None: none); it stops the run once, like a first Ctrl-C."""
         self._cancel_pending = False
         self._cancel_delivered = False
-        self._main = threading.main_thread().ident
+        # The main thread has run since the interpreter started: it has an ident.
+        self._main = cast("int", threading.main_thread().ident)
 
     @property
     def message(self) -> str:
@@ -110,8 +111,7 @@ class Interrupts:
         if self.cancelled is not None:
             return
         self.cancelled = cancellation
-        if self._main is not None:
-            signal.pthread_kill(self._main, CANCEL_SIGNAL)
+        signal.pthread_kill(self._main, CANCEL_SIGNAL)
 
     def on_cancel(self, _signum: int, _frame: object) -> None:
         """Deliver a cancel in the main thread: now, or as the next step that is not cleanup starts.

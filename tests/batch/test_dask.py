@@ -126,12 +126,12 @@ def test_a_cancel_stops_one_dask_run_at_its_step_and_the_others_go_on(project: P
     wait_for(lambda: (project / "a-s1").exists() and (project / "b-s1").exists(), 60)
     [run_a] = [
         run_id
-        for run_id, line in sqlite3.connect(project / ".adws" / "runs.db").execute(
+        for run_id, line in sqlite3.connect(project / "runs.db").execute(
             "SELECT run_id, line FROM runs"
         )
         if line == 1
     ]
-    assert main(["cancel", run_a, "--reason", "not a"]) == 0
+    assert main(["cancel", run_a, "--reason", "not a", "--journal", str(project / "runs.db")]) == 0
     out, err = batch.communicate(timeout=120)
     assert batch.returncode == 1, err
     assert json.loads(out)["counts"] == {"cancelled": 1, "succeeded": 1}

@@ -189,6 +189,14 @@ def test_due_takes_no_run_plan_or_inputs(
     )
 
 
+def test_due_without_a_journal_says_where_it_looked(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["resume", "--due", "--journal", str(project / "none.db")]) == 2
+    assert f"no run journal at {project / 'none.db'}" in capsys.readouterr().err
+    assert not (project / "none.db").exists()
+
+
 def test_resume_names_a_run_or_is_due(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["resume"]) == 2
     assert "name the run to resume (adws runs lists them), or pass --due" in (

@@ -192,7 +192,7 @@ def test_a_run_whose_holder_is_gone_is_cancelled_as_one_that_ended(runs: Runs) -
     outcome = ran(runs, failing())
     spoil(
         runs,
-        "UPDATE runs SET status = 'running', pid = ? WHERE run_id = ?",
+        "UPDATE runs SET status = 'running', error = NULL, pid = ? WHERE run_id = ?",
         dead_pid(),
         outcome.run_id,
     )
