@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from adws.journal.records.options import RunOptions
     from adws.runs.batches import BatchRun
 
-__all__ = ["DEFAULT_CONCURRENCY", "add_batch", "cmd_batch", "connection_options"]
+__all__ = ["DEFAULT_CONCURRENCY", "add_batch", "cmd_batch"]
 
 DEFAULT_CONCURRENCY: Final = 8
 """Runs at a time when `--concurrency` is not given, whatever the CPU count.
@@ -61,8 +61,8 @@ under the concurrent-session limits agent APIs commonly set.
 """
 
 
-def connection_options(parser: argparse.ArgumentParser) -> None:
-    """Add `--dask ADDRESS` and the progress flags (`batch`, `eval`)."""
+def _add_dask(parser: argparse.ArgumentParser) -> None:
+    """Add `--dask ADDRESS`: where the batch's runs run."""
     parser.add_argument(
         "--dask",
         metavar="ADDRESS",
@@ -124,7 +124,7 @@ def add_batch(parser: argparse.ArgumentParser) -> None:
         "(--force, --keep-changed and --accept-drift go with --resume too)",
     )
     add_going_on(parser, batch=True)
-    connection_options(parser)
+    _add_dask(parser)
     add_transcripts(parser)
     parser.add_argument("--json", action="store_true", help="print the batch as JSON on stdout")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")

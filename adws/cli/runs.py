@@ -13,6 +13,7 @@ from adws.journal.records.runs import named_problems
 from adws.journal.store.batches import find_batch
 from adws.journal.store.prune import prune
 from adws.render import runs_table
+from adws.render.words import RUN_STATUSES
 
 if TYPE_CHECKING:
     import argparse
@@ -23,21 +24,10 @@ if TYPE_CHECKING:
     from adws.journal.records.exchanges import ExchangeRecord
 
 
-__all__ = ["RUN_STATUSES", "add_runs", "cmd_runs", "find_run", "unreadable", "unreadable_runs"]
+__all__ = ["add_runs", "cmd_runs", "find_run", "unreadable", "unreadable_runs"]
 
 EXIT_OK: Final = EXIT_CODES["succeeded"]
 EXIT_FAILED: Final = EXIT_CODES["failed"]
-RUN_STATUSES: Final = (
-    "queued",
-    "running",
-    "succeeded",
-    "failed",
-    "blocked",
-    "interrupted",
-    "waiting",
-    "parked",
-    "cancelled",
-)
 
 
 def add_runs(parser: argparse.ArgumentParser) -> None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from adws.journal import AttemptRecord
 
 __all__ = [
+    "RUN_STATUSES",
     "RUN_WORDS",
     "STEP_WORDS",
     "UNKNOWN",
@@ -39,20 +40,20 @@ __all__ = [
 
 UNKNOWN: Final = "unknown"
 """The word for a status adws never writes."""
-RUN_WORDS: Final = frozenset(
-    {
-        "queued",
-        "running",
-        "succeeded",
-        "failed",
-        "blocked",
-        "interrupted",
-        "waiting",
-        "parked",
-        "cancelled",
-    }
+RUN_STATUSES: Final = (
+    "queued",
+    "running",
+    "succeeded",
+    "failed",
+    "blocked",
+    "interrupted",
+    "waiting",
+    "parked",
+    "cancelled",
 )
-"""What a run can be."""
+"""What a run can be, in the order a run goes through them (`adws runs --status` offers them so)."""
+RUN_WORDS: Final = frozenset(RUN_STATUSES)
+"""What a run can be, to look a status up in."""
 STEP_WORDS: Final = frozenset(
     {"succeeded", "failed", "retried", "round_failed", "cancelled", "skipped", "waiting", "parked"}
 )

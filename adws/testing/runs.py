@@ -99,6 +99,14 @@ class _Asked:
         return self.agent(request)
 
 
+def _asking(agent: AgentBackend | None) -> tuple[_Asked | None, list[RunObserver]]:
+    """Wrap `agent` (when given) and return it with the observer that tells it the step."""
+    if agent is None:
+        return None, []
+    asked = _Asked(agent)
+    return asked, [asked.observe]
+
+
 def _stopper(workflow: Workflow, stop_after: str) -> RunObserver:
     """Stop the run as a Ctrl-C would, as the step after `stop_after` starts."""
     names = [step.name for step in workflow.steps]
@@ -173,8 +181,7 @@ def run(
     `Journal`) records the run as `adws run` would; `stop_after` stops it
     after that step, as a Ctrl-C would, to be resumed.
     """
-    asked = _Asked(agent) if agent is not None else None
-    observers: list[RunObserver] = [] if asked is None else [asked.observe]
+    asked, observers = _asking(agent)
     if stop_after is not None:
         observers.append(_stopper(workflow, stop_after))
     request = RunRequest(workflow, inputs or {}, agent=asked)
@@ -199,14 +206,14 @@ def resume(
     line would refuse (a finished step changed, an input a finished step
     wrote) raises `ValueError` with its message.
     """
-    asked = _Asked(agent) if agent is not None else None
+    asked, observers = _asking(agent)
     if "extra" in how:
         how["inputs"] = how.pop("extra")
     outcome = _runs(journal).resume(
         run_id,
         workflow=workflow,
         agent=asked,
-        observers=[] if asked is None else [asked.observe],
+        observers=observers,
         **how,
     )
     return _report(outcome, asked)
@@ -231,14 +238,14 @@ def approve(  # noqa: PLR0913 - the run, the decision's parts, and what continue
     one not there is a `LookupError`); `agent` answers its agent steps from
     here on. Returns the continued run's report.
     """
-    asked = _Asked(agent) if agent is not None else None
+    asked, observers = _asking(agent)
     outcome = _runs(journal).approve(
         run_id,
         note,
         by=by,
         workflow=workflow,
         agent=asked,
-        observers=[] if asked is None else [asked.observe],
+        observers=observers,
     )
     return _report(outcome, asked)
 
@@ -257,13 +264,13 @@ def reject(  # noqa: PLR0913 - as approve's
     Its `always_run` steps run and it ends `failed` with `Rejected` and the
     reason; the rest is as for `approve`.
     """
-    asked = _Asked(agent) if agent is not None else None
+    asked, observers = _asking(agent)
     outcome = _runs(journal).reject(
         run_id,
         reason,
         by=by,
         workflow=workflow,
         agent=asked,
-        observers=[] if asked is None else [asked.observe],
+        observers=observers,
     )
     return _report(outcome, asked)
