@@ -84,8 +84,9 @@ typecheck: $(DEV) ## mypy --strict with the returns plugin
 layout: $(DEV) ## No import circle in adws/, imports only downward through its layers
 	$(BIN)/pytest tests/test_layout.py -q --no-cov
 
+# Two workers: most tests wait on processes they started, so the suite overlaps them.
 test: $(DEV) $(CLIS_STAMP) browser postgres ## pytest with 100% line and branch coverage (real processes, CLIs and a browser)
-	$(BIN)/pytest --cov --cov-report=term-missing
+	$(BIN)/pytest -n 2 --cov --cov-report=term-missing
 
 # The site is built from docs/ and the docstrings; a broken link or reference fails it. The
 # build goes to a throwaway folder: `site/` is never committed.

@@ -258,7 +258,7 @@ def test_make_demo_parked_parks_a_run_and_resume_due_finishes_it(tmp_path: Path)
             "PYTHON": sys.executable,
             "PYTHONPATH": str(REPO),
             "TMPDIR": str(tmp_path),
-            "RESET": "8",
+            "RESET": "15",  # room for a loaded machine: the first resume must come before it
             "PATH": on_path(),
         },
         capture_output=True,
