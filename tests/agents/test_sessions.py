@@ -283,7 +283,7 @@ def test_a_plain_session_id_can_never_be_read_as_an_option_or_split(value: str) 
 
 
 @pytest.mark.agent_process
-@pytest.mark.parametrize("session", [HOSTILE, "-c", "s 1", "s\n1", "", "x" * 129, "é"])
+@pytest.mark.parametrize("session", [HOSTILE, "-c", "s 1", "s\n1", "", "x" * 200, "é"])
 def test_a_command_asked_to_continue_a_session_that_is_no_plain_token_runs_nothing(
     session: str, tmp_path: Path
 ) -> None:
