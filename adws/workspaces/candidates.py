@@ -25,7 +25,7 @@ from adws.engine.step import Step, StepFunction
 from adws.workspaces._git import GitError, output
 from adws.workspaces._places import branch_label, discard_branch, locate
 from adws.workspaces._session import WORKSPACE_FAILED, Session
-from adws.workspaces.judging import Judge, judged
+from adws.workspaces.judging import Judge, judged, shown_candidates
 from adws.workspaces.worktrees import check_repo
 
 if TYPE_CHECKING:
@@ -244,8 +244,9 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     `*_failures` output, pre-existing ones included: a branch that also
     fixed an old failure ranks higher; ties to the lowest index).
     `select=judge(step)` asks the judge step to choose among the passing
-    branches' diffs and summaries (see `adws.workspaces.judging`); its
-    choice is the output `<name>_judgement` (`index`, `reason`).
+    branches' diffs and summaries (see `adws.workspaces.judging`; an agent
+    judge whose prompt never names `{<name>_candidates}` gets them appended);
+    its choice is the output `<name>_judgement` (`index`, `reason`).
 
     `early_stop=True` cancels the other branches as soon as the branch
     `select` keeps is known (`first_passing`: one passed and every lower
@@ -265,6 +266,8 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         msg = f"{owner}: select must be {choices}, judge(step) or a function, got {select!r}"
         raise ValueError(msg)
     require_type(owner, "early_stop", early_stop, bool, "a bool")
+    if isinstance(select, Judge):
+        select = shown_candidates(select, name)
     globs = check_protect(owner, protect)
     settled = _settled(select) if early_stop else None
     if max_concurrency is not None:
