@@ -227,6 +227,56 @@ def test_a_judge_that_names_its_candidates_or_builds_no_prompt_is_kept_as_it_is(
         assert step.spec.select.step is chooser
 
 
+def orphans(which: set[int]) -> Step:
+    """Branch i commits on an orphan branch of its worktree when i is in `which`."""
+
+    def run_one(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        index = int(str(ctx.inputs["best_index"]))
+        tree = Path(str(ctx.inputs["worktree"]))
+        if index in which:  # history of its own: no merge base with the project's
+            git(tree, "checkout", "-q", "--orphan", f"elsewhere-{index}")
+        (tree / "out.txt").write_text(f"{index}\n")
+        return IOSuccess(ctx.merge_outputs({"summary": f"attempt {index}"}))
+
+    return Step("impl", run_one)
+
+
+def test_a_branch_whose_diff_git_cannot_take_is_a_failed_branch_not_a_failed_step(
+    repo: Path, tmp_path: Path
+) -> None:
+    shown: list[list[int]] = []
+
+    def choose(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        shown.append([int(str(c["index"])) for c in ctx.inputs["best_candidates"]])
+        return IOSuccess(ctx.merge_outputs({"choice_json": {"index": 0, "reason": "sound"}}))
+
+    step = best_of("best", orphans({1}), n=3, select=judge(Step("choose", choose)))
+    final = success(run(step, repo, tmp_path))
+    assert (final.inputs["best_winner"], shown) == (0, [[0, 2]])
+    outcomes = final.inputs["best_outcomes"]
+    assert [o["status"] for o in outcomes] == ["succeeded", "failed", "succeeded"]
+    error = outcomes[1]["error"]
+    assert (error["step_name"], error["error_type"]) == ("best[1]", "WorkspaceFailed")
+    assert error["message"].startswith(
+        "best_of 'best': git cannot show branch 1's change against the base, so no judge can"
+        " read it: `git -C "
+    )
+    assert error["message"].endswith("no merge base")
+    assert git(repo, "branch", "--list", "adws/r1/best-1") == ""  # a loser: removed
+
+
+def test_no_branch_the_judge_can_be_shown_fails_the_step_with_the_first(
+    repo: Path, tmp_path: Path
+) -> None:
+    def choose(_ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        raise AssertionError  # never asked: there is nothing to choose from
+
+    step = best_of("best", orphans({0, 1}), n=2, select=judge(Step("choose", choose)))
+    error = failure(run(step, repo, tmp_path))
+    assert (error.step_name, error.error_type) == ("best[0]", "WorkspaceFailed")
+    assert [o["status"] for o in error.context["outcomes"]] == ["failed", "failed"]
+
+
 def test_a_judge_choosing_a_failed_branch_fails_the_step_naming_the_choices(
     repo: Path, tmp_path: Path
 ) -> None:
