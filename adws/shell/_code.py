@@ -13,8 +13,9 @@ the value as an argument after the code instead (`["rbash", "-c", 'echo
 
 The argv is read as an attacker would write it: behind the wrappers adws
 knows (`env`, `timeout`, ...), the program named by any path, the option
-as its own argument (`-c CODE`), glued (`-cCODE`, `--eval=CODE`) or at
-the end of a cluster (`-ec CODE`, perl's `-le CODE`). A few other
+as its own argument (`-c CODE`), glued (`-cCODE`, `--eval=CODE`) or in
+a cluster, for the programs that take clusters (`mksh -ec CODE`, `-cx
+CODE`, perl's `-le CODE`). A few other
 options of the common interpreters choose code too (perl's `-E` and `-M`,
 `node -p`/`--print`/`-r`/`--require`/`--import`, `python -m`, `ruby -r`)
 and are read the same way. A handful of everyday programs take data
