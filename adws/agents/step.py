@@ -60,6 +60,37 @@ class AgentSpec:
     idle_timeout: float | None = None
     sessions: SessionMode = "continue"
 
+    def build(self, step: Step) -> Step:
+        """Build `step` again as this spec says; what `agent_step` does not know of, it keeps.
+
+        Its retry, `always_run`, `when`, reads and writes, `rerun_on_resume`.
+        """
+        rebuilt = agent_step(
+            step.name,
+            prompt=self.prompt,
+            agent=self.agent,
+            contract=self.contract,
+            timeout=self.timeout,
+            cwd=self.cwd,
+            budget=self.budget,
+            edits=self.edits,
+            idle_timeout=self.idle_timeout,
+            sessions=self.sessions,
+        )
+        return attrs.evolve(
+            rebuilt,
+            always_run=step.always_run,
+            retry=step.retry,
+            when=step.when,
+            reads=step.reads,
+            writes=step.writes,
+            rerun_on_resume=step.rerun_on_resume,
+        )
+
+    def with_prompt(self, step: Step, prompt: str) -> Step:
+        """Build `step` again asking `prompt` instead (a judge given its candidates)."""
+        return attrs.evolve(self, prompt=prompt).build(step)
+
 
 def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, ...]) -> str:
     """Join the rendered prompt, the contract's instructions and the feedback so far."""

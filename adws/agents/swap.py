@@ -17,7 +17,7 @@ from adws.agents.claude import ClaudeAgent
 from adws.agents.command import CommandAgent
 from adws.agents.parsers import PARSERS
 from adws.agents.presets import CLAUDE_SDK, PRESETS
-from adws.agents.step import AgentSpec, agent_step
+from adws.agents.step import AgentSpec
 from adws.engine.combinators import SequenceSpec, VerificationSpec, sequence, with_verification
 from adws.engine.concurrency import FanOutSpec, ParallelSpec, fan_out, parallel
 from adws.engine.step import iter_steps
@@ -40,18 +40,7 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
     """Build `step` again around swapped agents (None when it holds no agent step)."""
     spec = step.spec
     if isinstance(spec, AgentSpec):
-        return agent_step(
-            step.name,
-            prompt=spec.prompt,
-            agent=swap(spec.agent),
-            contract=spec.contract,
-            timeout=spec.timeout,
-            cwd=spec.cwd,
-            budget=spec.budget,
-            edits=spec.edits,
-            idle_timeout=spec.idle_timeout,
-            sessions=spec.sessions,
-        )
+        return attrs.evolve(spec, agent=swap(spec.agent)).build(step)
     if isinstance(spec, VerificationSpec):
         return with_verification(
             _replace_agent(spec.main, swap),

@@ -270,9 +270,10 @@ def _tracing(args: argparse.Namespace) -> Tracing | None:
 
     try:
         import_optional("opentelemetry")  # the installed SDK, never a workflow of that name
+        from adws.journal.exchanges import keeps_transcripts  # noqa: PLC0415 - as below
         from adws.otel import Tracing  # noqa: PLC0415 - imports the OpenTelemetry SDK
 
-        return Tracing.over_otlp()
+        return Tracing.over_otlp(transcripts=keeps_transcripts(refused=bool(args.no_transcripts)))
     except ImportError as exc:
         msg = f"--otel needs the OpenTelemetry SDK: pip install 'adws[otel]' ({exc})"
         raise UsageError(msg) from exc

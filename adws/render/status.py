@@ -11,11 +11,11 @@ from adws.engine.errors import json_safe
 from adws.render._text import cost_cell, indent, seconds, short, sum_usage, table
 from adws.render.errors import whole_error
 from adws.render.words import (
-    clock_time,
     parked_until,
     row_word,
     run_word,
     skip_reason,
+    until,
     waiting_for,
     waits,
 )
@@ -107,7 +107,7 @@ def _until(record: RunRecord) -> str:
     """Say when a parked run may go on, for its row in `adws runs`."""
     if record.status != "parked" or record.wake_at is None:
         return ""
-    return f" until {clock_time(record.wake_at, io_ops.wall_clock())}"
+    return f" {until(record.wake_at, io_ops.wall_clock())}"
 
 
 def wall_seconds(rows: Iterable[AttemptRecord]) -> float:

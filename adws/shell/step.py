@@ -127,7 +127,10 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     backticks) is a `ValueError` now, naming the step and the fix. An argv
     list runs without a shell, each `{key}` filled in as plain text; when it
     starts a shell with `-c` (`["bash", "-c", "..."]`) its script gets the
-    string treatment. `script_from="check_command"` instead runs that
+    string treatment; a placeholder after any other program's `-c`, `-e`,
+    `--command` or `--eval` (`["rbash", "-c", "echo {x}"]`, `python -c`,
+    `perl -e`) is a `ValueError` now, suggesting the rewrite that passes the
+    value after the code (see `adws.shell._code`). `script_from="check_command"` instead runs that
     input's value as a script the user chose on purpose; the key must be
     one of `Workflow.inputs`, so no step can write it (that would be a
     `ContextCollision`). A script that is a single placeholder

@@ -113,6 +113,28 @@ def test_status_runs_and_the_report_show_until_when_and_why(
     assert '<span class="badge parked">parked</span>' in page
 
 
+def test_a_reset_seconds_away_is_said_in_seconds_wherever_the_parked_time_is_written(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`parked until 06:17` for a reset 20 s away read as the next quarter hour."""
+    monkeypatch.setenv("ADWS_MAX_WAIT", "5")  # 20 s is past it: the run parks
+    limit(project, NOW + 20)
+    said = f"parked for 20 s, until {time.strftime('%H:%M:%S', time.localtime(NOW + 20))}"
+    assert main(["run", "limited", "-i", "n=1", "-i", "pause=0"]) == 75
+    progress = capsys.readouterr().err
+    assert f"[1/2] ask … {said}: fake usage limit\n" in progress
+    run_id = progress.split("(run ")[-1].split(")")[0]
+    assert f"limited {said}: fake usage limit at ask (run {run_id})" in progress
+    assert main(["status", run_id]) == 0
+    assert f"\n{said}: fake usage limit\n" in capsys.readouterr().out
+    assert main(["runs"]) == 0
+    assert f" {said} " in capsys.readouterr().out
+    assert main(["report", run_id, "-o", "page.html"]) == 0
+    assert f"<h2>{said}: fake usage limit</h2>" in (project / "page.html").read_text()
+    assert main(["resume", run_id]) == 75
+    assert f"adws: run {run_id} is {said}: fake usage limit; " in capsys.readouterr().err
+
+
 def test_resume_before_the_time_exits_75_and_now_goes_on(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
