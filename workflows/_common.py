@@ -226,7 +226,9 @@ def implement_until_checks_pass(prompt: str) -> Step:
     reproducer's, see `targets`) must run and pass, and a round passes
     when besides it adds no failure (pytest, ruff and mypy failures are
     compared by id, pytest's passes listed with `-rA`); what still fails
-    comes back to the agent as feedback, targets first. With no target,
+    comes back to the agent as feedback, targets first. A baseline that
+    fails naming nothing (a bare exit status) makes the whole check a
+    target: it must pass. With no target,
     the round only shows nothing broke, and the proof (`implement_verified_proved`)
     says so. Changing the project's tests or how they run (`PROTECTED`)
     fails the round `Tampered`; an answer after no file changed fails
@@ -253,6 +255,8 @@ def implement_until_checks_pass(prompt: str) -> Step:
         baseline=True,
         protect=PROTECTED,
         must_pass="{targets}",  # noqa: S106 - an input's placeholder, no password
+        # A check that fails naming nothing (`grep -q ...`) is the task's test: it must pass.
+        baseline_unnamed="must_pass",
     )
 
 

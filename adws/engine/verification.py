@@ -57,7 +57,7 @@ __all__ = [
     "with_verification",
 ]
 
-BASELINE_UNNAMED: Final = ("fail", "ignore")
+BASELINE_UNNAMED: Final = ("fail", "ignore", "must_pass")
 """What `with_verification` does with a baseline that fails naming no failure."""
 WORKSPACE_FAILED: Final = "WorkspaceFailed"
 """The kind of a round whose files adws could not copy into its verify tree."""
@@ -81,7 +81,7 @@ class VerificationSpec:
     recheck: int = 0
     protect: tuple[str, ...] = ()
     must_pass: tuple[str, ...] | str = ()
-    baseline_unnamed: Literal["fail", "ignore"] = "fail"
+    baseline_unnamed: Literal["fail", "ignore", "must_pass"] = "fail"
 
 
 def _round_feedback(round_number: int, max_rounds: int, error: PipelineError) -> str:
@@ -214,7 +214,7 @@ class _Options:
     recheck: int
     protect: tuple[str, ...]
     wanted: MustPass
-    unnamed: Literal["fail", "ignore"]
+    unnamed: Literal["fail", "ignore", "must_pass"]
 
     @property
     def judging(self) -> bool:
@@ -430,8 +430,11 @@ class _Rounds:
                     return IOFailure(where)
                 before = checks.run(o.verify, ctx, where)
             known = checked_of(before)
-            if isinstance(before, PipelineError) and not known.named and o.unnamed == "fail":
+            unnamed = isinstance(before, PipelineError) and not known.named
+            if isinstance(before, PipelineError) and unnamed and o.unnamed == "fail":
                 return IOFailure(unnamed_baseline(o.name, before))
+            if unnamed and o.unnamed == "must_pass":  # the check must pass whole
+                wanted = attrs.evolve(wanted, patterns=(*wanted.patterns, *known.failing))
             resolved = self.targets(wanted, known, reproduced[0])
             if isinstance(resolved, PipelineError):
                 return IOFailure(resolved)
@@ -558,7 +561,7 @@ def with_verification(  # noqa: PLR0913 - DESIGN's options, keyword-only
     recheck: int = 0,
     protect: Sequence[str] = (),
     must_pass: Sequence[str] | str = (),
-    baseline_unnamed: Literal["fail", "ignore"] = "fail",
+    baseline_unnamed: Literal["fail", "ignore", "must_pass"] = "fail",
 ) -> Step:
     """Run `main`, then `verify` on its outputs; on a failed verify, run both again.
 
@@ -586,8 +589,10 @@ def with_verification(  # noqa: PLR0913 - DESIGN's options, keyword-only
     id) fails the step at once, closed (`baseline failed with no named
     failure: cannot tell new failures from old`), unless
     `baseline_unnamed="ignore"`, which goes on with that one failure as the
-    baseline's. A baseline proves nothing was broken, not that anything was
-    fixed: the bug's own failing test is in it.
+    baseline's, or `"must_pass"`, which makes it a target: the check must
+    then pass whole (a check that is the task's acceptance test, such as
+    `grep -q DONE notes`). A baseline proves nothing was broken, not that
+    anything was fixed: the bug's own failing test is in it.
 
     `must_pass` names what the work is for: a tuple of test ids or globs
     (`"tests/test_calc.py::test_add"`, `"tests/test_calc.py::*"`; see
@@ -640,7 +645,8 @@ def with_verification(  # noqa: PLR0913 - DESIGN's options, keyword-only
     globs = check_protect(owner, protect)
     wanted = MustPass.of(owner, must_pass)
     if baseline_unnamed not in BASELINE_UNNAMED:
-        msg = f"{owner}: baseline_unnamed must be 'fail' or 'ignore', got {baseline_unnamed!r}"
+        choices = ", ".join(map(repr, BASELINE_UNNAMED))
+        msg = f"{owner}: baseline_unnamed must be one of {choices}, got {baseline_unnamed!r}"
         raise ValueError(msg)
     step_name = name or f"{main.name}_verified"
     kept = must_pass if isinstance(must_pass, str) else tuple(must_pass)

@@ -75,7 +75,8 @@ class CommandOutput:
 
 
 FailureParser: TypeAlias = Callable[[CommandOutput], Mapping[str, str]]
-PassLister: TypeAlias = Callable[[CommandOutput], Collection[str]]
+PassLister: TypeAlias = Callable[[CommandOutput], Collection[str] | None]
+"""Name what passed; None when the output does not list passes (pytest without `-rA`)."""
 
 
 @final
@@ -100,9 +101,10 @@ class Listing:
         """Name the parser as a function's name does (`junit('r.xml')`)."""
         return self.name
 
-    def passes(self, output: CommandOutput) -> list[str]:
-        """Name (sorted) the ids the command's output says passed."""
-        return sorted({str(found) for found in self.lister(output)})
+    def passes(self, output: CommandOutput) -> list[str] | None:
+        """Name (sorted) the ids the command's output says passed (None: it does not list them)."""
+        listed = self.lister(output)
+        return None if listed is None else sorted({str(found) for found in listed})
 
 
 def name_of(parser: FailureParser) -> str:
@@ -111,7 +113,7 @@ def name_of(parser: FailureParser) -> str:
 
 
 def passes_of(parser: FailureParser | None, output: CommandOutput) -> list[str] | None:
-    """Name (sorted) what passed, when the parser can list passes (None when it cannot)."""
+    """Name (sorted) what passed, when the parser lists passes and the output names them."""
     return parser.passes(output) if isinstance(parser, Listing) else None
 
 
@@ -147,8 +149,29 @@ def _pytest_failures(output: CommandOutput) -> dict[str, str]:
     return {match["id"]: match[0] for match in _PYTEST_LINE.finditer(output.stdout)}
 
 
-def _pytest_passes(output: CommandOutput) -> set[str]:
-    return {m["summary"] or m["verbose"] for m in _PYTEST_PASSED.finditer(output.stdout)}
+_PYTEST_RESULT: Final = re.compile(
+    r"\b\d+ (?:passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b.* in [\d.]+s\b"
+)
+_PYTEST_PASSED_COUNT: Final = re.compile(r"\b(?P<count>\d+) passed\b.* in [\d.]+s\b")
+
+
+def _pytest_passes(output: CommandOutput) -> set[str] | None:
+    r"""Name the tests pytest listed as passed; None when it names none it ran (or is not pytest).
+
+    >>> sorted(_pytest_passes(CommandOutput("PASSED t.py::a\nt.py::b PASSED [ 50%]", "", 0)))
+    ['t.py::a', 't.py::b']
+    >>> _pytest_passes(CommandOutput("..  [100%]\n2 passed in 0.01s", "", 0)) is None
+    True
+    >>> _pytest_passes(CommandOutput("F  [100%]\n1 failed in 0.01s", "", 1))
+    set()
+    """
+    found = {m["summary"] or m["verbose"] for m in _PYTEST_PASSED.finditer(output.stdout)}
+    if found:
+        return found
+    if not _PYTEST_RESULT.search(output.stdout):
+        return None  # not pytest's output: nothing said what passed
+    counted = [int(m["count"]) for m in _PYTEST_PASSED_COUNT.finditer(output.stdout)]
+    return None if any(counted) else found  # `pytest -q`: passes counted, never named
 
 
 pytest: Final = Listing("pytest", _pytest_failures, _pytest_passes)

@@ -136,7 +136,7 @@ def reproduce(  # noqa: PLR0913 - the step, its check, and keyword-only options
     require_type(owner, "verify", verify, Step, "a Step")
     require_count(owner, "max_attempts", max_attempts)
     globs = check_protect(owner, tests)
-    if baseline_unnamed not in BASELINE_UNNAMED:
+    if baseline_unnamed not in BASELINE_UNNAMED[:2]:
         msg = f"{owner}: baseline_unnamed must be 'fail' or 'ignore', got {baseline_unnamed!r}"
         raise ValueError(msg)
     rules = Rules.of(globs)

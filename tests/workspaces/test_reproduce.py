@@ -1,0 +1,174 @@
+"""`reproduce(step, verify)`: a failing test first, its ids the fixer's targets, its files protected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from returns.io import IOResult, IOSuccess
+
+from adws import (
+    PipelineError,
+    Step,
+    Workflow,
+    WorkflowContext,
+    reproduce,
+    run_workflow,
+    sequence,
+    with_verification,
+    worktree,
+)
+from adws.engine.scope import current_worktree
+from adws.workspaces import TESTS, ReproduceSpec
+from tests.conftest import failure, success
+from tests.engine.bugs import DOUBLE, KEPT, ONE, RIGHT, TARGET, leaves, pytest_checks, seeded
+
+
+def run(step: Step, repo: Path, tmp_path: Path) -> IOResult[WorkflowContext, PipelineError]:
+    return run_workflow(
+        Workflow("w", (worktree(step, name="work"),)),
+        WorkflowContext(inputs={"target_dir": str(repo)}),
+        run_id="r1",
+        worktrees=str(tmp_path / "wt"),
+    )
+
+
+def writer(rounds: list[dict[str, str | None]], seen: list[tuple[str, ...]]) -> Step:
+    """The reproducer's agent, as the files it leaves (named apart from the fixer)."""
+    return leaves(rounds, seen, name="write_test", key="test")
+
+
+def test_a_new_failing_test_becomes_the_fixers_target_and_is_protected(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+    stage = sequence(
+        "work",
+        [
+            reproduce(writer([{"tests/test_double.py": DOUBLE}], []), pytest_checks()),
+            with_verification(
+                leaves([{"words.py": RIGHT}], []),
+                pytest_checks(),
+                must_pass="reproduced",  # noqa: S106 - a word, no password
+            ),
+        ],
+    )
+    final = success(run(stage, repo, tmp_path))
+    assert (final.inputs["reproducer_ids"], final.inputs["reproducer_files"]) == (
+        (TARGET,),
+        ("tests/test_double.py",),
+    )
+    assert final.inputs["fix_verified_fixed"] == (TARGET,)
+
+
+def test_a_fixer_that_weakens_the_reproducer_is_tampered(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+    weakened = DOUBLE.replace("== 2", "!= 2")
+    stage = sequence(
+        "work",
+        [
+            reproduce(writer([{"tests/test_double.py": DOUBLE}], []), pytest_checks()),
+            with_verification(
+                leaves([{"tests/test_double.py": weakened}], []),
+                pytest_checks(),
+                must_pass="reproduced",  # noqa: S106 - a word, no password
+                max_attempts=1,
+            ),
+        ],
+    )
+    error = failure(run(stage, repo, tmp_path))
+    assert (error.error_type, error.context["files"]) == ("Tampered", ("tests/test_double.py",))
+    assert error.message.endswith(
+        "do not change tests/test_double.py (they are how the work is checked)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("rounds", "said"),
+    [
+        ([{}], "you changed no file: write a test that shows the problem"),
+        (
+            [{"tests/test_double.py": DOUBLE, "words.py": "def words(text):\n    return 9\n"}],
+            (
+                "a reproducer writes tests only (tests/** or test/** or **/test_*.py or **/*_test.py"
+                " or **/conftest.py); you changed words.py: restore it"
+            ),
+        ),
+        (
+            [{"tests/test_double.py": DOUBLE.replace("'a  b'", "'a b'")}],
+            (
+                "no new test fails on the untouched code: the tests in tests/test_double.py pass (or"
+                " did not run); write a test that fails because of the problem"
+            ),
+        ),
+        (
+            [{"tests/test_one.py": ONE.replace("== 2", "== 3")}],
+            (
+                f"your change made checks that passed fail: {KEPT}; add new tests, and leave the"
+                " others passing"
+            ),
+        ),
+    ],
+)
+def test_a_round_that_does_not_reproduce_is_told_why(
+    tmp_path: Path, rounds: list[dict[str, str | None]], said: str
+) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+    seen: list[tuple[str, ...]] = []
+    error = failure(
+        run(reproduce(writer(rounds, seen), pytest_checks(), max_attempts=2), repo, tmp_path)
+    )
+    assert (error.error_type, error.message, error.context["rounds"]) == ("NotReproduced", said, 2)
+    assert seen[1] == (f"reproduction round 1/2 failed: NotReproduced: {said}",)
+
+
+def test_the_checks_run_in_a_verify_tree_with_the_tests_only(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+    places: list[tuple[str | None, object]] = []
+    checks = pytest_checks()
+
+    def where(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        places.append((current_worktree(), ctx.inputs["worktree"]))
+        return checks.run(ctx)
+
+    step = reproduce(writer([{"tests/test_double.py": DOUBLE}], []), Step("checks", where))
+    success(run(step, repo, tmp_path))
+    folder = str((tmp_path / "wt" / "r1" / "work").resolve())
+    assert len(places) == 2
+    for tree, given in places:
+        assert tree == given
+        assert tree != folder
+        assert Path(str(tree)).parent == Path(folder).parent
+        assert not Path(str(tree)).exists()  # removed once checked
+
+
+def test_a_crashing_baseline_fails_closed_unless_told_to_go_on(tmp_path: Path) -> None:
+    crash = {"tests/conftest.py": "raise RuntimeError('boom')\n"}
+    repo = seeded(tmp_path / "repo", double=False, extra=crash)
+    seen: list[tuple[str, ...]] = []
+    step = reproduce(writer([{"tests/test_double.py": DOUBLE}], seen), pytest_checks())
+    error = failure(run(step, repo, tmp_path))
+    assert (error.step_name, error.context["permanent"], seen) == ("reproduce", True, [])
+    assert error.message.startswith("baseline failed with no named failure")
+    going_on = reproduce(
+        writer([{"tests/test_double.py": DOUBLE}], seen),
+        pytest_checks(),
+        baseline_unnamed="ignore",
+        max_attempts=1,
+    )
+    still = failure(run(going_on, repo, tmp_path))  # the crash hides every test: none is new
+    assert (still.error_type, len(seen)) == ("NotReproduced", 1)
+
+
+def test_the_spec_and_impossible_options(tmp_path: Path) -> None:
+    del tmp_path
+    agent, checks = Step("a", IOSuccess), Step("c", IOSuccess)
+    step = reproduce(agent, checks, max_attempts=2)
+    assert step.spec == ReproduceSpec(agent, checks, TESTS, 2, "fail")
+    assert step.spec.describe() == (
+        "a writes tests that c must show failing on the untouched code, up to 2 rounds"
+    )
+    with pytest.raises(
+        ValueError, match=r"baseline_unnamed must be 'fail' or 'ignore', got 'must_pass'"
+    ):
+        reproduce(agent, checks, baseline_unnamed="must_pass")  # type: ignore[arg-type] # the point
+    with pytest.raises(TypeError, match=r"protect must be a tuple of globs"):
+        reproduce(agent, checks, tests="tests/**")
