@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from adws.engine.errors import json_safe
 from adws.render._page import escape
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ _SUFFIX = "_proved"
 def _proof(value: object) -> dict[str, object] | None:
     """Keep a value that is a proof (a mapping with its `text`), as a dict; None otherwise."""
     if isinstance(value, Mapping) and isinstance(value.get("text"), str):
-        return {str(key): item for key, item in value.items()}
+        return {str(key): json_safe(item) for key, item in value.items()}
     return None
 
 
