@@ -228,7 +228,7 @@ class _Changes:
         if judged:
             self.start = self.read() if mark is None else mark.remember(place, self.read)
 
-    def read(self) -> Mapping[str, tuple[int, ...]]:
+    def read(self) -> Mapping[str, tuple[object, ...]]:
         """Read the folder's state now (see `stat_snapshot`)."""
         return stat_snapshot(self.folder)
 

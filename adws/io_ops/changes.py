@@ -25,16 +25,19 @@ import hashlib
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
 __all__ = [
     "CACHES",
+    "SPECIAL",
+    "UNREADABLE",
     "Entry",
     "base_blob",
     "base_entries",
@@ -66,7 +69,7 @@ _EXECUTABLE: Final = "100755"
 SPECIAL: Final = "special"
 """The mode of a pipe, socket or device: no content, and never the same as a file."""
 UNREADABLE: Final = "unreadable"
-"""The mode of a path adws could not read (its permissions): never the same as a file."""
+"""The mode of a path adws could not read (gone, or its permissions): never the same as a file."""
 
 
 @final
@@ -94,50 +97,34 @@ def blob_id(data: bytes, object_format: str = "sha1") -> str:
     return digest.hexdigest()
 
 
-def _walk(folder: Path, on_file: Callable[[str, os.DirEntry[str] | None], None]) -> None:
-    """Call `on_file(path, item)` for each path under `folder` that is not a folder.
+def _walk(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Yield each path under `folder` that is not a folder, with its `lstat`.
 
-    A folder named `.git` or one of `CACHES` is left out; a folder below
-    that cannot be read is reported as one path with no item, so the paths
-    below it count as gone.
+    A folder named `.git` or one of `CACHES` is left out. A folder or path
+    that cannot be read raises `OSError`: what cannot be read cannot be
+    compared, so the caller fails closed.
     """
     stack = [""]
     while stack:
         prefix = stack.pop()
-        try:
-            with os.scandir(folder / prefix if prefix else folder) as found:
-                items = list(found)
-        except OSError:
-            if not prefix:
-                raise  # the folder itself: the caller says what it could not read
-            on_file(prefix, None)
-            continue
+        with os.scandir(folder / prefix if prefix else folder) as found:
+            items = list(found)
         for item in items:
             path = f"{prefix}/{item.name}" if prefix else item.name
             if item.is_dir(follow_symlinks=False):
                 if item.name != ".git" and item.name not in CACHES:
                     stack.append(path)
             elif item.name != ".git":
-                on_file(path, item)
+                yield path, item.stat(follow_symlinks=False)
 
 
 def listing(folder: str | Path) -> dict[str, int]:
     """Name every file, link and special file under `folder` with its `st_mode` (not followed).
 
     Paths are relative, with `/`; ignored files are included, `.git` and
-    `CACHES` are not. A folder below that cannot be read is listed with
-    mode 0; `folder` itself unreadable raises `OSError`.
+    `CACHES` are not. Anything that cannot be read raises `OSError`.
     """
-    found: dict[str, int] = {}
-
-    def note(path: str, item: os.DirEntry[str] | None) -> None:
-        try:
-            found[path] = 0 if item is None else item.stat(follow_symlinks=False).st_mode
-        except OSError:
-            found[path] = 0
-
-    _walk(Path(folder), note)
-    return found
+    return {path: facts.st_mode for path, facts in _walk(Path(folder))}
 
 
 def entry(folder: str | Path, path: str, mode: int, object_format: str = "sha1") -> Entry:
@@ -151,7 +138,7 @@ def entry(folder: str | Path, path: str, mode: int, object_format: str = "sha1")
             return Entry(kind, blob_id(where.read_bytes(), object_format))
     except OSError:
         return Entry(UNREADABLE)
-    return Entry(UNREADABLE if mode == 0 else SPECIAL)
+    return Entry(SPECIAL)
 
 
 def _git(folder: str | Path, gitdir: str | Path | None, *args: str) -> bytes:
@@ -210,33 +197,34 @@ def base_blob(folder: str | Path, oid: str, gitdir: str | Path | None = None) ->
     return _git(folder, gitdir, "cat-file", "blob", oid)
 
 
-def stat_snapshot(folder: str | Path) -> Mapping[str, tuple[int, ...]]:
+_RACY_NS: Final = 2_000_000_000
+"""A file written this recently (ns) may be written again in the same clock tick: hash it."""
+
+
+def stat_snapshot(folder: str | Path) -> Mapping[str, tuple[object, ...]]:
     """Note each path's mode, size, modification and change times and inode.
 
     Two snapshots are equal only when nothing under `folder` was created,
-    deleted or written between them (a write moves the change time, which
-    no one can set back). An unreadable `folder` is an empty snapshot.
+    deleted or changed between them: a write moves the change time, which
+    no one can set back, and a file written in the last two seconds (so
+    that a second write could fall in the same clock tick) is also hashed,
+    as git does for its racily clean entries. A folder that cannot be read
+    is an empty snapshot.
     """
-    found: dict[str, tuple[int, ...]] = {}
-
-    def note(path: str, item: os.DirEntry[str] | None) -> None:
-        try:
-            facts = item.stat(follow_symlinks=False) if item is not None else None
-        except OSError:
-            facts = None
-        if facts is None:
-            found[path] = ()
-        else:
+    now = time.time_ns()
+    found: dict[str, tuple[object, ...]] = {}
+    try:
+        for path, facts in _walk(Path(folder)):
+            recent = now - max(facts.st_mtime_ns, facts.st_ctime_ns) < _RACY_NS
+            digest = entry(folder, path, facts.st_mode).oid if recent else ""
             found[path] = (
                 facts.st_mode,
                 facts.st_size,
                 facts.st_mtime_ns,
                 facts.st_ctime_ns,
                 facts.st_ino,
+                digest,
             )
-
-    try:
-        _walk(Path(folder), note)
     except OSError:
         return {}
     return found

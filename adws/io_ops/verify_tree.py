@@ -36,7 +36,7 @@ from adws.io_ops.changes import listing
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["TreeError", "build_verify_tree", "escapes", "remove_verify_tree", "symbolic_links"]
+__all__ = ["TreeError", "build_verify_tree", "escapes", "remove_verify_tree"]
 
 _GIT_SECONDS: Final = 120.0
 _BRANCH: Final = "adws-verify"
@@ -71,16 +71,6 @@ def escapes(path: str, target: str) -> bool:
     return joined == ".." or joined.startswith("../")
 
 
-def symbolic_links(folder: str | Path) -> dict[str, str]:
-    """Map every symbolic link under `folder` (as `listing` finds them) to its target."""
-    found: dict[str, str] = {}
-    for path, mode in listing(folder).items():
-        if stat.S_ISLNK(mode):
-            with contextlib.suppress(OSError):
-                found[path] = str(Path(folder, path).readlink())
-    return found
-
-
 def _env() -> dict[str, str]:
     kept = {key: value for key, value in os.environ.items() if key not in _GIT_PLACES}
     return {**kept, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
@@ -101,33 +91,33 @@ def _git(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
-def _copy(source: Path, folder: Path, links: Mapping[str, str]) -> None:
-    """Copy every file and link under `source` into `folder`, as the module docstring says."""
-    for path, mode in sorted(listing(source).items()):
+def _link(path: str, target: str, links: Mapping[str, str]) -> None:
+    """Refuse a link the round made or changed that points outside the workspace."""
+    if links.get(path) != target and escapes(path, target):
+        msg = (
+            f"the symbolic link {path} points outside the workspace (to {target}):"
+            " the checks cannot use it; link inside the workspace or copy the file"
+        )
+        raise TreeError(msg)
+
+
+def _copy(source: Path, folder: Path, paths: Mapping[str, int], links: Mapping[str, str]) -> None:
+    """Copy each of `paths` (as `listing` gave them) from `source` into `folder`; see the module."""
+    for path, mode in sorted(paths.items()):
         origin, copy = source / path, folder / path
         copy.parent.mkdir(parents=True, exist_ok=True)
-        if stat.S_ISLNK(mode):
-            try:
+        try:
+            if stat.S_ISLNK(mode):
                 target = str(origin.readlink())
-            except OSError as exc:
-                msg = f"could not read the symbolic link {path}: {exc.strerror}"
-                raise TreeError(msg) from exc
-            if links.get(path) != target and escapes(path, target):
-                msg = (
-                    f"the symbolic link {path} points outside the workspace (to {target}):"
-                    " the checks cannot use it; link inside the workspace or copy the file"
-                )
-                raise TreeError(msg)
-            copy.symlink_to(target)
-        elif stat.S_ISREG(mode):
-            try:
+                _link(path, target, links)
+                copy.symlink_to(target)
+            elif stat.S_ISREG(mode):
                 shutil.copy2(origin, copy, follow_symlinks=False)
-            except OSError as exc:
-                msg = f"could not read {path} to check it: {exc.strerror}; make it readable"
-                raise TreeError(msg) from exc
-        elif mode == 0:
-            msg = f"could not read {path} to check it; make it readable"
-            raise TreeError(msg)
+        except TreeError:
+            raise
+        except OSError as exc:
+            msg = f"could not read {path} to check it: {exc.strerror}; make it readable"
+            raise TreeError(msg) from exc
 
 
 def build_verify_tree(
@@ -145,9 +135,14 @@ def build_verify_tree(
     before the round to their targets (those may point anywhere). Raises
     `TreeError` (nothing left behind) when the tree cannot be made.
     """
+    try:
+        paths = listing(source)
+    except OSError as exc:
+        msg = f"could not read the workspace {source} to check it: {exc}"
+        raise TreeError(msg) from exc
     folder = Path(tempfile.mkdtemp(prefix=f"{Path(source).name}.verify-", dir=parent))
     try:
-        _copy(Path(source), folder, links)
+        _copy(Path(source), folder, paths, links)
         where = Path(source)
         objects = _git(
             where,
