@@ -34,6 +34,7 @@ import attrs
 from adws.engine.errors import ErrorType, PipelineError
 
 __all__ = [
+    "EXIT_STATUS",
     "REPRODUCER_FILES",
     "REPRODUCER_IDS",
     "Checked",
@@ -46,6 +47,8 @@ __all__ = [
     "target_state",
 ]
 
+EXIT_STATUS: Final = "exit status"
+"""The id of a failure no parser could name: the check's exit status alone."""
 REPRODUCER_IDS: Final = "reproducer_ids"
 """The input a `reproduce` step fills with its tests' ids (`must_pass="reproduced"` reads it)."""
 REPRODUCER_FILES: Final = "reproducer_files"
@@ -59,6 +62,7 @@ _UNCHECKED: Final = (
     " (name tests in must_pass, or reproduce the problem first)"
 )
 """What a proof with no target says first: a baseline proves nothing was fixed."""
+_WHOLE: Final = "the whole check (it failed naming no test)"
 _SHOWN: Final = 10
 """How many ids a line of a proof names before it says how many more there are."""
 
@@ -238,14 +242,15 @@ class MustPass:
 
 
 def _names(ids: Sequence[str]) -> str:
-    """Name up to ten ids, then how many more.
+    """Name up to ten ids, then how many more (the bare exit status as what it stands for).
 
-    >>> _names(["a", "b"]), _names([])
-    ('a, b', 'none')
+    >>> _names(["a", "b"]), _names([]), _names([EXIT_STATUS])
+    ('a, b', 'none', 'the whole check (it failed naming no test)')
     """
     if not ids:
         return "none"
-    shown = ", ".join(ids[:_SHOWN])
+    named = [_WHOLE if name == EXIT_STATUS else name for name in ids[:_SHOWN]]
+    shown = ", ".join(named)
     return shown + (f" and {len(ids) - _SHOWN} more" if len(ids) > _SHOWN else "")
 
 

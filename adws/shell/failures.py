@@ -38,6 +38,8 @@ from typing import Final, TypeAlias, final
 
 import attrs
 
+from adws.engine.proof import EXIT_STATUS
+
 __all__ = [
     "EXIT_STATUS",
     "PARSERS",
@@ -57,8 +59,6 @@ __all__ = [
     "unnamed",
 ]
 
-EXIT_STATUS: Final = "exit status"
-"""The one id of a failure no parser could name: the command's exit status alone."""
 
 _MAX_REPORT_BYTES: Final = 64 << 20
 
