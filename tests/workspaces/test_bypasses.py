@@ -133,3 +133,22 @@ def test_each_way_past_git_status_ends_tampered(tmp_path: Path, name: str) -> No
     changed = "tests/conftest.py" if name.startswith("conftest") else TEST
     assert error.context["files"] == (changed,)
     assert checked.read_text() == "ran\n"  # the baseline ran the checks; the round never did
+
+
+@pytest.mark.parametrize("name", list(BYPASSES))
+def test_a_worktrees_own_protect_compares_the_files_with_the_base_commit(
+    tmp_path: Path, name: str
+) -> None:
+    repo = seeded(tmp_path / "repo")
+    ran: list[str] = []
+    result = run_workflow(
+        Workflow("w", (worktree(cheat(BYPASSES[name], ran), name="work", protect=("tests/**",)),)),
+        WorkflowContext(inputs={"target_dir": str(repo)}),
+        run_id="r1",
+        worktrees=str(tmp_path / "wt"),
+    )
+    error = failure(result)
+    assert ran == [""]
+    assert (error.error_type, error.step_name) == ("Tampered", "work")
+    changed = "tests/conftest.py" if name.startswith("conftest") else TEST
+    assert error.context["files"] == (changed,)

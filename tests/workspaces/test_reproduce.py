@@ -12,14 +12,20 @@ from adws import (
     Step,
     Workflow,
     WorkflowContext,
+    agent_step,
+    best_of,
     reproduce,
     run_workflow,
     sequence,
+    use_agent,
     with_verification,
     worktree,
 )
+from adws.agents import ScriptedAgent
+from adws.agents.step import AgentSpec
+from adws.engine.combinators import VerificationSpec
 from adws.engine.scope import current_worktree
-from adws.workspaces import TESTS, ReproduceSpec
+from adws.workspaces import TESTS, BestOfSpec, ReproduceSpec
 from tests.conftest import failure, success
 from tests.engine.bugs import DOUBLE, KEPT, ONE, RIGHT, TARGET, leaves, pytest_checks, seeded
 
@@ -172,3 +178,31 @@ def test_the_spec_and_impossible_options(tmp_path: Path) -> None:
         reproduce(agent, checks, baseline_unnamed="must_pass")  # type: ignore[arg-type] # the point
     with pytest.raises(TypeError, match=r"protect must be a tuple of globs"):
         reproduce(agent, checks, tests="tests/**")
+
+
+def test_use_agent_keeps_what_must_pass_the_reproducer_and_the_base() -> None:
+    ask = agent_step("fix", prompt="p", agent=ScriptedAgent([]), edits=True, allow_no_change=True)
+    steps = (
+        reproduce(ask, Step("c", IOSuccess), name="repro", tests=("t/**",), max_attempts=2),
+        best_of(
+            "best",
+            with_verification(
+                ask,
+                Step("v", IOSuccess),
+                must_pass="{t}",  # noqa: S106 - a placeholder
+                baseline_unnamed="ignore",
+            ),
+            n=2,
+            base="{start}",
+        ),
+    )
+    repro, best = use_agent(Workflow("w", steps), ScriptedAgent([])).steps
+    assert isinstance(repro.spec, ReproduceSpec)
+    assert (repro.name, repro.spec.tests, repro.spec.max_attempts) == ("repro", ("t/**",), 2)
+    assert isinstance(repro.spec.step.spec, AgentSpec)
+    assert repro.spec.step.spec.allow_no_change is True
+    assert isinstance(best.spec, BestOfSpec)
+    assert best.spec.base == "{start}"
+    inner = best.spec.step.spec
+    assert isinstance(inner, VerificationSpec)
+    assert (inner.must_pass, inner.baseline, inner.baseline_unnamed) == ("{t}", True, "ignore")
