@@ -35,6 +35,7 @@ from adws.engine.errors import ErrorType, PipelineError
 
 __all__ = [
     "EXIT_STATUS",
+    "REPRODUCER_CHECK",
     "REPRODUCER_FILES",
     "REPRODUCER_IDS",
     "Checked",
@@ -53,6 +54,9 @@ REPRODUCER_IDS: Final = "reproducer_ids"
 """The input a `reproduce` step fills with its tests' ids (`must_pass="reproduced"` reads it)."""
 REPRODUCER_FILES: Final = "reproducer_files"
 """The input a `reproduce` step fills with the files it wrote (protected from the fixer)."""
+REPRODUCER_CHECK: Final = "reproducer_check"
+"""The input a `reproduce` step fills with its last run of the checks and the files it ran on:
+a `with_verification` that starts on the same files takes it as its baseline."""
 
 State: TypeAlias = Literal["passed", "failing", "did not run"]
 _WORDS: Final = ("baseline", "reproduced")
@@ -139,6 +143,39 @@ class Checked:
     def seen(self) -> tuple[str, ...]:
         """Every id the run named, failing or passed (sorted)."""
         return tuple(sorted({*self.failing, *(self.passed or ())}))
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the run as outputs hold it (`from_dict` reads it back).
+
+        >>> Checked.from_dict(Checked({"a": "A"}, frozenset({"b"}), ok=False).to_dict())
+        Checked(failing={'a': 'A'}, passed=frozenset({'b'}), ok=False, named=True)
+        """
+        passed = None if self.passed is None else sorted(self.passed)
+        return {"failing": dict(self.failing), "passed": passed, "ok": self.ok, "named": self.named}
+
+    @classmethod
+    def from_dict(cls, value: object) -> Checked | None:
+        """Read back what `to_dict` wrote; None for anything else (a journal row may say anything).
+
+        >>> Checked.from_dict({"failing": {"a": 1}, "passed": None, "ok": True, "named": True})
+        """
+        if not isinstance(value, Mapping):
+            return None
+        failing, passed = value.get("failing"), value.get("passed")
+        ok, named = value.get("ok"), value.get("named")
+        if not isinstance(failing, Mapping) or not _texts([*failing.keys(), *failing.values()]):
+            return None
+        if (passed is not None and not _texts(passed)) or not isinstance(ok, bool):
+            return None
+        if not isinstance(named, bool):
+            return None
+        known = None if passed is None else frozenset(passed)
+        return cls({str(k): str(v) for k, v in failing.items()}, known, ok=ok, named=named)
+
+
+def _texts(value: object) -> bool:
+    """Tell whether `value` is a list or tuple of strings."""
+    return isinstance(value, list | tuple) and all(isinstance(item, str) for item in value)
 
 
 def target_state(target: str, checked: Checked) -> State:

@@ -152,7 +152,7 @@ class Reference:
 def _value(data: bytes | None, key: str) -> object:
     r"""Read the value at a dotted `key` of a TOML document (None where it has none).
 
-    >>> _value(b"[tool.pytest.ini_options]\\naddopts = '-q'\\n", "tool.pytest")
+    >>> _value(b"[tool.pytest.ini_options]\naddopts = '-q'\n", "tool.pytest")
     {'ini_options': {'addopts': '-q'}}
     """
     found: object = tomllib.loads((data or b"").decode("utf-8"))

@@ -22,6 +22,7 @@ from adws.engine.context import WorkflowContext, promote
 from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.events import RoundFailed
 from adws.engine.proof import (
+    REPRODUCER_CHECK,
     REPRODUCER_FILES,
     REPRODUCER_IDS,
     Checked,
@@ -41,6 +42,7 @@ from adws.engine.scope import (
     in_worktree,
 )
 from adws.engine.step import Step
+from adws.io_ops.changes import entries, tree_digest
 from adws.io_ops.verify_tree import TreeError, build_verify_tree, remove_verify_tree
 
 if TYPE_CHECKING:
@@ -313,6 +315,22 @@ class Checks:
             return retry_step(verify, moved)[0]
 
 
+def _reused(inputs: Mapping[str, object]) -> Checked | None:
+    """Take a reproducer's last run of the checks as the baseline, if it ran on these very files.
+
+    Only in a worktree (the files are read and hashed whole), and only a
+    run that named its failures; anything else runs the checks again.
+    """
+    found = inputs.get(REPRODUCER_CHECK)
+    folder = current_worktree()
+    if not isinstance(found, Mapping) or folder is None:
+        return None
+    checked = Checked.from_dict(found.get("checked"))
+    if checked is None or not (checked.ok or checked.named):
+        return None
+    return checked if found.get("tree") == tree_digest(entries(folder)) else None
+
+
 def _reproduced(
     inputs: Mapping[str, object], step_name: str
 ) -> tuple[list[str], list[str]] | PipelineError:
@@ -425,21 +443,33 @@ class _Rounds:
         checks = Checks(o.name, Rules.of(o.protect, exact=reproduced[1]))
         targets = _Targets((), Checked({}, None, ok=True))
         if o.baseline:
+            taken = self.baseline(checks, wanted, reproduced[0])
+            if isinstance(taken, PipelineError):
+                return IOFailure(taken)
+            targets = taken
+        return self.rounds(checks, targets)
+
+    def baseline(
+        self, checks: Checks, wanted: MustPass, reproduced: list[str]
+    ) -> _Targets | PipelineError:
+        """Take the baseline (a reproducer's last run, if it ran on these files) and the targets."""
+        o, ctx = self.options, self.ctx
+        before: WorkflowContext | PipelineError | Checked | None = None
+        if wanted.reproduced:
+            before = _reused(ctx.inputs)
+        if before is None:
             with checks.place(guarded=False) as where:
                 if isinstance(where, PipelineError):
-                    return IOFailure(where)
+                    return where
                 before = checks.run(o.verify, ctx, where)
-            known = checked_of(before)
-            unnamed = isinstance(before, PipelineError) and not known.named
-            if isinstance(before, PipelineError) and unnamed and o.unnamed == "fail":
-                return IOFailure(unnamed_baseline(o.name, before))
-            if unnamed and o.unnamed == "must_pass":  # the check must pass whole
-                wanted = attrs.evolve(wanted, patterns=(*wanted.patterns, *known.failing))
-            resolved = self.targets(wanted, known, reproduced[0])
-            if isinstance(resolved, PipelineError):
-                return IOFailure(resolved)
-            targets = _Targets(resolved, known)
-        return self.rounds(checks, targets)
+        known = before if isinstance(before, Checked) else checked_of(before)
+        unnamed = isinstance(before, PipelineError) and not known.named
+        if isinstance(before, PipelineError) and unnamed and o.unnamed == "fail":
+            return unnamed_baseline(o.name, before)
+        if unnamed and o.unnamed == "must_pass":  # the check must pass whole
+            wanted = attrs.evolve(wanted, patterns=(*wanted.patterns, *known.failing))
+        resolved = self.targets(wanted, known, reproduced)
+        return resolved if isinstance(resolved, PipelineError) else _Targets(resolved, known)
 
     def targets(
         self, wanted: MustPass, known: Checked, reproduced: list[str]

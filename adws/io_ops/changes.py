@@ -48,6 +48,7 @@ __all__ = [
     "listing",
     "object_format",
     "stat_snapshot",
+    "tree_digest",
 ]
 
 CACHES: Final = frozenset(
@@ -88,7 +89,7 @@ class Entry:
 def blob_id(data: bytes, object_format: str = "sha1") -> str:
     r"""Return the id git gives `data` as a blob (`git hash-object --no-filters`).
 
-    >>> blob_id(b"hello\\n")
+    >>> blob_id(b"hello\n")
     'ce013625030ba8dba906f756967f9e9ca394464a'
     """
     digest = hashlib.sha256() if object_format == "sha256" else hashlib.sha1()  # noqa: S324 - git's own id
@@ -241,6 +242,19 @@ def entries(
         for path, mode in listing(folder).items()
         if keep(path)
     }
+
+
+def tree_digest(found: Mapping[str, Entry]) -> str:
+    """Hash a whole reading (paths, modes, contents): equal digests, equal files.
+
+    >>> tree_digest({"a": Entry("100644", "1")}) == tree_digest({"a": Entry("100644", "1")})
+    True
+    """
+    digest = hashlib.sha256()
+    for path in sorted(found):
+        each = found[path]
+        digest.update(f"{each.mode} {each.oid} ".encode() + os.fsencode(path) + b"\0")
+    return digest.hexdigest()
 
 
 def changed_paths(before: Mapping[str, Entry], after: Mapping[str, Entry]) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 from adws._checks import require_count, require_type
 from adws.engine.context import WorkflowContext, promote
 from adws.engine.errors import ErrorType, PipelineError
-from adws.engine.proof import REPRODUCER_FILES, REPRODUCER_IDS, Checked
+from adws.engine.proof import REPRODUCER_CHECK, REPRODUCER_FILES, REPRODUCER_IDS, Checked
 from adws.engine.protect import Rules, check_protect
 from adws.engine.retry import retry_step
 from adws.engine.scope import current_worktree, in_round
@@ -29,7 +29,7 @@ from adws.engine.verification import (
     report_round,
     unnamed_baseline,
 )
-from adws.io_ops.changes import changed_paths, entries
+from adws.io_ops.changes import changed_paths, entries, tree_digest
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -78,9 +78,16 @@ def _files_problem(name: str, files: Sequence[str], rules: Rules) -> PipelineErr
 
 
 def _new_tests(
-    name: str, files: Sequence[str], known: Checked, now: Checked
+    name: str, files: Sequence[str], known: Checked, ran: WorkflowContext | PipelineError
 ) -> PipelineError | list[str]:
     """Name the new ids failing now, or say why there are none (or an old check broke)."""
+    now = checked_of(ran)
+    if isinstance(ran, PipelineError) and not now.named:
+        message = (
+            "the checks failed naming no test (a test file that does not load?): make your"
+            f" test fail as a test does: {ran.message.strip()}"
+        )
+        return _not_reproduced(name, message, files=list(files))
     seen = set(known.seen())
     broken = sorted(key for key in now.failing if key in seen and key not in known.failing)
     if broken:
@@ -128,7 +135,10 @@ def reproduce(  # noqa: PLR0913 - the step, its check, and keyword-only options
     Outputs: the step's own, `reproducer_ids` (the new failing ids,
     sorted) and `reproducer_files` (the files it changed, sorted): a
     following `with_verification(..., must_pass="reproduced")` makes those
-    ids its targets and protects those files from the fixer. `when` skips
+    ids its targets and protects those files from the fixer. And
+    `reproducer_check`, the round's run of the checks with a digest of the
+    files it ran on: a `with_verification` in a worktree whose files are the
+    same takes it as its baseline rather than running the checks again. `when` skips
     the step where it is false (see `Step`), as a yes/no input does.
     """
     owner = f"reproduce {name!r}"
@@ -162,7 +172,8 @@ def reproduce(  # noqa: PLR0913 - the step, its check, and keyword-only options
             promoted = promote(ctx.inputs, made.outputs)
             if isinstance(promoted, PipelineError):
                 return IOFailure(promoted.with_step_name(step.name))
-            files = changed_paths(start, entries(folder))
+            now = entries(folder)
+            files = changed_paths(start, now)
             judged = _round(
                 checks,
                 verify=verify,
@@ -173,7 +184,12 @@ def reproduce(  # noqa: PLR0913 - the step, its check, and keyword-only options
                 name=name,
             )
             if not isinstance(judged, PipelineError):
-                found = {REPRODUCER_IDS: judged, REPRODUCER_FILES: list(files)}
+                ids, checked = judged
+                found = {
+                    REPRODUCER_IDS: ids,
+                    REPRODUCER_FILES: list(files),
+                    REPRODUCER_CHECK: {"checked": checked.to_dict(), "tree": tree_digest(now)},
+                }
                 return IOSuccess(ctx.merge_outputs({**made.outputs, **found}))
             error = judged
             again = round_number < max_attempts
@@ -204,8 +220,11 @@ def _round(  # noqa: PLR0913 - a round's work, and what it is judged against
     rules: Rules,
     known: Checked,
     name: str,
-) -> PipelineError | list[str]:
-    """Judge a round's tests: its files first (no check runs for files that cannot be tests)."""
+) -> PipelineError | tuple[list[str], Checked]:
+    """Judge a round's tests: its files first (no check runs for files that cannot be tests).
+
+    Returns the new failing ids and the run of the checks that found them.
+    """
     problem = _files_problem(name, files, rules)
     if problem is not None:
         return problem
@@ -213,4 +232,5 @@ def _round(  # noqa: PLR0913 - a round's work, and what it is judged against
         if isinstance(where, PipelineError):
             return where
         ran = checks.run(verify, ctx, where)
-    return _new_tests(name, files, known, checked_of(ran))
+    ids = _new_tests(name, files, known, ran)
+    return ids if isinstance(ids, PipelineError) else (ids, checked_of(ran))

@@ -146,3 +146,22 @@ def test_a_proof_with_no_target_says_the_change_was_only_checked_to_break_nothin
             "pre-existing failures left: none\nflaky: none"
         ),
     }
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        None,
+        {"failing": [], "passed": None, "ok": True, "named": True},
+        {"failing": {}, "passed": [1], "ok": True, "named": True},
+        {"failing": {}, "passed": None, "ok": "yes", "named": True},
+        {"failing": {}, "passed": None, "ok": True, "named": None},
+    ],
+)
+def test_a_run_read_back_from_a_row_that_is_not_one_is_none(row: object) -> None:
+    assert Checked.from_dict(row) is None
+
+
+def test_a_run_round_trips_through_its_dict() -> None:
+    run = Checked({"a": "A"}, None, ok=False, named=False)
+    assert Checked.from_dict(run.to_dict()) == run

@@ -206,3 +206,68 @@ def test_use_agent_keeps_what_must_pass_the_reproducer_and_the_base() -> None:
     inner = best.spec.step.spec
     assert isinstance(inner, VerificationSpec)
     assert (inner.must_pass, inner.baseline, inner.baseline_unnamed) == ("{t}", True, "ignore")
+
+
+def counted(runs: list[str]) -> Step:
+    """The project's checks, counting their runs."""
+    checks = pytest_checks()
+
+    def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        runs.append(str(ctx.inputs.get("worktree", "")))
+        return checks.run(ctx)
+
+    return Step("checks", run)
+
+
+def test_the_fix_takes_the_reproducers_last_run_as_its_baseline(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+    runs: list[str] = []
+    stage = sequence(
+        "work",
+        [
+            reproduce(writer([{"tests/test_double.py": DOUBLE}], []), counted(runs)),
+            with_verification(
+                leaves([{"words.py": RIGHT}], []),
+                counted(runs),
+                must_pass="reproduced",  # noqa: S106 - a word
+            ),
+        ],
+    )
+    final = success(run(stage, repo, tmp_path))
+    assert len(runs) == 3  # the reproducer's baseline and round, the fix's round: no baseline again
+    assert final.inputs["fix_verified_fixed"] == (TARGET,)
+    assert final.inputs["fix_verified_kept"] == 1
+
+
+def test_files_changed_since_the_reproducer_ran_take_a_baseline_of_their_own(
+    tmp_path: Path,
+) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+    runs: list[str] = []
+    stage = sequence(
+        "work",
+        [
+            reproduce(writer([{"tests/test_double.py": DOUBLE}], []), counted(runs)),
+            leaves([{"notes.txt": "later\n"}], [], name="note", key="noted"),
+            with_verification(
+                leaves([{"words.py": RIGHT}], []),
+                counted(runs),
+                must_pass="reproduced",  # noqa: S106 - a word
+            ),
+        ],
+    )
+    success(run(stage, repo, tmp_path))
+    assert len(runs) == 4
+
+
+def test_a_reproducer_that_makes_the_checks_crash_is_told_so(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+    crash = {"tests/conftest.py": "raise RuntimeError('boom')\n"}
+    error = failure(
+        run(reproduce(writer([crash], []), pytest_checks(), max_attempts=1), repo, tmp_path)
+    )
+    assert error.error_type == "NotReproduced"
+    assert error.message.startswith(
+        "the checks failed naming no test (a test file that does not load?): make your test fail"
+        " as a test does: "
+    )
