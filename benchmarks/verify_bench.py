@@ -16,7 +16,8 @@ fix at once, so the time is the checks, git and adws: a worktree with one
 round and no baseline (the old way: it proves nothing), then with a
 baseline, `must_pass` and `protect` (one more run of the checks, and a
 verify tree for each), then with a reproducer first (`reproduce`: a
-baseline and a run of its own, then the fix's).
+baseline and a run of its own, then the fix's round, whose baseline is the
+reproducer's last run).
 """
 
 from __future__ import annotations
@@ -252,7 +253,7 @@ def _fix_rows(fixes: dict[str, float]) -> list[str]:
         ),
         (
             f"| … with a reproducer first (reproduce, then must_pass='reproduced') |"
-            f" {fixes['reproduced']:.2f} s (+{fixes['reproduced'] - plain:.2f} s) | three more runs |"
+            f" {fixes['reproduced']:.2f} s (+{fixes['reproduced'] - plain:.2f} s) | two more runs |"
         ),
     ]
 
