@@ -678,6 +678,9 @@ def with_verification(  # noqa: PLR0913 - DESIGN's options, keyword-only
         choices = ", ".join(map(repr, BASELINE_UNNAMED))
         msg = f"{owner}: baseline_unnamed must be one of {choices}, got {baseline_unnamed!r}"
         raise ValueError(msg)
+    if baseline_unnamed != "fail" and not (baseline or wanted):
+        msg = f"{owner}: baseline_unnamed={baseline_unnamed!r} needs baseline=True (or must_pass)"
+        raise ValueError(msg)
     step_name = name or f"{main.name}_verified"
     kept = must_pass if isinstance(must_pass, str) else tuple(must_pass)
     options = _Options(

@@ -295,6 +295,7 @@ def test_a_check_that_fails_naming_nothing_can_be_made_the_target_whole(tmp_path
     step = with_verification(
         leaves([{"words.py": WRONG}, {"words.py": RIGHT}], seen),
         grep,
+        baseline=True,
         baseline_unnamed="must_pass",
     )
     final = success(run(step, repo, tmp_path))
@@ -336,6 +337,8 @@ def test_impossible_options_are_refused_at_definition_time() -> None:
     choices = "'fail', 'ignore', 'must_pass'"
     with pytest.raises(ValueError, match=rf"baseline_unnamed must be one of {choices}, got 'x'"):
         with_verification(done, done, baseline_unnamed="x")  # type: ignore[arg-type] # the point
+    with pytest.raises(ValueError, match=r"baseline_unnamed='ignore' needs baseline=True"):
+        with_verification(done, done, baseline_unnamed="ignore")
 
 
 def test_outside_a_worktree_the_checks_run_in_the_folder_the_guard_reads(
