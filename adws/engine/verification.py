@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASELINE_UNNAMED",
+    "WORKSPACE_FAILED",
     "Checks",
     "VerificationSpec",
     "checked_of",
@@ -412,13 +413,10 @@ class _Rounds:
         report_round(self.options.name, round_number, self.options.max_attempts, error, again=again)
 
     def extras(
-        self, targets: _Targets, proof: Proof | None, verdict: _Verdict | None
+        self, targets: _Targets, proof: Proof, verdict: _Verdict | None
     ) -> dict[str, object]:
         """The outputs a judging step adds: failures left, baseline, flaky, fixed, kept, proof."""
         o = self.options
-        if not o.judging:
-            return {}
-        proof = proof or Proof()
         return {
             f"{o.name}_failures": sorted(verdict.failing) if verdict else [],
             f"{o.name}_baseline": sorted(targets.known.failing),

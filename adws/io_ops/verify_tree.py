@@ -76,9 +76,10 @@ def _env() -> dict[str, str]:
     return {**kept, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
 
 
-def _git(cwd: Path, *args: str) -> str:
+def _git(cwd: Path, *args: str, gitdir: str | Path | None = None) -> str:
+    where = ["-C", str(cwd)] + ([f"--git-dir={gitdir}"] if gitdir is not None else [])
     done = subprocess.run(  # noqa: S603 - git, with arguments adws chose
-        ["git", *_NO_CODE, "-C", str(cwd), *args],  # noqa: S607 - git from PATH, as everywhere
+        ["git", *_NO_CODE, *where, *args],  # noqa: S607 - git from PATH, as everywhere
         capture_output=True,
         text=True,
         timeout=_GIT_SECONDS,
@@ -145,12 +146,7 @@ def build_verify_tree(
         _copy(Path(source), folder, paths, links)
         where = Path(source)
         objects = _git(
-            where,
-            f"--git-dir={gitdir}",
-            "rev-parse",
-            "--path-format=absolute",
-            "--git-path",
-            "objects",
+            where, "rev-parse", "--path-format=absolute", "--git-path", "objects", gitdir=gitdir
         ).strip()
         _git(folder, "init", "--quiet", "--template=", f"--initial-branch={_BRANCH}", ".")
         alternates = folder / ".git" / "objects" / "info" / "alternates"

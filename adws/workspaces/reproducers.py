@@ -16,7 +16,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_count, require_type
 from adws.engine.context import WorkflowContext, promote
-from adws.engine.errors import ErrorType, PipelineError
+from adws.engine.errors import ErrorType, PipelineError, is_permanent
 from adws.engine.proof import REPRODUCER_CHECK, REPRODUCER_FILES, REPRODUCER_IDS, Checked
 from adws.engine.protect import Rules, check_protect
 from adws.engine.retry import retry_step
@@ -24,12 +24,13 @@ from adws.engine.scope import current_worktree, in_round
 from adws.engine.step import Step
 from adws.engine.verification import (
     BASELINE_UNNAMED,
+    WORKSPACE_FAILED,
     Checks,
     checked_of,
     report_round,
     unnamed_baseline,
 )
-from adws.io_ops.changes import changed_paths, entries, tree_digest
+from adws.io_ops.changes import Entry, changed_paths, entries, tree_digest
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -57,6 +58,15 @@ class ReproduceSpec:
             f"{self.step.name} writes tests that {self.verify.name} must show failing on the"
             f" untouched code, up to {self.max_attempts} rounds"
         )
+
+
+def _read(name: str, folder: str) -> dict[str, Entry] | PipelineError:
+    """Read the workspace's files whole, or say it cannot be read (`WorkspaceFailed`)."""
+    try:
+        return entries(folder)
+    except OSError as exc:
+        message = f"could not read the workspace {folder}: {exc}"
+        return PipelineError(name, WORKSPACE_FAILED, message, {"permanent": True})
 
 
 def _not_reproduced(name: str, message: str, **context: object) -> PipelineError:
@@ -152,54 +162,9 @@ def reproduce(  # noqa: PLR0913 - the step, its check, and keyword-only options
     rules = Rules.of(globs)
 
     def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
-        folder = current_worktree() or "."
-        checks = Checks(name, Rules(), isolate=True)
-        start = entries(folder)
-        with checks.place(guarded=False) as where:
-            if isinstance(where, PipelineError):
-                return IOFailure(where)
-            before = checks.run(verify, ctx, where)
-        known = checked_of(before)
-        if isinstance(before, PipelineError) and not known.named and baseline_unnamed == "fail":
-            return IOFailure(unnamed_baseline(name, before))
-        round_ctx = ctx
-        error = PipelineError(name, ErrorType.NOT_REPRODUCED, "no round ran")
-        for round_number in range(1, max_attempts + 1):
-            with in_round():
-                made, _ = retry_step(step, round_ctx)
-            if isinstance(made, PipelineError):
-                return IOFailure(made.with_step_name(step.name))
-            promoted = promote(ctx.inputs, made.outputs)
-            if isinstance(promoted, PipelineError):
-                return IOFailure(promoted.with_step_name(step.name))
-            now = entries(folder)
-            files = changed_paths(start, now)
-            judged = _round(
-                checks,
-                verify=verify,
-                ctx=promoted,
-                files=files,
-                rules=rules,
-                known=known,
-                name=name,
-            )
-            if not isinstance(judged, PipelineError):
-                ids, checked = judged
-                found = {
-                    REPRODUCER_IDS: ids,
-                    REPRODUCER_FILES: list(files),
-                    REPRODUCER_CHECK: {"checked": checked.to_dict(), "tree": tree_digest(now)},
-                }
-                return IOSuccess(ctx.merge_outputs({**made.outputs, **found}))
-            error = judged
-            again = round_number < max_attempts
-            report_round(name, round_number, max_attempts, error, again=again)
-            feedback = (
-                f"reproduction round {round_number}/{max_attempts} failed:"
-                f" {error.error_type}: {error.message}"
-            )
-            round_ctx = round_ctx.add_feedback(feedback)
-        return IOFailure(error.with_context(rounds=max_attempts))
+        return _Reproduction(
+            name, step, verify, rules=rules, max_attempts=max_attempts, unnamed=baseline_unnamed
+        ).run(ctx)
 
     return Step(
         name,
@@ -209,6 +174,96 @@ def reproduce(  # noqa: PLR0913 - the step, its check, and keyword-only options
         spec=ReproduceSpec(step, verify, globs, max_attempts, baseline_unnamed),
         children=(step, verify),
     )
+
+
+class _Reproduction:
+    """One run of a `reproduce` step: the baseline, then rounds until a new test fails."""
+
+    def __init__(  # noqa: PLR0913 - the step's configuration, as `reproduce` checked it
+        self,
+        name: str,
+        step: Step,
+        verify: Step,
+        *,
+        rules: Rules,
+        max_attempts: int,
+        unnamed: Literal["fail", "ignore"],
+    ) -> None:
+        self.name, self.step, self.verify, self.rules = name, step, verify, rules
+        self.max_attempts, self.unnamed = max_attempts, unnamed
+        self.folder = current_worktree() or "."
+        self.checks = Checks(name, Rules(), isolate=True)
+
+    def baseline(self, ctx: WorkflowContext) -> tuple[dict[str, Entry], Checked] | PipelineError:
+        """Read the files and run the checks on the untouched workspace."""
+        start = _read(self.name, self.folder)
+        if isinstance(start, PipelineError):
+            return start
+        with self.checks.place(guarded=False) as where:
+            if isinstance(where, PipelineError):
+                return where
+            before = self.checks.run(self.verify, ctx, where)
+        known = checked_of(before)
+        if isinstance(before, PipelineError) and not known.named and self.unnamed == "fail":
+            return unnamed_baseline(self.name, before)
+        return start, known
+
+    def run(self, ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        """Take the baseline, then have the step write tests until they show the problem."""
+        taken = self.baseline(ctx)
+        if isinstance(taken, PipelineError):
+            return IOFailure(taken)
+        start, known = taken
+        round_ctx = ctx
+        error = PipelineError(self.name, ErrorType.NOT_REPRODUCED, "no round ran")
+        for round_number in range(1, self.max_attempts + 1):
+            with in_round():
+                made, _ = retry_step(self.step, round_ctx)
+            if isinstance(made, PipelineError):
+                return IOFailure(made.with_step_name(self.step.name))
+            promoted = promote(ctx.inputs, made.outputs)
+            if isinstance(promoted, PipelineError):
+                return IOFailure(promoted.with_step_name(self.step.name))
+            found = self.judge(promoted, start, known)
+            if not isinstance(found, PipelineError):
+                return IOSuccess(ctx.merge_outputs({**made.outputs, **found}))
+            if is_permanent(found):  # the workspace cannot be read: no round can mend it
+                return IOFailure(found)
+            error = found
+            again = round_number < self.max_attempts
+            report_round(self.name, round_number, self.max_attempts, error, again=again)
+            feedback = (
+                f"reproduction round {round_number}/{self.max_attempts} failed:"
+                f" {error.error_type}: {error.message}"
+            )
+            round_ctx = round_ctx.add_feedback(feedback)
+        return IOFailure(error.with_context(rounds=self.max_attempts))
+
+    def judge(
+        self, ctx: WorkflowContext, start: dict[str, Entry], known: Checked
+    ) -> dict[str, object] | PipelineError:
+        """Judge a round's tests: the outputs they make, or why they do not reproduce."""
+        now = _read(self.name, self.folder)
+        if isinstance(now, PipelineError):
+            return now
+        files = changed_paths(start, now)
+        judged = _round(
+            self.checks,
+            verify=self.verify,
+            ctx=ctx,
+            files=files,
+            rules=self.rules,
+            known=known,
+            name=self.name,
+        )
+        if isinstance(judged, PipelineError):
+            return judged
+        ids, checked = judged
+        return {
+            REPRODUCER_IDS: ids,
+            REPRODUCER_FILES: list(files),
+            REPRODUCER_CHECK: {"checked": checked.to_dict(), "tree": tree_digest(now)},
+        }
 
 
 def _round(  # noqa: PLR0913 - a round's work, and what it is judged against

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from returns.io import IOResult, IOSuccess
+from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import (
     OutputContract,
@@ -17,6 +18,7 @@ from adws import (
     WorkflowContext,
     agent_step,
     run_workflow,
+    sequence,
     shell_step,
     with_verification,
     worktree,
@@ -356,3 +358,83 @@ def test_outside_a_worktree_the_checks_run_in_the_folder_the_guard_reads(
     )
     final = success(run_workflow(Workflow("w", (step,))))
     assert final.inputs["fix_verified_fixed"] == (TARGET,)
+
+
+def test_a_link_the_round_made_outside_the_workspace_fails_the_round(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo")
+    seen: list[tuple[str, ...]] = []
+
+    def links(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        seen.append(ctx.feedback)
+        (Path(str(ctx.inputs["worktree"])) / "data").symlink_to(tmp_path)
+        return IOSuccess(ctx)
+
+    step = with_verification(
+        Step("fix", links), pytest_checks(), protect=("tests/**",), max_attempts=1
+    )
+    error = failure(run(step, repo, tmp_path))
+    assert (error.step_name, error.error_type) == ("fix_verified", "WorkspaceFailed")
+    assert error.message == (
+        f"the symbolic link data points outside the workspace (to {tmp_path}): the checks cannot"
+        " use it; link inside the workspace or copy the file"
+    )
+
+
+def test_a_worktree_whose_git_directory_went_cannot_be_checked(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo")
+
+    def breaks(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        folder = Path(str(ctx.inputs["worktree"]))
+        shutil.rmtree(git(folder, "rev-parse", "--absolute-git-dir"))
+        return IOSuccess(ctx.merge_outputs({"broken": True}))
+
+    verified = with_verification(
+        leaves([{"words.py": RIGHT}], []), pytest_checks(), must_pass=[TARGET], protect=("t/**",)
+    )
+    stage = sequence("work", [Step("break", breaks, writes=("broken",)), verified])
+    error = failure(run(stage, repo, tmp_path))
+    assert (error.step_name, error.error_type) == ("fix_verified", "WorkspaceFailed")
+    assert error.message.startswith("git rev-parse for the verify tree")
+
+
+def test_a_verify_error_no_round_can_mend_ends_the_step_at_once(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo")
+    blocked = Step("checks", lambda _ctx: IOFailure(PipelineError("", "Blocked", "no runner")))
+    seen: list[tuple[str, ...]] = []
+    step = with_verification(
+        leaves([{"words.py": RIGHT}], seen), blocked, baseline=True, baseline_unnamed="ignore"
+    )
+    error = failure(run(step, repo, tmp_path))
+    assert (error.error_type, len(seen)) == ("Blocked", 1)
+
+
+def test_a_reproducers_run_is_taken_again_only_in_a_worktree_and_when_it_reads_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = seeded(tmp_path / "repo")
+    runs: list[int] = []
+    checks = pytest_checks()
+
+    def counted(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        runs.append(1)
+        return checks.run(ctx)
+
+    def reproduced(check: object) -> Step:
+        def run_(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+            found = {"reproducer_ids": [TARGET], "reproducer_files": [], "reproducer_check": check}
+            return IOSuccess(ctx.merge_outputs(found))
+
+        return Step("reproduced", run_, writes=("reproducer_ids",))
+
+    good = {"checked": {"failing": {TARGET: "F"}, "passed": [], "ok": False, "named": True}}
+    verify = Step("checks", counted)
+    for check in ({"checked": "garbage"}, {"checked": {**good["checked"], "named": False}}):
+        fix = with_verification(leaves([{"words.py": RIGHT}], []), verify, must_pass="reproduced")  # noqa: S106 - a word
+        success(run(sequence("work", [reproduced(check), fix]), repo, tmp_path))
+    assert len(runs) == 4  # a baseline each: neither run could be read back
+    monkeypatch.chdir(repo)  # outside a worktree: the files are not read whole
+    fix = with_verification(leaves([{"words.py": RIGHT}], []), verify, must_pass="reproduced")  # noqa: S106 - a word
+    success(
+        run_workflow(Workflow("w", (sequence("work", [reproduced({**good, "tree": "x"}), fix]),)))
+    )
+    assert len(runs) == 6

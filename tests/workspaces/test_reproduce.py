@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
-from returns.io import IOResult, IOSuccess
+from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import (
     PipelineError,
@@ -27,7 +28,7 @@ from adws.engine.combinators import VerificationSpec
 from adws.engine.scope import current_worktree
 from adws.workspaces import TESTS, BestOfSpec, ReproduceSpec
 from tests.conftest import failure, success
-from tests.engine.bugs import DOUBLE, KEPT, ONE, RIGHT, TARGET, leaves, pytest_checks, seeded
+from tests.engine.bugs import DOUBLE, KEPT, ONE, RIGHT, TARGET, git, leaves, pytest_checks, seeded
 
 
 def run(step: Step, repo: Path, tmp_path: Path) -> IOResult[WorkflowContext, PipelineError]:
@@ -262,7 +263,7 @@ def test_files_changed_since_the_reproducer_ran_take_a_baseline_of_their_own(
 
 def test_a_reproducer_that_makes_the_checks_crash_is_told_so(tmp_path: Path) -> None:
     repo = seeded(tmp_path / "repo", double=False)
-    crash = {"tests/conftest.py": "raise RuntimeError('boom')\n"}
+    crash: dict[str, str | None] = {"tests/conftest.py": "raise RuntimeError('boom')\n"}
     error = failure(
         run(reproduce(writer([crash], []), pytest_checks(), max_attempts=1), repo, tmp_path)
     )
@@ -271,3 +272,59 @@ def test_a_reproducer_that_makes_the_checks_crash_is_told_so(tmp_path: Path) -> 
         "the checks failed naming no test (a test file that does not load?): make your test fail"
         " as a test does: "
     )
+
+
+def test_a_reproducer_that_gives_up_or_writes_an_input_ends_the_step(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+    blocked = Step("write_test", lambda _ctx: IOFailure(PipelineError("", "Blocked", "no idea")))
+    error = failure(run(reproduce(blocked, pytest_checks()), repo, tmp_path))
+    assert (error.step_name, error.error_type) == ("write_test", "Blocked")
+    clash = leaves([{"tests/test_double.py": DOUBLE}], [], name="write_test", key="target_dir")
+    error = failure(run(reproduce(clash, pytest_checks()), repo, tmp_path))
+    assert (error.step_name, error.error_type) == ("write_test", "ContextCollision")
+
+
+def test_a_test_linked_outside_the_workspace_is_not_checked(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+
+    def links(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        (Path(str(ctx.inputs["worktree"])) / "tests" / "data").symlink_to(tmp_path)
+        return IOSuccess(ctx.merge_outputs({"test": "linked"}))
+
+    error = failure(
+        run(reproduce(Step("write_test", links), pytest_checks(), max_attempts=1), repo, tmp_path)
+    )
+    assert (error.error_type, error.context["rounds"]) == ("WorkspaceFailed", 1)
+    assert error.message.startswith("the symbolic link tests/data points outside the workspace")
+
+
+def gone(part: str) -> Step:
+    """A step that removes its worktree's folder, or its git directory."""
+
+    def run_(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        folder = Path(str(ctx.inputs["worktree"]))
+        shutil.rmtree(git(folder, "rev-parse", "--absolute-git-dir") if part == "git" else folder)
+        return IOSuccess(ctx.merge_outputs({f"gone_{part}": True}))
+
+    return Step(f"remove_{part}", run_, writes=(f"gone_{part}",))
+
+
+@pytest.mark.parametrize(
+    ("part", "said"),
+    [("folder", "could not read the workspace "), ("git", "git rev-parse for the verify tree ")],
+)
+def test_a_workspace_that_cannot_be_read_or_checked_fails_the_step(
+    tmp_path: Path, part: str, said: str
+) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+    nothing: list[dict[str, str | None]] = [{}]
+    stage = sequence("work", [gone(part), reproduce(writer(nothing, []), pytest_checks())])
+    error = failure(run(stage, repo, tmp_path))
+    assert (error.step_name, error.error_type) == ("reproduce", "WorkspaceFailed")
+    assert error.message.startswith(said)
+
+
+def test_a_reproducer_that_removes_its_workspace_fails_the_step(tmp_path: Path) -> None:
+    repo = seeded(tmp_path / "repo", double=False)
+    error = failure(run(reproduce(gone("folder"), pytest_checks()), repo, tmp_path))
+    assert (error.error_type, error.context["permanent"]) == ("WorkspaceFailed", True)
