@@ -17,7 +17,7 @@ from adws.agents.step import AgentSpec
 from adws.contract.template import Placeholder, template_paths
 from adws.engine.combinators import SequenceSpec, VerificationSpec
 from adws.engine.concurrency import FanOutSpec, ParallelSpec
-from adws.engine.proof import REPRODUCER_FILES, REPRODUCER_IDS, MustPass
+from adws.engine.proof import REPRODUCER_CHECK, REPRODUCER_FILES, REPRODUCER_IDS, MustPass
 from adws.shell.step import ShellSpec
 from adws.workspaces import (
     ApprovalSpec,
@@ -113,7 +113,7 @@ def inferred_flow(step: Step) -> Flow:  # noqa: PLR0911 - one flow per kind of s
     if isinstance(spec, ReproduceSpec):  # the agent's outputs and the tests' ids and files
         inner = _in_order([flow_of(spec.step), flow_of(spec.verify)])
         mine = flow_of(spec.step)
-        made = (REPRODUCER_IDS, REPRODUCER_FILES)
+        made = (REPRODUCER_IDS, REPRODUCER_FILES, REPRODUCER_CHECK)
         return attrs.evolve(
             inner,
             writes=_unique(mine.writes, made),

@@ -7,13 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from returns.io import IOSuccess
 
-from adws import PipelineError
+from adws import PipelineError, Step, Workflow, with_verification
 from adws.agents import AgentRequest
 from adws.cli import main
 from adws.discovery import discover_workflows
 from adws.journal import AttemptRecord, RunRecord
 from adws.render import status_text
+from adws.render.describe import show_text
 from adws.render.proved import proofs_of, proved_html, proved_lines
 from adws.render.report import RunView, run_page
 from adws.testing import FunctionAgent, run
@@ -121,3 +123,24 @@ def test_only_succeeded_rows_with_a_proof_count_and_a_success_outweighs_an_error
     text = status_text(record, rows[:2])
     assert "what the checks proved (b_proved):\n  flaky: none\nerror at checks: NotFixed: x" in text
     assert "what the checks proved · b_proved" in run_page(RunView(record, tuple(rows[:2])))
+
+
+def test_show_says_what_must_pass_or_that_nothing_must() -> None:
+    fix, checks = Step("fix", IOSuccess), Step("checks", IOSuccess)
+    words = "reproduced"
+    shown = show_text(
+        Workflow(
+            "w",
+            (
+                with_verification(fix, checks, must_pass=words, name="a"),
+                with_verification(fix, checks, must_pass=[TARGET, "t.py::*"], name="b"),
+                with_verification(fix, checks, baseline=True, name="c"),
+            ),
+        )
+    )
+    assert "fix then checks, up to 3 rounds; must pass: reproduced" in shown
+    assert f"fix then checks, up to 3 rounds; must pass: {TARGET}, t.py::*" in shown
+    assert (
+        "fix then checks, up to 3 rounds; checked against a baseline (nothing must pass: only"
+        " that nothing broke)"
+    ) in shown
