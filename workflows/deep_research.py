@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 import attrs
-from _common import DEMO_AGENT, slug
+from _common import DEMO_AGENT, escape_controls, slug
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import (
@@ -141,7 +141,8 @@ def save_report(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError
             f"# {topic}\n\nThe run did not finish: **{ctx.failure.error_type}** at "
             f"`{ctx.failure.step_name}`.\n\n{ctx.failure.message}\n"
         )
-    path.write_text(body.rstrip() + "\n", encoding="utf-8")
+    # What an agent wrote is written with its control characters escaped: `cat` obeys none.
+    path.write_text(escape_controls(body.rstrip() + "\n"), encoding="utf-8")
     return IOSuccess(ctx.merge_outputs({REPORT_PATH: str(path)}))
 
 
