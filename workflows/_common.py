@@ -198,18 +198,26 @@ def reproducer(*, when: Callable[[WorkflowContext], bool] | None = None) -> Step
     the fixer (see `adws.workspaces.reproduce`).
     """
     return reproduce(
-        agent_step(
-            "write_reproducer",
-            prompt=REPRODUCE_PROMPT,
-            agent=DEMO_AGENT,
-            contract=OutputContract(("REPRODUCER",)),
-            retry=RetryPolicy(max_attempts=2),
-            timeout=1800,
-            edits=True,
-            idle_timeout=600,
-        ),
-        checks(),
-        when=when,
+        editor("write_reproducer", REPRODUCE_PROMPT, "REPRODUCER"), checks(), when=when
+    )
+
+
+def editor(name: str, prompt: str, key: str) -> Step:
+    """Build an agent step that changes files in its worktree and reports `key`.
+
+    Two attempts (a malformed answer is asked again), half an hour each,
+    stopped after ten minutes of silence; `edits=True`: the agent's job is
+    to change files, so the CLIs must let it (and changing none is `NoChange`).
+    """
+    return agent_step(
+        name,
+        prompt=prompt,
+        agent=DEMO_AGENT,
+        contract=OutputContract((key,)),
+        retry=RetryPolicy(max_attempts=2),
+        timeout=1800,
+        edits=True,
+        idle_timeout=600,
     )
 
 
@@ -228,28 +236,18 @@ def implement_until_checks_pass(prompt: str) -> Step:
     compared by id, pytest's passes listed with `-rA`); what still fails
     comes back to the agent as feedback, targets first. A baseline that
     fails naming nothing (a bare exit status) makes the whole check a
-    target: it must pass. With no target,
-    the round only shows nothing broke, and the proof (`implement_verified_proved`)
-    says so. Changing the project's tests or how they run (`PROTECTED`)
-    fails the round `Tampered`; an answer after no file changed fails
-    `NoChange`. Neither step names a `cwd`: inside a `worktree` or
-    `best_of` step both run there (the checks in a verify tree of the
-    round's change), and `check_command` is run as the user gave it
-    (`script_from`: no agent can write that input). The prompt ends with
-    the targets and `CHECKS_RULES`.
+    target: it must pass. With no target, the round only shows nothing
+    broke, and the proof (`implement_verified_proved`) says so. Changing
+    the project's tests or how they run (`PROTECTED`) fails the round
+    `Tampered`; an answer after no file changed fails `NoChange`. Neither
+    step names a `cwd`: inside a `worktree` or `best_of` step both run
+    there (the checks in a verify tree of the round's change), and
+    `check_command` is run as the user gave it (`script_from`: no agent
+    can write that input). The prompt ends with the targets and
+    `CHECKS_RULES`.
     """
     return with_verification(
-        agent_step(
-            "implement",
-            prompt=f"{prompt}\n\n{{targets_note}}\n\n{CHECKS_RULES}",
-            agent=DEMO_AGENT,
-            contract=OutputContract(("SUMMARY",)),
-            retry=RetryPolicy(max_attempts=2),
-            timeout=1800,
-            # The agent's job is to change files in its worktree: say so, or CLIs refuse.
-            edits=True,
-            idle_timeout=600,
-        ),
+        editor("implement", f"{prompt}\n\n{{targets_note}}\n\n{CHECKS_RULES}", "SUMMARY"),
         checks(),
         max_attempts=3,
         baseline=True,

@@ -8,6 +8,7 @@ combinators and the parallel branches all run their steps through here.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import traceback
 from collections.abc import Callable
@@ -199,26 +200,17 @@ def retry_step(  # noqa: PLR0913 - the step, its context, and keyword-only hooks
     its own (`record_as`) are one round (see `adws.engine.scope.Round`); a
     combinator's inner steps share the round they run in.
     """
-    if record_as is not None or current_round() is None:
-        with in_round():
-            return _attempts(
-                step,
-                ctx,
-                sleep=sleep,
-                on_attempt_failed=on_attempt_failed,
-                meters=meters,
-                record_as=record_as,
-                cancelled=cancelled,
-            )
-    return _attempts(
-        step,
-        ctx,
-        sleep=sleep,
-        on_attempt_failed=on_attempt_failed,
-        meters=meters,
-        record_as=record_as,
-        cancelled=cancelled,
-    )
+    fresh = record_as is not None or current_round() is None
+    with in_round() if fresh else contextlib.nullcontext():
+        return _attempts(
+            step,
+            ctx,
+            sleep=sleep,
+            on_attempt_failed=on_attempt_failed,
+            meters=meters,
+            record_as=record_as,
+            cancelled=cancelled,
+        )
 
 
 def _attempts(  # noqa: C901, PLR0913 - retry_step's body, in a round

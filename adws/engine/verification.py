@@ -56,6 +56,7 @@ __all__ = [
     "checked_of",
     "failures_of",
     "report_round",
+    "run_round",
     "unnamed_baseline",
     "with_verification",
 ]
@@ -380,6 +381,25 @@ def unnamed_baseline(step_name: str, error: PipelineError) -> PipelineError:
     )
 
 
+def run_round(
+    step: Step, round_ctx: WorkflowContext, ctx: WorkflowContext
+) -> tuple[WorkflowContext, WorkflowContext] | PipelineError:
+    """Run a round's step under its policy, in a round of its own; return it and its promotion.
+
+    The promotion is the inputs of `ctx` (the combinator's own context)
+    plus the step's outputs: what the checks see. A failure, or an output
+    that would overwrite an input, is the step's.
+    """
+    with in_round():
+        made, _ = retry_step(step, round_ctx)
+    if isinstance(made, PipelineError):
+        return made.with_step_name(step.name)
+    promoted = promote(ctx.inputs, made.outputs)
+    if isinstance(promoted, PipelineError):
+        return promoted.with_step_name(step.name)
+    return made, promoted
+
+
 def report_round(
     step_name: str, round_number: int, max_rounds: int, error: PipelineError, *, again: bool
 ) -> None:
@@ -488,13 +508,10 @@ class _Rounds:
         round_ctx = ctx
         error = PipelineError("", ErrorType.STEP_EXCEPTION, "no verification round ran")
         for round_number in range(1, o.max_attempts + 1):
-            with in_round():
-                made, _ = retry_step(o.main, round_ctx)
-            if isinstance(made, PipelineError):
-                return IOFailure(made.with_step_name(o.main.name))
-            promoted = promote(ctx.inputs, made.outputs)
-            if isinstance(promoted, PipelineError):
-                return IOFailure(promoted.with_step_name(o.main.name))
+            done = run_round(o.main, round_ctx, ctx)
+            if isinstance(done, PipelineError):
+                return IOFailure(done)
+            made, promoted = done
             with checks.place(guarded=True) as where:
                 if isinstance(where, PipelineError):
                     judged = _Judged(error=where)

@@ -15,12 +15,10 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_count, require_type
-from adws.engine.context import WorkflowContext, promote
 from adws.engine.errors import ErrorType, PipelineError, is_permanent
 from adws.engine.proof import REPRODUCER_CHECK, REPRODUCER_FILES, REPRODUCER_IDS, Checked
 from adws.engine.protect import Rules, check_protect
-from adws.engine.retry import retry_step
-from adws.engine.scope import current_worktree, in_round
+from adws.engine.scope import current_worktree
 from adws.engine.step import Step
 from adws.engine.verification import (
     BASELINE_UNNAMED,
@@ -28,12 +26,15 @@ from adws.engine.verification import (
     Checks,
     checked_of,
     report_round,
+    run_round,
     unnamed_baseline,
 )
 from adws.io_ops.changes import Entry, changed_paths, entries, tree_digest
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+
+    from adws.engine.context import WorkflowContext
 
 __all__ = ["TESTS", "ReproduceSpec", "reproduce"]
 
@@ -217,13 +218,10 @@ class _Reproduction:
         round_ctx = ctx
         error = PipelineError(self.name, ErrorType.NOT_REPRODUCED, "no round ran")
         for round_number in range(1, self.max_attempts + 1):
-            with in_round():
-                made, _ = retry_step(self.step, round_ctx)
-            if isinstance(made, PipelineError):
-                return IOFailure(made.with_step_name(self.step.name))
-            promoted = promote(ctx.inputs, made.outputs)
-            if isinstance(promoted, PipelineError):
-                return IOFailure(promoted.with_step_name(self.step.name))
+            done = run_round(self.step, round_ctx, ctx)
+            if isinstance(done, PipelineError):
+                return IOFailure(done)
+            made, promoted = done
             found = self.judge(promoted, start, known)
             if not isinstance(found, PipelineError):
                 return IOSuccess(ctx.merge_outputs({**made.outputs, **found}))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from returns.io import IOResult, IOSuccess
 
-from adws import PipelineError, Step, WorkflowContext, shell_step
+from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow, shell_step, worktree
 
 BUGGY = "def words(text):\n    return len(text.split(' '))\n"
 RIGHT = "def words(text):\n    return len(text.split())\n"
@@ -80,3 +80,15 @@ def leaves(
         return IOSuccess(ctx.merge_outputs({key: f"round {len(seen)}"}))
 
     return Step(name, run, reads=("worktree",), writes=(key,))
+
+
+def run_in_worktree(
+    step: Step, repo: Path, tmp_path: Path, **inputs: object
+) -> IOResult[WorkflowContext, PipelineError]:
+    """Run `step` in a worktree `work` of `repo` (run `r1`, worktrees under tmp_path/wt)."""
+    return run_workflow(
+        Workflow("w", (worktree(step, name="work"),)),
+        WorkflowContext(inputs={"target_dir": str(repo), **inputs}),
+        run_id="r1",
+        worktrees=str(tmp_path / "wt"),
+    )

@@ -21,7 +21,6 @@ from adws import (
     sequence,
     shell_step,
     with_verification,
-    worktree,
 )
 from adws.agents import ScriptedAgent
 from adws.engine.combinators import VerificationSpec
@@ -36,19 +35,11 @@ from tests.engine.bugs import (
     git,
     leaves,
     pytest_checks,
+    run_in_worktree,
     seeded,
 )
 
-
-def run(
-    step: Step, repo: Path, tmp_path: Path, **inputs: object
-) -> IOResult[WorkflowContext, PipelineError]:
-    return run_workflow(
-        Workflow("w", (worktree(step, name="work"),)),
-        WorkflowContext(inputs={"target_dir": str(repo), **inputs}),
-        run_id="r1",
-        worktrees=str(tmp_path / "wt"),
-    )
+run = run_in_worktree
 
 
 def test_the_right_fix_passes_and_says_what_it_proved(tmp_path: Path) -> None:

@@ -18,10 +18,10 @@ from adws import (
     run_workflow,
     shell_step,
     with_verification,
-    worktree,
 )
 from adws.engine.combinators import VerificationSpec
 from tests.conftest import failure, success
+from tests.engine.bugs import run_in_worktree
 
 CALC_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 OLD_TEST = "def test_broken():\n    assert 1 == 0\n"
@@ -66,13 +66,7 @@ def agent(rounds: list[dict[str, str]], seen: list[tuple[str, ...]]) -> Step:
     return Step("implement", run, reads=("worktree",), writes=("summary",))
 
 
-def run(step: Step, repo: Path, tmp_path: Path) -> IOResult[WorkflowContext, PipelineError]:
-    return run_workflow(
-        Workflow("w", (worktree(step, name="work"),)),
-        WorkflowContext(inputs={"target_dir": str(repo)}),
-        run_id="r1",
-        worktrees=str(tmp_path / "wt"),
-    )
+run = run_in_worktree
 
 
 WRONG = {"calc.py": "def add(a, b):\n    return a - b\n"}

@@ -26,7 +26,7 @@ from adws import (
     worktree,
 )
 from tests.conftest import failure
-from tests.engine.bugs import DOUBLE, TARGET, git, seeded
+from tests.engine.bugs import DOUBLE, TARGET, git, run_in_worktree, seeded
 
 WEAK = DOUBLE.replace("== 2", "!= 2")
 """The bug's test, weakened in the same number of bytes: it passes on the buggy code."""
@@ -121,13 +121,7 @@ def test_each_way_past_git_status_ends_tampered(tmp_path: Path, name: str) -> No
         protect=("tests/**",),
         max_attempts=1,
     )
-    result = run_workflow(
-        Workflow("w", (worktree(step, name="work"),)),
-        WorkflowContext(inputs={"target_dir": str(repo)}),
-        run_id="r1",
-        worktrees=str(tmp_path / "wt"),
-    )
-    error = failure(result)
+    error = failure(run_in_worktree(step, repo, tmp_path))
     assert ran == [""]  # git saw nothing changed
     assert (error.error_type, error.step_name) == ("Tampered", "fix_verified")
     changed = "tests/conftest.py" if name.startswith("conftest") else TEST

@@ -16,11 +16,9 @@ from adws import (
     agent_step,
     best_of,
     reproduce,
-    run_workflow,
     sequence,
     use_agent,
     with_verification,
-    worktree,
 )
 from adws.agents import ScriptedAgent
 from adws.agents.step import AgentSpec
@@ -28,16 +26,20 @@ from adws.engine.combinators import VerificationSpec
 from adws.engine.scope import current_worktree
 from adws.workspaces import TESTS, BestOfSpec, ReproduceSpec
 from tests.conftest import failure, success
-from tests.engine.bugs import DOUBLE, KEPT, ONE, RIGHT, TARGET, git, leaves, pytest_checks, seeded
+from tests.engine.bugs import (
+    DOUBLE,
+    KEPT,
+    ONE,
+    RIGHT,
+    TARGET,
+    git,
+    leaves,
+    pytest_checks,
+    run_in_worktree,
+    seeded,
+)
 
-
-def run(step: Step, repo: Path, tmp_path: Path) -> IOResult[WorkflowContext, PipelineError]:
-    return run_workflow(
-        Workflow("w", (worktree(step, name="work"),)),
-        WorkflowContext(inputs={"target_dir": str(repo)}),
-        run_id="r1",
-        worktrees=str(tmp_path / "wt"),
-    )
+run = run_in_worktree
 
 
 def writer(rounds: list[dict[str, str | None]], seen: list[tuple[str, ...]]) -> Step:
