@@ -60,6 +60,7 @@ prompt = sys.stdin.read()
 index = int(re.search(r"Attempt (\d)", prompt).group(1))
 rounds = prompt.count("verification round")
 time.sleep(0.2 if index == 0 else 1.0)
+open("NOTES", "w").write(f"round {rounds}\n")  # some work each round: changing nothing is NoChange
 if index == 0 or rounds >= 2:
     open("DONE", "w").write("ok\n")
 print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
