@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 import attrs
-from _common import DEMO_AGENT, escape_controls, slug
+from _common import DEMO_AGENT, slug
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import (
@@ -36,6 +36,7 @@ from adws import (
     agent_step,
     fan_out,
 )
+from adws.io_ops.terminal import escape_controls
 
 UNVERIFIED = "Unverified"
 """The error kind of a packet the verifier did not pass."""
