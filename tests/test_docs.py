@@ -137,3 +137,28 @@ def test_the_cost_guide_says_how_the_claude_preset_reads_its_output() -> None:
     guide = (REPO / "docs" / "guides" / "cost.md").read_text()
     assert f"`--agent claude` runs `{' '.join(PRESETS['claude'].argv)}`" in guide.replace("\n", " ")
     assert "--output-format json`" not in guide
+
+
+RECIPE_MARKER = "<!-- the bug-fix recipe: tests/test_docs.py runs this block with pytest -->"
+
+
+def recipe() -> str:
+    """Read the verification guide's bug-fix recipe: the Python block after its marker."""
+    guide = (REPO / "docs" / "guides" / "verification.md").read_text()
+    after = guide.split(RECIPE_MARKER, 1)[1]
+    return after.split("```python\n", 1)[1].split("\n```\n", 1)[0]
+
+
+def test_the_bug_fix_recipe_is_a_test_that_passes(tmp_path: Path) -> None:
+    module = tmp_path / "test_fix_bug.py"
+    module.write_text(recipe() + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(module)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout

@@ -21,7 +21,14 @@ from adws.agents.step import AgentSpec
 from adws.engine.combinators import SequenceSpec, VerificationSpec, sequence, with_verification
 from adws.engine.concurrency import FanOutSpec, ParallelSpec, fan_out, parallel
 from adws.engine.step import iter_steps
-from adws.workspaces import BestOfSpec, WorktreeSpec, best_of, worktree
+from adws.workspaces import (
+    BestOfSpec,
+    ReproduceSpec,
+    WorktreeSpec,
+    best_of,
+    reproduce,
+    worktree,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -50,6 +57,8 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             baseline=spec.baseline,
             recheck=spec.recheck,
             protect=spec.protect,
+            must_pass=spec.must_pass,
+            baseline_unnamed=spec.baseline_unnamed,
         )
     if isinstance(spec, SequenceSpec):
         return sequence(step.name, [_replace_agent(inner, swap) for inner in spec.steps])
@@ -81,6 +90,16 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             max_concurrency=spec.max_concurrency,
             early_stop=spec.early_stop,
             protect=spec.protect,
+            base=spec.base,
+        )
+    if isinstance(spec, ReproduceSpec):
+        return reproduce(
+            _replace_agent(spec.step, swap),
+            _replace_agent(spec.verify, swap),
+            name=step.name,
+            tests=spec.tests,
+            max_attempts=spec.max_attempts,
+            baseline_unnamed=spec.baseline_unnamed,
         )
     if isinstance(spec, FanOutSpec):
         return fan_out(

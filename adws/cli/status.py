@@ -161,6 +161,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return unreadable(journal, [record], attempts)
     from adws.journal.sessions import sessions_of  # noqa: PLC0415 - as above
     from adws.journal.workspaces import approvals_of, worktrees_of  # noqa: PLC0415 - as above
+    from adws.render.proved import proofs_of  # noqa: PLC0415 - as above
 
     sessions = sessions_of(journal, record.run_id)
     worktrees = worktrees_of(journal, record.run_id)
@@ -171,6 +172,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             "worktrees": [tree.to_dict() for tree in worktrees],
             "approvals": [asked.to_dict() for asked in approvals],
             "error": None if record.error is None else record.error.to_dict(),
+            "proved": proofs_of(attempts, record.error),
             "attempts": _attempt_dicts(attempts, sessions),
         }
         out_json(payload)

@@ -54,6 +54,14 @@ class ErrorType(StrEnum):
     until `context["wake_at"]` (Unix seconds), and `adws resume` goes on from there."""
     TAMPERED = "Tampered"
     """An attempt changed a path its step protects (`protect=`): the checks were weakened."""
+    NO_CHANGE = "NoChange"
+    """An agent step that edits (`edits=True`) changed no file in its round: nothing is no fix."""
+    NOT_FIXED = "NotFixed"
+    """A verification round's targets (`must_pass`) did not all run and pass."""
+    NOT_REPRODUCED = "NotReproduced"
+    """A reproducer (`reproduce`) added no test that fails on the untouched code."""
+    UNKNOWN_TARGETS = "UnknownTargets"
+    """`must_pass` names tests the baseline never ran (a typo in an id): no agent was asked."""
 
 
 INFRASTRUCTURE: Final = frozenset(

@@ -10,7 +10,7 @@ import attrs
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_count, require_type
-from adws.contract.template import render_for_step
+from adws.contract.template import check_template, render_for_step
 from adws.engine._scheduler import Branch, Outcome, run_branches
 from adws.engine.concurrency import branch_path
 from adws.engine.context import WorkflowContext
@@ -54,6 +54,7 @@ class BestOfSpec:
     max_concurrency: int | None
     early_stop: bool = False
     protect: tuple[str, ...] = ()
+    base: str = "HEAD"
 
     def describe(self) -> str:
         """Say what the step does, for `adws show`."""
@@ -234,6 +235,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     max_concurrency: int | None = None,
     early_stop: bool = False,
     protect: Sequence[str] = (),
+    base: str = "HEAD",
 ) -> Step:
     """Build a step that runs `step` n times side by side, each in a worktree, and keeps one.
 
@@ -275,12 +277,16 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     (what they spent still counts) and their outcomes say
     `cancelled (early stop)`. `protect=(globs...)` guards each branch's
     worktree as `worktree(..., protect=...)` does: a branch that changes a
-    protected path fails `Tampered`.
+    protected path fails `Tampered`. `base` is the commit every branch
+    starts from (`HEAD`: the one `repo`'s checkout is on; any revision or
+    a placeholder, such as a reproducer's `{reproduction_commit}`).
     """
     owner = f"best_of {name!r}"
     require_type(owner, "step", step, Step, "a Step")
     require_count(owner, "n", n)
     check_repo(owner, repo)
+    require_type(owner, "base", base, str, "a revision such as 'HEAD' or 'main'")
+    check_template(base, owner=owner, what="the base")
     select = _checked_select(name, select)
     require_type(owner, "early_stop", early_stop, bool, "a bool")
     globs = check_protect(owner, protect)
@@ -310,7 +316,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
                             name,
                             step,
                             repo=repo,
-                            base="HEAD",
+                            base=base,
                             keep="on_failure",
                             prefix=name,
                             label=labels[index],
@@ -361,7 +367,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         name,
         run,
         kind="best_of",
-        spec=BestOfSpec(step, n, repo, select, max_concurrency, early_stop, globs),
+        spec=BestOfSpec(step, n, repo, select, max_concurrency, early_stop, globs, base),
         children=(step,),
     )
 

@@ -32,6 +32,10 @@ def test_every_design_kind_exists() -> None:
         "Rejected",
         "Parked",
         "Tampered",
+        "NoChange",
+        "NotFixed",
+        "NotReproduced",
+        "UnknownTargets",
     ]
 
 
