@@ -11,7 +11,7 @@ CODEX := @openai/codex@0.169.0
 CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install clis browser postgres demo demo-best-of demo-parked demo-eval lint typecheck layout test docs site check package bench clean
+.PHONY: help install installs clis system browser postgres demo demo-best-of demo-parked demo-eval lint typecheck layout test docs site check package bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -34,6 +34,7 @@ $(DEV): $(RUNTIME)
 # Never global, never the user's PATH: the tests put $(CLIS)/node_modules/.bin first on theirs.
 $(CLIS_STAMP):
 	@if command -v npm >/dev/null 2>&1; then \
+		echo "installing $(CLAUDE_CODE) and $(CODEX) from npm into $(CLIS)"; \
 		npm install --prefix $(CLIS) --no-save --no-package-lock --no-audit --no-fund \
 			--loglevel=error $(CLAUDE_CODE) $(CODEX) && touch $(CLIS_STAMP); \
 	else echo "npm not found: the tests that run the real claude and codex CLIs will be skipped"; fi
@@ -42,21 +43,48 @@ clis: $(CLIS_STAMP) ## Install the pinned claude and codex CLIs from npm into .c
 
 install: $(DEV) ## Create .venv with adws and the dev tools
 
-# `adws report`'s page is tested in a real headless Chromium: Debian's, installed when we
-# can (CI runs as root); elsewhere the browser test is skipped and says why.
-browser: ## Install Debian's chromium for the report page's browser test (as root)
-	@if command -v chromium >/dev/null 2>&1; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	else echo "note: no chromium and not root: the report page's browser test will be skipped"; fi
+# The checks test `adws report`'s page in a real headless Chromium and the shared journal on
+# a real PostgreSQL server (run as the `postgres` user when we are root): Debian's packages,
+# installed when missing and we can (CI runs as root); elsewhere those tests are skipped and
+# say why. What is there already is never installed again.
+CHROMIUM ?= chromium
+POSTGRES_BIN ?= /usr/lib/postgresql/15/bin/postgres
+CHROMIUM_MISSING = $(if $(shell command -v $(CHROMIUM) 2>/dev/null),,chromium)
+POSTGRES_MISSING = $(if $(wildcard $(POSTGRES_BIN)),,postgresql)
 
-# The journal's tests start a real PostgreSQL server (Debian's, run as the `postgres` user
-# when we are root); installed when we can (CI runs as root), else those tests are skipped.
-postgres: ## Install Debian's postgresql for the shared journal's tests (as root)
-	@if [ -x /usr/lib/postgresql/15/bin/postgres ]; then :; \
+# $(call apt,PACKAGES): install Debian packages as root in one apt-get, saying so first.
+define apt
+	@if [ -z "$(strip $(1))" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
-	else echo "note: no PostgreSQL server and not root: the shared journal's tests will be skipped"; fi
+		echo "installing $(strip $(1)) with apt-get (as root)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1) >/dev/null; \
+	else echo "note: $(strip $(1)) missing and not root: the tests that use it are skipped"; fi
+endef
+
+browser: ## Install Debian's chromium for the report page's browser test (as root), if missing
+	$(call apt,$(CHROMIUM_MISSING))
+
+postgres: ## Install Debian's postgresql for the shared journal's tests (as root), if missing
+	$(call apt,$(POSTGRES_MISSING))
+
+system: ## Install the system packages the checks use that are missing (chromium, postgresql)
+	$(call apt,$(CHROMIUM_MISSING) $(POSTGRES_MISSING))
+
+installs: ## Say what `make check` installs (only what is missing) before it installs anything
+	@echo "make check installs what is missing, then runs the checks:"
+	@missing="$(strip $(CHROMIUM_MISSING) $(POSTGRES_MISSING))"; \
+	if [ -z "$$missing" ]; then echo "  system packages: chromium and postgresql are there"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "  system packages, with apt-get as root: $$missing (with their dependencies and"; \
+		echo "    the CLIs below, about 1.5 GB on a fresh Debian; the browser and PostgreSQL tests)"; \
+	else echo "  system packages: $$missing missing and not root: their tests will be skipped"; fi
+	@if [ -f $(CLIS_STAMP) ]; then echo "  agent CLIs: $(CLAUDE_CODE) and $(CODEX) are in $(CLIS)"; \
+	elif command -v npm >/dev/null 2>&1; then \
+		echo "  agent CLIs, from npm into $(CLIS) (never global): $(CLAUDE_CODE) $(CODEX)"; \
+	else echo "  agent CLIs: npm not found: the tests of the real claude and codex will be skipped"; fi
+	@if [ -f $(DEV) ]; then echo "  Python tools: $(VENV) has them"; \
+	else echo "  Python tools, with pip into $(VENV): adws with its extras dev, dask, claude,"; \
+		echo "    pydantic, otel and postgres"; fi
 
 demo: $(RUNTIME) ## Run deep_research with the offline demo agent (installs only adws)
 	$(BIN)/adws run deep_research -i topic="railway-oriented programming"
@@ -84,8 +112,9 @@ typecheck: $(DEV) ## mypy --strict with the returns plugin
 layout: $(DEV) ## No import circle in adws/, imports only downward through its layers
 	$(BIN)/pytest tests/test_layout.py -q --no-cov
 
-test: $(DEV) $(CLIS_STAMP) browser postgres ## pytest with 100% line and branch coverage (real processes, CLIs and a browser)
-	$(BIN)/pytest --cov --cov-report=term-missing
+# Two workers: most tests wait on processes they started, so the suite overlaps them.
+test: $(DEV) $(CLIS_STAMP) system ## pytest with 100% line and branch coverage (real processes, CLIs and a browser)
+	$(BIN)/pytest -n 2 --cov --cov-report=term-missing
 
 # The site is built from docs/ and the docstrings; a broken link or reference fails it. The
 # build goes to a throwaway folder: `site/` is never committed.
@@ -95,8 +124,9 @@ docs: $(DEV) ## Serve the documentation site at http://127.0.0.1:8000 (mkdocs se
 site: $(DEV) ## Build the documentation site strictly, into a temporary folder
 	@out=$$(mktemp -d) && trap 'rm -rf "$$out"' EXIT && $(BIN)/mkdocs build --strict --quiet -d "$$out"
 
-# `make test` builds the site strictly too (tests/test_docs.py).
-check: lint typecheck test ## Everything CI runs
+# `make test` builds the site strictly too (tests/test_docs.py). `installs` comes first: what
+# is missing is said before anything is installed.
+check: installs lint typecheck test ## Everything CI runs (says first what it installs)
 
 # `make test` already builds both, checks them and installs the wheel into a fresh venv
 # (tests/test_packaging.py); this target keeps them, in dist/.

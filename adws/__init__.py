@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from adws.engine.step import RetryPolicy, Step, StepFunction, Workflow
     from adws.engine.usage import Budget, Usage
     from adws.shell.step import shell_step
-    from adws.workspaces import approval_step, best_of, fast_forward, judge, worktree
+    from adws.workspaces import approval_step, best_of, fast_forward, judge, reproduce, worktree
 
 __all__ = [
     "AdwsError",
@@ -64,6 +64,7 @@ __all__ = [
     "fast_forward",
     "judge",
     "parallel",
+    "reproduce",
     "run_workflow",
     "sequence",
     "shell_step",
@@ -102,6 +103,7 @@ _HOMES = {
     "fan_out": "adws.engine.concurrency",
     "fast_forward": "adws.workspaces",
     "parallel": "adws.engine.concurrency",
+    "reproduce": "adws.workspaces",
     "run_workflow": "adws.engine.executor",
     "sequence": "adws.engine.combinators",
     "shell_step": "adws.shell.step",

@@ -12,7 +12,9 @@ idea it serves; this tree says where:
 Exception
 └── AdwsError                                     adws._exceptions
     ├── DefinitionError (ValueError)              adws._exceptions: a workflow, step, key,
-    │                                             contract, agent or recording built wrongly
+    │   │                                         contract, agent or recording built wrongly
+    │   └── CodeValueError                        adws.shell._code: a value where a program
+    │                                             may run it as code
     ├── DefinitionTypeError (TypeError)           adws._exceptions: the same, a value's type
     ├── MalformedError (ValueError)               adws._exceptions: a value from outside that
     │   │                                         is not well formed (strict JSON, a structure)
@@ -33,7 +35,8 @@ Exception
     ├── NoSuchNameError (AttributeError)          adws._exceptions: a package has no such name
     ├── MissingExtraError (ImportError)           adws._exceptions: an optional extra missing
     ├── ToolError (OSError)                       adws._exceptions: a program adws ran for
-    │                                             itself failed (git, reading a worktree)
+    │   │                                         itself failed (git, reading a worktree)
+    │   └── TreeError                             adws.io_ops.verify_tree: no verify tree
     ├── GitError (RuntimeError)                   adws.workspaces._git: a git command failed
     └── JournalError (RuntimeError)               adws.journal: cannot open, read or write it
         └── BackendError                          adws.journal: a journal server refused

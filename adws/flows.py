@@ -17,8 +17,15 @@ from adws.agents.step import AgentSpec
 from adws.contract.template import Placeholder, template_paths
 from adws.engine.combinators import SequenceSpec, VerificationSpec
 from adws.engine.concurrency import FanOutSpec, ParallelSpec
+from adws.engine.proof import REPRODUCER_CHECK, REPRODUCER_FILES, REPRODUCER_IDS, MustPass
 from adws.shell.step import ShellSpec
-from adws.workspaces import ApprovalSpec, BestOfSpec, FastForwardSpec, WorktreeSpec
+from adws.workspaces import (
+    ApprovalSpec,
+    BestOfSpec,
+    FastForwardSpec,
+    ReproduceSpec,
+    WorktreeSpec,
+)
 
 if TYPE_CHECKING:
     from adws.engine.step import Step
@@ -102,7 +109,17 @@ def inferred_flow(step: Step) -> Flow:  # noqa: PLR0911 - one flow per kind of s
         writes = tuple(f"{step.name}_{suffix}" for suffix in suffixes)
         return Flow(_unique(_keys(paths), script), writes, paths=paths, quiet=writes)
     if isinstance(spec, VerificationSpec):
-        return _in_order([flow_of(spec.main), flow_of(spec.verify)])
+        return _verification_flow(step.name, spec)
+    if isinstance(spec, ReproduceSpec):  # the agent's outputs and the tests' ids and files
+        inner = _in_order([flow_of(spec.step), flow_of(spec.verify)])
+        mine = flow_of(spec.step)
+        made = (REPRODUCER_IDS, REPRODUCER_FILES, REPRODUCER_CHECK)
+        return attrs.evolve(
+            inner,
+            writes=_unique(mine.writes, made),
+            may_write=mine.may_write,
+            quiet=_unique(mine.quiet, made),
+        )
     if isinstance(spec, SequenceSpec):
         return _in_order([flow_of(child) for child in spec.steps])
     if isinstance(spec, ParallelSpec):
@@ -130,6 +147,31 @@ def inferred_flow(step: Step) -> Flow:  # noqa: PLR0911 - one flow per kind of s
     return Flow(opaque=True)
 
 
+def _verification_flow(name: str, spec: VerificationSpec) -> Flow:
+    """What a `with_verification` reads and writes: its children's, its targets, what it proved.
+
+    `must_pass="{key}"` reads `key`; `"reproduced"` reads a reproducer's
+    ids and files. With a baseline or rechecks it writes the failures left,
+    the baseline, the flaky ones, the targets fixed, the kept count and the
+    proof (by-products: never listed as unread).
+    """
+    inner = _in_order([flow_of(spec.main), flow_of(spec.verify)])
+    wanted = MustPass.of(name, spec.must_pass)
+    reads = (wanted.source,) if wanted.source else ()
+    if wanted.reproduced:
+        reads = (*reads, REPRODUCER_IDS, REPRODUCER_FILES)
+    if not (spec.baseline or spec.recheck):
+        return attrs.evolve(inner, reads=_unique(inner.reads, reads))
+    suffixes = ("failures", "baseline", "flaky", "fixed", "kept", "proved")
+    own = tuple(f"{name}_{suffix}" for suffix in suffixes)
+    return attrs.evolve(
+        inner,
+        reads=_unique(inner.reads, reads),
+        writes=_unique(inner.writes, own),
+        quiet=_unique(inner.quiet, own),
+    )
+
+
 def _workspace_flow(
     name: str, spec: WorktreeSpec | BestOfSpec | ApprovalSpec | FastForwardSpec
 ) -> Flow:
@@ -147,7 +189,7 @@ def _workspace_flow(
         writes = tuple(f"{name}_{suffix}" for suffix in ("branch", "from", "to"))
         return Flow(_keys(paths), writes, paths=paths)
     child = flow_of(spec.step)
-    own = _paths(spec.repo, spec.base if isinstance(spec, WorktreeSpec) else None)
+    own = _paths(spec.repo, spec.base)
     given = {"worktree", f"{name}_index"}
     suffixes = ["branch", "commit", "diffstat"]
     if isinstance(spec, BestOfSpec):

@@ -14,7 +14,12 @@ ones, else `_OTHER`), `gen_ai.request.model` and `gen_ai.response.model`,
 convention: it is `adws.cost_usd`. A failure is the span's status
 (`ERROR`, with the error's first line) and its `error.type`; a cancelled
 branch is not an error (`adws.cancelled`). Prompts and answers are not
-exported: they stay in the journal.
+exported: they stay in the journal. With transcripts off (`adws run
+--no-transcripts`, `ADWS_TRANSCRIPTS=0`: `transcripts=False`) no output
+leaves either: a status says only the error's kind and step
+(`AgentFailed at step ask`), never its message, which may quote what an
+agent or a command printed, and a failed verification round's event
+carries no `error.message`.
 
 `Tracing.over_otlp()` sends the spans over OTLP/HTTP to where the
 standard `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) points,
@@ -53,7 +58,7 @@ if TYPE_CHECKING:
     from adws.engine.errors import PipelineError
     from adws.engine.usage import Usage
 
-__all__ = ["SpanObserver", "Tracing", "provider_of"]
+__all__ = ["SpanObserver", "Tracing", "described", "provider_of"]
 
 _PROVIDERS: Final = (("claude", "anthropic"), ("gpt", "openai"), ("o1", "openai"))
 
@@ -72,10 +77,28 @@ def _now() -> int:
     return time.time_ns()
 
 
-def _failed(span: Span, error: PipelineError) -> None:
+def described(error: PipelineError, *, transcripts: bool = True) -> str:
+    r"""Say what failed, for a span's status: the kind and its first line, or kind and step.
+
+    Without transcripts the message is left out: it may quote what an agent
+    or a command printed.
+
+    >>> from adws.engine.errors import PipelineError
+    >>> error = PipelineError("ask", "AgentFailed", "exited with 1: SECRET\nmore")
+    >>> described(error), described(error, transcripts=False)
+    ('AgentFailed: exited with 1: SECRET', 'AgentFailed at step ask')
+    """
+    if not transcripts:
+        return (
+            f"{error.error_type} at step {error.step_name}" if error.step_name else error.error_type
+        )
     first = error.message.strip().splitlines()[:1]
+    return f"{error.error_type}: {first[0] if first else ''}"
+
+
+def _failed(span: Span, error: PipelineError, *, transcripts: bool) -> None:
     span.set_attribute("error.type", str(error.error_type))
-    span.set_status(Status(StatusCode.ERROR, f"{error.error_type}: {first[0] if first else ''}"))
+    span.set_status(Status(StatusCode.ERROR, described(error, transcripts=transcripts)))
 
 
 def _usage(span: Span, usage: Usage | None, *, gen_ai: bool) -> None:
@@ -96,11 +119,15 @@ def _usage(span: Span, usage: Usage | None, *, gen_ai: bool) -> None:
 
 @final
 class SpanObserver:
-    """Turn one run's events into spans on `tracer` (see the module docstring)."""
+    """Turn one run's events into spans on `tracer` (see the module docstring).
 
-    def __init__(self, tracer: Tracer) -> None:
+    `transcripts=False` keeps every error's message out of the spans.
+    """
+
+    def __init__(self, tracer: Tracer, *, transcripts: bool = True) -> None:
         """Start with no span open."""
         self.tracer = tracer
+        self.transcripts = transcripts
         self.run: Span | None = None
         self.steps: dict[str, Span] = {}
         self.attempts: dict[str, Span] = {}
@@ -127,7 +154,7 @@ class SpanObserver:
             span = spans.pop(path, None)
             if span is not None:
                 if error is not None:
-                    _failed(span, error)
+                    _failed(span, error, transcripts=self.transcripts)
                 span.end(end_time=_now())
 
     def __call__(self, event: RunEvent, /) -> None:  # noqa: C901, PLR0912 - one case per event
@@ -149,7 +176,7 @@ class SpanObserver:
                 path = event.branch if isinstance(event, BranchAttemptFailed) else event.step
                 span = self.attempts.pop(path, None)
                 if span is not None:
-                    _failed(span, event.error)
+                    _failed(span, event.error, transcripts=self.transcripts)
                     _usage(span, event.usage, gen_ai=False)
                     span.end(end_time=_now())
                 if event.will_retry:
@@ -174,14 +201,13 @@ class SpanObserver:
                 attempt = self.attempts.get(event.path)
                 if attempt is not None:
                     first = event.error.message.strip().splitlines()[:1]
-                    attempt.add_event(
-                        "verification round failed",
-                        {
-                            "adws.round": event.round,
-                            "error.type": str(event.error.error_type),
-                            "error.message": first[0] if first else "",
-                        },
-                    )
+                    said: dict[str, str | int] = {
+                        "adws.round": event.round,
+                        "error.type": str(event.error.error_type),
+                    }
+                    if self.transcripts:
+                        said["error.message"] = first[0] if first else ""
+                    attempt.add_event("verification round failed", said)
             case AgentExchanged():
                 self._exchange(event)
             case RunFinished():
@@ -217,7 +243,7 @@ class SpanObserver:
         )
         _usage(span, usage, gen_ai=True)
         if event.error is not None:
-            _failed(span, event.error)
+            _failed(span, event.error, transcripts=self.transcripts)
         span.end(end_time=end)
 
     def _finish(self, event: RunFinished) -> None:
@@ -229,7 +255,7 @@ class SpanObserver:
         self.run.set_attribute("adws.status", event.status)
         _usage(self.run, event.usage, gen_ai=False)
         if event.error is not None:
-            _failed(self.run, event.error)
+            _failed(self.run, event.error, transcripts=self.transcripts)
         self.run.end(end_time=_now())
         self.run = None
 
@@ -238,13 +264,16 @@ class SpanObserver:
 class Tracing:
     """A tracer provider for one run and the observer that feeds it; exits by flushing."""
 
-    def __init__(self, provider: TracerProvider) -> None:
-        """Trace into `provider` (its span processors decide where spans go)."""
+    def __init__(self, provider: TracerProvider, *, transcripts: bool = True) -> None:
+        """Trace into `provider` (its span processors decide where spans go).
+
+        `transcripts=False` keeps every error's message out of the spans.
+        """
         self.provider = provider
-        self.observe = SpanObserver(provider.get_tracer("adws"))
+        self.observe = SpanObserver(provider.get_tracer("adws"), transcripts=transcripts)
 
     @classmethod
-    def over_otlp(cls) -> Tracing:
+    def over_otlp(cls, *, transcripts: bool = True) -> Tracing:
         """Export over OTLP/HTTP to the endpoint the standard environment variables name."""
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415 - only for export
             OTLPSpanExporter,
@@ -255,7 +284,7 @@ class Tracing:
 
         provider = TracerProvider(resource=Resource.create({"service.name": "adws"}))
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-        return cls(provider)
+        return cls(provider, transcripts=transcripts)
 
     def __enter__(self) -> Self:
         """Trace the run."""

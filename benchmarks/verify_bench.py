@@ -8,11 +8,22 @@ first call (0.2 s); attempts 1 and 2 need three rounds of 1 s calls. Early
 stop cancels them once attempt 0 passed: their processes are stopped and
 they bill nothing more. eval: the same 40 runs of `hello` through `adws
 batch` and through `adws eval` (two variants), each in a fresh process.
+
+Done means fixed: what the extra runs of the checks cost. A seeded bug in a
+throwaway repository (20 test modules, one failing because of the bug),
+real pytest (`-rA`), and an agent that is a Python step writing the right
+fix at once, so the time is the checks, git and adws: a worktree with one
+round and no baseline (the old way: it proves nothing), then with a
+baseline, `must_pass` and `protect` (one more run of the checks, and a
+verify tree for each), then with a reproducer first (`reproduce`: a
+baseline and a run of its own, then the fix's round, whose baseline is the
+reproducer's last run).
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -20,16 +31,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+from returns.io import IOResult, IOSuccess
+
 from adws import (
     OutputContract,
+    PipelineError,
     RetryPolicy,
+    Step,
     Workflow,
     WorkflowContext,
     agent_step,
     best_of,
+    reproduce,
     run_workflow,
+    sequence,
     shell_step,
     with_verification,
+    worktree,
 )
 from adws.agents import CommandAgent
 from adws.agents.parsers import claude_json
@@ -42,6 +60,7 @@ prompt = sys.stdin.read()
 index = int(re.search(r"Attempt (\d)", prompt).group(1))
 rounds = prompt.count("verification round")
 time.sleep(0.2 if index == 0 else 1.0)
+open("NOTES", "w").write(f"round {rounds}\n")  # some work each round: changing nothing is NoChange
 if index == 0 or rounds >= 2:
     open("DONE", "w").write("ok\n")
 print(json.dumps({"type": "result", "subtype": "success", "is_error": False,
@@ -119,11 +138,85 @@ def _eval_overhead() -> dict[str, float]:
         return {"batch_seconds": batch, "eval_seconds": evaluated}
 
 
+MODULES = 20
+BUGGY = "def words(text):\n    return len(text.split(' '))\n"
+RIGHT = "def words(text):\n    return len(text.split())\n"
+DOUBLE = "from words import words\n\n\ndef test_double_spaces():\n    assert words('a  b') == 2\n"
+TARGET = "tests/test_double.py::test_double_spaces"
+
+
+def _seeded(repo: Path, *, double: bool) -> None:
+    """The seeded bug, with MODULES passing test modules beside it (and its test, if `double`)."""
+    (repo / "tests").mkdir(parents=True)
+    (repo / "words.py").write_text(BUGGY)
+    for i in range(MODULES):
+        (repo / "tests" / f"test_m{i}.py").write_text(
+            f"from words import words\n\n\ndef test_{i}():\n    assert words('a b') == 2\n"
+        )
+    if double:
+        (repo / "tests" / "test_double.py").write_text(DOUBLE)
+    for argv in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "bug"]):
+        subprocess.run(
+            ["git", "-c", "user.name=b", "-c", "user.email=b@b", *argv], cwd=repo, check=True
+        )
+
+
+def _writes(name: str, path: str, text: str, key: str) -> Step:
+    def run(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        (Path(str(ctx.inputs["worktree"])) / path).write_text(text)
+        return IOSuccess(ctx.merge_outputs({key: "done"}))
+
+    return Step(name, run, reads=("worktree",), writes=(key,))
+
+
+def _fix_seconds(how: str) -> float:
+    """Time one run of the fix, `plain`, `targets` or `reproduced`, on a fresh seeded repository."""
+    checks = shell_step(
+        "checks",
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "tests"],
+        failures="pytest",
+    )
+    fix = _writes("fix", "words.py", RIGHT, "summary")
+    protect = ("tests/**", "**/conftest.py")
+    stages = {
+        "plain": with_verification(fix, checks),
+        "targets": with_verification(fix, checks, must_pass=[TARGET], protect=protect),
+        "reproduced": sequence(
+            "work",
+            [
+                reproduce(_writes("test", "tests/test_double.py", DOUBLE, "test"), checks),
+                with_verification(fix, checks, must_pass="reproduced", protect=protect),  # noqa: S106 - a word
+            ],
+        ),
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        repo = Path(folder) / "repo"
+        _seeded(repo, double=how != "reproduced")
+        started = time.perf_counter()
+        result = run_workflow(
+            Workflow("bench", (worktree(stages[how], name="w"),)),
+            WorkflowContext(inputs={"target_dir": str(repo)}),
+            worktrees=str(Path(folder) / "wt"),
+        )
+        seconds = time.perf_counter() - started
+        assert isinstance(result, IOSuccess), result  # noqa: S101 - a benchmark of a success
+        return seconds
+
+
+def _fixes() -> dict[str, float]:
+    """The median of three runs of each way of fixing the seeded bug."""
+    return {
+        how: statistics.median(_fix_seconds(how) for _ in range(3))
+        for how in ("plain", "targets", "reproduced")
+    }
+
+
 def measure() -> dict[str, Any]:
-    """Measure best_of with and without early stop, and eval's overhead."""
+    """Measure best_of with and without early stop, eval's overhead, and what proving a fix costs."""
     return {
         "best_of": {"all": _best_of(False), "early_stop": _best_of(True)},
         "eval": _eval_overhead(),
+        "fixes": _fixes(),
     }
 
 
@@ -143,6 +236,25 @@ def render(results: dict[str, Any]) -> list[str]:
         (
             f"| 40 runs of hello: adws batch / adws eval (2 variants) |"
             f" {runs['batch_seconds']:.2f} s / {runs['eval_seconds']:.2f} s | eval ≈ batch |"
+        ),
+        *_fix_rows(results["fixes"]),
+    ]
+
+
+def _fix_rows(fixes: dict[str, float]) -> list[str]:
+    plain = fixes["plain"]
+    return [
+        (
+            f"| a seeded bug fixed in a worktree, 21 pytest modules: one round, no baseline |"
+            f" {plain:.2f} s | (proves nothing) |"
+        ),
+        (
+            f"| … with a baseline, must_pass and protect (a verify tree per run of the checks) |"
+            f" {fixes['targets']:.2f} s (+{fixes['targets'] - plain:.2f} s) | one more run of the checks |"
+        ),
+        (
+            f"| … with a reproducer first (reproduce, then must_pass='reproduced') |"
+            f" {fixes['reproduced']:.2f} s (+{fixes['reproduced'] - plain:.2f} s) | two more runs |"
         ),
     ]
 

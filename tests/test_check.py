@@ -18,6 +18,7 @@ from adws import (
     agent_step,
     fan_out,
     parallel,
+    reproduce,
     shell_step,
     with_verification,
 )
@@ -342,3 +343,29 @@ def test_known_inputs_are_what_steps_read_and_no_step_writes() -> None:
     )
     assert known_inputs(workflow) == frozenset({"topic", "output_dir", "extra"})
     assert known_inputs(Workflow("w", (Step("plain", nothing),))) is None
+
+
+def test_what_must_pass_is_read_and_what_was_proved_is_written() -> None:
+    checks = shell_step("checks", "pytest -rA", failures="pytest")
+    fix = ask("fix", "Fix {task}", "SUMMARY")
+    proved = Step("show", nothing, reads=("fix_verified_proved", "reproducer_check"), writes=())
+    workflow = Workflow(
+        "w",
+        (
+            reproduce(ask("write_test", "Show {task}", "TEST"), checks),
+            with_verification(fix, checks, must_pass="reproduced"),  # noqa: S106 - a word
+            proved,
+        ),
+        inputs=("task",),
+    )
+    assert errors(workflow) == []
+    placeholder = "{targets}"
+    from_input = Workflow(
+        "w", (with_verification(fix, checks, must_pass=placeholder),), inputs=("task",)
+    )
+    assert errors(from_input) == [
+        (
+            "error: fix_verified: reads 'targets', which no earlier step writes and the"
+            " workflow's inputs do not declare"
+        )
+    ]

@@ -6,6 +6,7 @@ import importlib.util
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
@@ -122,3 +123,53 @@ def test_the_readme_is_a_front_page_under_250_lines() -> None:
     assert "make demo" in readme
     assert "make check" in readme
     assert "](docs/" not in hooks().front_page()
+
+
+def test_the_readme_says_each_paragraph_once_and_names_every_extra_a_user_installs() -> None:
+    readme = (REPO / "README.md").read_text()
+    prose = [
+        block.strip()
+        for index, part in enumerate(readme.split("```"))
+        if index % 2 == 0  # outside the code blocks
+        for block in part.split("\n\n")
+        if block.strip()
+    ]
+    assert [block for block in prose if prose.count(block) > 1] == []
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    for extra in sorted(set(extras) - {"dev", "bench"}):  # adws's own tools, not a user's
+        assert f"`{extra}`" in readme, extra
+
+
+def test_the_cost_guide_says_how_the_claude_preset_reads_its_output() -> None:
+    from adws.agents.presets import PRESETS  # noqa: PLC0415 - the preset the guide describes
+
+    guide = (REPO / "docs" / "guides" / "cost.md").read_text()
+    assert f"`--agent claude` runs `{' '.join(PRESETS['claude'].argv)}`" in guide.replace("\n", " ")
+    assert "--output-format json`" not in guide
+
+
+RECIPE_MARKER = "<!-- the bug-fix recipe: tests/test_docs.py runs this block with pytest -->"
+
+
+def recipe() -> str:
+    """Read the verification guide's bug-fix recipe: the Python block after its marker."""
+    guide = (REPO / "docs" / "guides" / "verification.md").read_text()
+    after = guide.split(RECIPE_MARKER, 1)[1]
+    return after.split("```python\n", 1)[1].split("\n```\n", 1)[0]
+
+
+def test_the_bug_fix_recipe_is_a_test_that_passes(tmp_path: Path) -> None:
+    module = tmp_path / "test_fix_bug.py"
+    module.write_text(recipe() + "\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(module)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout

@@ -36,6 +36,8 @@ from adws.engine.events import (
     ObserverFailed,
     RoundFailed,
     RunFinished,
+    RunStarted,
+    StepStarted,
     StepSucceeded,
 )
 from adws.engine.usage import Usage
@@ -290,3 +292,76 @@ def test_a_call_says_how_its_process_exited_and_only_what_it_reported(
     assert (attributes["adws.exit_code"], attributes["adws.cost_usd"]) == (0, 0.2)
     assert "gen_ai.usage.input_tokens" not in attributes
     assert {"step a", "attempt 1"} <= set(named)
+
+
+LEAKY = """
+from adws import OutputContract, RetryPolicy, Workflow, agent_step
+from adws.agents import CommandAgent
+
+agent = CommandAgent(["sh", "agent.sh"])
+leaky = Workflow("leaky", (agent_step("ask", prompt="Go.", agent=agent,
+                                      contract=OutputContract(("NOTE",)),
+                                      retry=RetryPolicy(max_attempts=1)),))
+"""
+# The key is put together as it is printed: the command line never holds it.
+AGENT = 'echo "the key is sk-$(printf live)-4242" >&2\nexit 3\n'
+
+
+def exported(bodies: list[bytes]) -> list[Any]:
+    """Every span the collector was sent."""
+    found = []
+    for body in bodies:
+        request = ExportTraceServiceRequest.FromString(body)
+        for resource in request.resource_spans:
+            found += [span for scope in resource.scope_spans for span in scope.spans]
+    return found
+
+
+@pytest.mark.agent_process
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_no_transcripts_keeps_what_the_agent_printed_out_of_the_exported_spans(
+    in_tmp: Path,
+    collector: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    how: str,
+) -> None:
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "leaky.py").write_text(LEAKY)
+    (in_tmp / "agent.sh").write_text(AGENT)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", f"{collector}/v1/traces")
+    if how == "environment":
+        monkeypatch.setenv("ADWS_TRANSCRIPTS", "0")
+    flags = ["--no-transcripts"] if how == "flag" else []
+    assert main(["run", "leaky", "-q", "--otel", *flags]) == 1
+    assert "sk-live-4242" in capsys.readouterr().err  # the terminal is the person's own
+    spans = exported(Collector.received)
+    assert "sk-live-4242" not in repr(spans)
+    statuses = {span.name: span.status.message for span in spans}
+    assert statuses == {
+        "workflow leaky": "AgentFailed at step ask",
+        "step ask": "AgentFailed at step ask",
+        "attempt 1": "AgentFailed at step ask",
+        "invoke_agent ask": "AgentFailed at step ask",
+    }
+
+
+def test_without_transcripts_a_failed_round_keeps_only_its_kind() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    observer = SpanObserver(provider.get_tracer("t"), transcripts=False)
+    error = PipelineError("v", "ShellFailed", "`make` exited with 2: sk-live-4242")
+    stopped = PipelineError("", "Interrupted", "interrupted by Ctrl-C")
+    for each in (
+        RunStarted("r", "w", ("v",), WorkflowContext()),
+        StepStarted("r", "v", 0, 1, 1, False),
+        RoundFailed("r", "v", 0, 1, "v", 1, 1, 2, error, True),
+        RunFinished("r", "w", "interrupted", stopped, WorkflowContext(), 0.0),
+    ):
+        observer(each)
+    named = by_name(exporter.get_finished_spans())
+    [round_failed] = named["attempt 1"].events
+    assert attributes_of(round_failed) == {"adws.round": 1, "error.type": "ShellFailed"}
+    assert named["workflow w"].status.description == "Interrupted"  # no step to name
+    provider.shutdown()

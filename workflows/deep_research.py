@@ -36,6 +36,7 @@ from adws import (
     agent_step,
     fan_out,
 )
+from adws.io_ops.terminal import escape_controls
 
 UNVERIFIED = "Unverified"
 """The error kind of a packet the verifier did not pass."""
@@ -141,7 +142,8 @@ def save_report(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError
             f"# {topic}\n\nThe run did not finish: **{ctx.failure.error_type}** at "
             f"`{ctx.failure.step_name}`.\n\n{ctx.failure.message}\n"
         )
-    path.write_text(body.rstrip() + "\n", encoding="utf-8")
+    # What an agent wrote is written with its control characters escaped: `cat` obeys none.
+    path.write_text(escape_controls(body.rstrip() + "\n"), encoding="utf-8")
     return IOSuccess(ctx.merge_outputs({REPORT_PATH: str(path)}))
 
 

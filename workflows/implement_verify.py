@@ -1,35 +1,56 @@
 """Let an agent change a project, in a worktree of its own, until the project's checks pass.
 
-    workspace: [ implement ─► checks ─(fail: output fed back)─► implement … ] ─► finalize (always)
+    workspace: [ reproduce (if asked) ─► targets ─►
+                 implement ─► checks ─(fail: output fed back)─► implement … ] ─► finalize (always)
 
 `target_dir` is a git repository; the agent never touches its checkout. It
 works in a fresh `git worktree` on the branch `adws/<run>/workspace` (the
 folder is the agent's current directory), and `check_command` (for example
-`make check`) runs there after each attempt, as the script the user chose
-(`script_from`: no agent can write that input). The checks first run once
-on the untouched worktree (the baseline): a round passes when it adds no
-failure, and only the failures it added become the agent's feedback for the
-next round, up to three rounds; a change to the project's tests fails the
-round `Tampered`. When the checks
-pass, the change is committed on that branch (the agent's SUMMARY is the
-message) and the worktree removed; when they never pass, the worktree is
-kept for inspection and `adws resume` goes on in it. `finalize` always
-writes a markdown report: the branch, commit and diffstat, or the failure.
+`make check`) runs after each attempt, as the script the user chose
+(`script_from`: no agent can write that input), in a verify tree adws builds
+of the round's change. The checks first run once on the untouched worktree
+(the baseline).
 
-    adws run implement_verify -i task="..." -i target_dir=. -i check_command="make check"
+What must pass: the tests the `must_pass` input names (ids or globs,
+`tests/test_calc.py::test_add`), and with `-i reproduce=yes` the tests an
+agent first writes to show the problem (they must fail on the untouched
+code). Each target must run and pass (pytest lists passes with `-rA`:
+`check_command="pytest -rA"`), and no check may newly fail; what still
+fails comes back to the agent, targets first, up to three rounds. With
+neither input the change is only checked to break nothing, and the report
+says so. A change to the project's tests or to how they run (conftest,
+pytest's configuration, `sitecustomize.py`, `*.pth`) fails the round
+`Tampered`; an answer with no file changed fails `NoChange`. When the
+checks pass, the change is committed on that branch (the agent's SUMMARY is
+the message) and the worktree removed; when they never pass, the worktree
+is kept for inspection and `adws resume` goes on in it. `finalize` always
+writes a markdown report: the branch, commit and diffstat, what the checks
+proved, or the failure.
+
+    adws run implement_verify -i task="..." -i target_dir=. -i check_command="pytest -rA" \
+        -i must_pass="tests/test_calc.py::test_add"      (or: -i reproduce=yes)
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from _common import change_lines, implement_until_checks_pass, save_report
+from _common import (
+    asked_to_reproduce,
+    change_lines,
+    implement_until_checks_pass,
+    proved_lines,
+    reproducer,
+    save_report,
+    targets_step,
+)
 
 from adws import (
     PipelineError,
     Step,
     Workflow,
     WorkflowContext,
+    sequence,
     worktree,
 )
 
@@ -51,6 +72,7 @@ def finalize(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
     lines = [f"# implement_verify: {task}", ""]
     if ctx.failure is None:
         lines += ["**Result:** checks pass.", "", "## Summary", str(ctx.inputs["summary"])]
+        lines += proved_lines(ctx.inputs, None)
         lines += ["", "## Change", *change_lines(ctx.inputs, "workspace")]
         checks = str(ctx.inputs.get("checks_stdout", "")).strip()
         if checks:
@@ -65,6 +87,7 @@ def finalize(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
             failure.message[-3000:],
             "```",
         ]
+        lines += proved_lines(ctx.inputs, failure)
         kept = failure.context.get("worktree")
         if kept:
             branch = failure.context.get("branch")
@@ -78,9 +101,16 @@ def finalize(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
 workflow = Workflow(
     "implement_verify",
     (
-        # The agent and the checks run in the worktree: its folder is their default cwd.
+        # The agents and the checks run in the worktree: its folder is their default cwd.
         worktree(
-            implement_until_checks_pass(IMPLEMENT_PROMPT),
+            sequence(
+                "work",
+                [
+                    reproducer(when=asked_to_reproduce),
+                    targets_step(),
+                    implement_until_checks_pass(IMPLEMENT_PROMPT),
+                ],
+            ),
             name="workspace",
         ),
         # After a success it reads the summary, the change and the checks' output too.
@@ -92,6 +122,7 @@ workflow = Workflow(
                 "task",
                 "summary",
                 "checks_stdout",
+                "implement_verified_proved",
                 "output_dir",
                 "workspace_branch",
                 "workspace_commit",
@@ -101,9 +132,9 @@ workflow = Workflow(
         ),
     ),
     description=(
-        "An agent changes a project in a worktree until its checks pass, committed on a branch;"
-        " always writes a report."
+        "An agent changes a project in a worktree until its checks pass and the tests named"
+        " (must_pass, or a reproducer's) pass, committed on a branch; always writes a report."
     ),
     inputs=("task", "target_dir", "check_command"),
-    optional_inputs=("output_dir",),
+    optional_inputs=("output_dir", "must_pass", "reproduce"),
 )

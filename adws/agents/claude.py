@@ -24,7 +24,7 @@ from adws.agents.answers import AnswerError
 from adws.agents.claude_output import claude_activity, claude_stream
 from adws.agents.command import activity_listener, read_outcome
 from adws.agents.offline import OFFLINE
-from adws.agents.sessions import CLAUDE, hear_lines, session_listener
+from adws.agents.sessions import CLAUDE, hear_lines, refuse_session, session_listener
 
 if TYPE_CHECKING:
     from adws.agents.base import AgentRequest, AgentResponse
@@ -74,7 +74,8 @@ class ClaudeAgent:
     Failures read as the `claude` preset's do; the request's timeout (or
     this agent's) bounds the whole call (`Timeout`), its `idle_timeout` the
     silences (`AgentHung`), and either stops the session within a second.
-    A request naming a `session` continues it (the SDK's `resume`).
+    A request naming a `session` continues it (the SDK's `resume`); one that
+    is not a plain token fails the call before anything starts.
     `sdk_module` names the module to import (the SDK, or a stand-in).
     """
 
@@ -125,7 +126,7 @@ class ClaudeAgent:
 
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
         """Run one SDK session for this request."""
-        refused = OFFLINE.refuse(request, repr(self))
+        refused = OFFLINE.refuse(request, repr(self)) or refuse_session(request, repr(self))
         if refused is not None:
             return IOFailure(refused)
         payload = {

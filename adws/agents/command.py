@@ -14,7 +14,7 @@ from adws.agents.answers import AnswerError
 from adws.agents.base import AgentRequest, AgentResponse
 from adws.agents.offline import OFFLINE
 from adws.agents.parsers import text
-from adws.agents.sessions import hear_lines, session_listener
+from adws.agents.sessions import hear_lines, refuse_session, session_listener
 from adws.engine.errors import ErrorType, PipelineError
 
 if TYPE_CHECKING:
@@ -64,7 +64,9 @@ class CommandAgent:
     `adws.agents.sessions`): with it, a request naming a `session` runs the
     command line that continues it, and the session the CLI names in its
     output is passed on as soon as it is printed; without it, the command
-    cannot continue sessions and is always sent the whole prompt.
+    cannot continue sessions and is always sent the whole prompt. A session
+    that is not a plain token (`adws.agents.sessions.plain_session`) is
+    never put on the command line: the call fails, permanent, and runs nothing.
     """
 
     def __init__(  # noqa: PLR0913 - the command's whole configuration, all keyword-only
@@ -121,6 +123,8 @@ class CommandAgent:
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:
         """Run the command and read its answer."""
         refused = OFFLINE.refuse(request, repr(self))
+        if refused is None and self.sessions is not None:
+            refused = refuse_session(request, repr(self))
         if refused is not None:
             return IOFailure(refused)
         argv = self.argv_for(request)

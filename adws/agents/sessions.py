@@ -18,18 +18,29 @@ Each call's session is the one its CLI names in its init event (claude's
 `system`/`init` `session_id`, codex's `thread.started` `thread_id`),
 journaled as soon as it is printed (`AgentSessionStarted`), so a call
 stopped halfway has its session recorded, and a resume can continue it.
+
+A session id becomes an argument of the CLI's command line, so only a
+plain token is ever trusted (`SESSION_ID`: a letter or digit, then up to
+127 letters, digits, `.`, `_`, `:` or `-`): one a CLI names that is not
+one (`--dangerously-bypass-approvals-and-sandbox` would be codex's flag)
+is neither journaled nor continued, and the answer says so
+(`session_refused`); a backend asked to continue one refuses the call
+without starting anything (`refuse_session`); the journal refuses a row
+that holds one (`adws.journal.store.sessions`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
 import attrs
-from returns.io import IOResult, IOSuccess
+from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from adws._exceptions import DefinitionError
+from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.events import AgentSessionStarted
 from adws.engine.scope import AgentSession, current_scope
 
@@ -37,12 +48,12 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.agents.base import AgentRequest, AgentResponse
-    from adws.engine.errors import PipelineError
 
 __all__ = [
     "CLAUDE",
     "CODEX",
     "LOST_SESSION",
+    "SESSION_ID",
     "SESSION_MODES",
     "CallSessions",
     "Continuation",
@@ -54,14 +65,61 @@ __all__ = [
     "hear_lines",
     "interrupted_prompt",
     "lost_session",
+    "plain_session",
     "plan_continuation",
+    "refuse_session",
     "session_listener",
+    "unplain_session",
 ]
 
 SessionMode: TypeAlias = Literal["continue", "fresh"]
 SESSION_MODES: Final = ("continue", "fresh")
 LOST_SESSION: Final = ("No conversation found with session ID", "no rollout found for thread id")
 """What claude and codex say when they cannot find the session they were asked to continue."""
+SESSION_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+"""A session id adws passes to a CLI: a plain token, never an option or a second argument."""
+
+
+def plain_session(value: object) -> bool:
+    r"""Tell whether `value` is a session id a CLI may be given (a whole `SESSION_ID`).
+
+    >>> plain_session("0199a2b4-7c1e-7f00-8d1b-5e0c9f2a3b4c"), plain_session("t-1:2.x_y")
+    (True, True)
+    >>> plain_session("--dangerously-bypass-approvals-and-sandbox"), plain_session("s-1\n")
+    (False, False)
+    """
+    return isinstance(value, str) and SESSION_ID.fullmatch(value) is not None
+
+
+def unplain_session(value: object) -> str:
+    """Say why a session id is not one adws passes to a CLI (see `SESSION_ID`).
+
+    >>> print(unplain_session("-x"))
+    session id '-x' is not a plain token ([A-Za-z0-9][A-Za-z0-9._:-]{0,127})
+    """
+    shown = repr(value)
+    if len(shown) > _SHOWN:
+        shown = shown[:_SHOWN] + "…"
+    return f"session id {shown} is not a plain token ({SESSION_ID.pattern})"
+
+
+_SHOWN: Final = 160
+"""How much of a refused session id a message quotes."""
+
+
+def refuse_session(request: AgentRequest, backend: str) -> PipelineError | None:
+    """Return the error that stops `backend` continuing a session that is not a plain token.
+
+    Nothing adws journals or hears from a CLI can get here (both refuse such
+    an id first); this is the last guard before an argv, for a request built
+    by hand.
+    """
+    if request.session is None or plain_session(request.session):
+        return None
+    message = f"{backend} was not started for step {request.step_name!r}: " + unplain_session(
+        request.session
+    )
+    return PipelineError(request.step_name, ErrorType.AGENT_FAILED, message, {"permanent": True})
 
 
 def check_sessions(owner: str, value: object) -> None:
@@ -294,7 +352,9 @@ class CallSessions:
     with `why`, or a plain fresh call); `announce` is the request's
     `on_session`; `finish` journals a session the backend named only in its
     answer, keeps the latest for the step's next call, and says in the
-    answer whether it continued.
+    answer whether it continued. A session id that is not a plain token
+    (`plain_session`) is neither journaled nor kept: the answer loses it and
+    says why (`session_refused`), and the step's next call starts afresh.
     """
 
     def __init__(self, key: tuple[str, str], attempt: int) -> None:
@@ -306,6 +366,7 @@ class CallSessions:
         self._feedback: tuple[str, ...] = ()
         self._why = ""
         self._announced: str | None = None
+        self._refused: str | None = None
 
     def before(self) -> AgentSession | None:
         """Return the session the step's call before ran in (None for a first call)."""
@@ -314,10 +375,17 @@ class CallSessions:
     def start(self, plan: Continuation | None, feedback: tuple[str, ...], why: str = "") -> None:
         """Begin a call told `feedback`: continuing `plan`'s session, or afresh (lost: `why`)."""
         self._plan, self._feedback, self._why, self._announced = plan, feedback, why, None
+        self._refused = None
 
     def announce(self, session_id: str) -> None:
-        """Journal the session the call runs in, once, as soon as the agent names it."""
-        if self._announced is not None:
+        """Journal the session the call runs in, once, as soon as the agent names it.
+
+        An id that is not a plain token is refused instead: never journaled.
+        """
+        if self._announced is not None or self._refused is not None:
+            return
+        if not plain_session(session_id):
+            self._refused = unplain_session(session_id)
             return
         self._announced = session_id
         path, asked_by = self.key
@@ -347,6 +415,10 @@ class CallSessions:
             named = unsafe_perform_io(answer.failure()).context.get("session_id")
         if self._announced is None and isinstance(named, str) and named:
             self.announce(named)
+        if named is not None and named != "" and not plain_session(named):
+            self._refused = self._refused or unplain_session(named)
+        if self._refused is not None:  # the call's session is not trusted: never kept
+            return _without_session(answer, self._refused)
         if self._announced is not None and self.scope.run_id:  # outside a run, nothing is kept
             note = AgentSession(self._announced, self.attempt, self._feedback)
             self.scope.sessions[self.key] = note
@@ -356,3 +428,15 @@ class CallSessions:
         if self._why:
             said["not_continued"] = self._why
         return IOSuccess(attrs.evolve(response, metadata={**response.metadata, **said}))
+
+
+def _without_session(
+    answer: IOResult[AgentResponse, PipelineError], refused: str
+) -> IOResult[AgentResponse, PipelineError]:
+    """Drop the session id an answer names, saying why (`session_refused`): it is not trusted."""
+    said = {"session_id": None, "session_refused": refused}
+    if isinstance(answer, IOSuccess):
+        response = unsafe_perform_io(answer.unwrap())
+        return IOSuccess(attrs.evolve(response, metadata={**response.metadata, **said}))
+    error = unsafe_perform_io(answer.failure())
+    return IOFailure(error.with_context(**said))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, final
 
 import attrs
@@ -31,13 +32,20 @@ from adws.engine.events import AgentActivity, AgentExchanged
 from adws.engine.metering import charge
 from adws.engine.reservations import Refusal
 from adws.engine.retry import attempt_number, current_attempt
-from adws.engine.scope import RunScope, current_branch, current_scope, current_worktree
+from adws.engine.scope import (
+    RunScope,
+    current_branch,
+    current_round,
+    current_scope,
+    current_worktree,
+)
 from adws.engine.step import RetryPolicy, Step
 from adws.engine.usage import Budget, Usage, dollars, usage_of_failure
+from adws.io_ops.changes import stat_snapshot
 from adws.workspaces.patches import CallEdits
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from adws.engine.context import WorkflowContext
 
@@ -60,6 +68,39 @@ class AgentSpec:
     edits: bool = False
     idle_timeout: float | None = None
     sessions: SessionMode = "continue"
+    allow_no_change: bool = False
+
+    def build(self, step: Step) -> Step:
+        """Build `step` again as this spec says; what `agent_step` does not know of, it keeps.
+
+        Its retry, `always_run`, `when`, reads and writes, `rerun_on_resume`.
+        """
+        rebuilt = agent_step(
+            step.name,
+            prompt=self.prompt,
+            agent=self.agent,
+            contract=self.contract,
+            timeout=self.timeout,
+            cwd=self.cwd,
+            budget=self.budget,
+            edits=self.edits,
+            idle_timeout=self.idle_timeout,
+            sessions=self.sessions,
+            allow_no_change=self.allow_no_change,
+        )
+        return attrs.evolve(
+            rebuilt,
+            always_run=step.always_run,
+            retry=step.retry,
+            when=step.when,
+            reads=step.reads,
+            writes=step.writes,
+            rerun_on_resume=step.rerun_on_resume,
+        )
+
+    def with_prompt(self, step: Step, prompt: str) -> Step:
+        """Build `step` again asking `prompt` instead (a judge given its candidates)."""
+        return attrs.evolve(self, prompt=prompt).build(step)
 
 
 def compose_prompt(prompt: str, contract: OutputContract, feedback: tuple[str, ...]) -> str:
@@ -204,6 +245,42 @@ def _settle(
         scope.ledger.saw(usage)
 
 
+@final
+class _Changes:
+    """Whether a call's folder changed since its round began: for `NoChange`."""
+
+    def __init__(self, name: str, folder: str | None, *, judged: bool) -> None:
+        """Note the folder's state when this step's round began (now, if this is its first call).
+
+        With `judged` false (no `edits`, or `allow_no_change`) nothing is read or judged.
+        """
+        self.name, self.folder, self.on = name, folder or ".", judged
+        place = (str(Path(self.folder).absolute()), name)
+        mark = current_round()
+        self.start: object = None
+        if judged:
+            self.start = self.read() if mark is None else mark.remember(place, self.read)
+
+    def read(self) -> Mapping[str, tuple[object, ...]]:
+        """Read the folder's state now (see `stat_snapshot`)."""
+        return stat_snapshot(self.folder)
+
+    def judged(
+        self, checked: IOResult[dict[str, object], PipelineError]
+    ) -> IOResult[dict[str, object], PipelineError]:
+        """Fail an accepted answer `NoChange` when nothing in the folder was written since."""
+        if not self.on or not isinstance(checked, IOSuccess):
+            return checked
+        if stat_snapshot(self.folder) != self.start:
+            return checked
+        message = (
+            "you changed no file: the task needs a change to the files in your working folder;"
+            " make it, then answer"
+        )
+        where = {"folder": str(Path(self.folder).absolute())}
+        return IOFailure(PipelineError(self.name, ErrorType.NO_CHANGE, message, where))
+
+
 def _of_type(value: object, kind: type[_T]) -> _T | None:
     """Keep a value a backend put in an error's context only when it has the expected type."""
     return value if isinstance(value, kind) and not isinstance(value, bool) else None
@@ -342,6 +419,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     edits: bool = False,
     idle_timeout: float | None = None,
     sessions: SessionMode = "continue",
+    allow_no_change: bool = False,
 ) -> Step:
     """Build a step that asks `agent` and lets only a proven answer through.
 
@@ -378,6 +456,15 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     acceptEdits`; `codex`: `--sandbox workspace-write`, else `read-only`;
     `ClaudeAgent`: its permission mode), and a CLI that reports a refused
     tool fails the attempt with `PermissionDenied` (never retried).
+    Nothing is no fix: with `edits=True`, an answer after which no file in
+    the step's folder was created, deleted or written since its round began
+    fails `NoChange` ("you changed no file"; retried under `retry` with that
+    feedback), unless `allow_no_change=True`. A round is the step's call
+    under its retry policy, or one round of a `with_verification` (see
+    `adws.engine.scope.Round`): a retry that only mends its answer, after
+    an attempt that changed files, has changed something. The folder is
+    read from disk (`adws.io_ops.changes.stat_snapshot`; `.git` and tool
+    caches such as `__pycache__` left out, ignored files counted).
     `idle_timeout` (seconds): an agent that prints nothing for that long is
     stopped (`AgentHung`). Failures of the infrastructure (an API error, a
     hang, a timeout) are retried without feedback: the model never
@@ -407,7 +494,8 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     require_seconds(owner, "timeout", timeout, optional=True)
     require_type(owner, "cwd", cwd, (str, type(None)), "a str or None")
     require_type(owner, "budget", budget, (Budget, type(None)), "a Budget or None")
-    require_type(owner, "edits", edits, bool, "a bool")
+    for flag, value in (("edits", edits), ("allow_no_change", allow_no_change)):
+        require_type(owner, flag, value, bool, "a bool")
     require_seconds(owner, "idle_timeout", idle_timeout, optional=True)
     check_sessions(owner, sessions)
     continuing = sessions == "continue" and continues_sessions(agent)
@@ -454,6 +542,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             if isinstance(admitted, PipelineError):
                 return IOFailure(admitted)
             limit, held = admitted
+            watched = _Changes(name, where, judged=edits and not allow_no_change)
             changes = CallEdits()
             try:
                 answer, seconds, request = _call(
@@ -464,7 +553,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
                 raise
         answer = answer.alt(lambda error: bounded_wait(error, scope.max_wait))
         answer = calls.finish(answer)
-        checked = answer.bind(lambda response: _outputs(response, contract, name))
+        checked = watched.judged(answer.bind(lambda response: _outputs(response, contract, name)))
         usage = _exchanged(request, answer, checked, seconds, changes.patch())
         charge(usage)
         _settle(scope, limit, held, usage, branch)  # charged first: spend never reads low
@@ -479,6 +568,15 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         rerun_on_resume=rerun_on_resume,
         kind="agent",
         spec=AgentSpec(
-            prompt, agent, contract, timeout, cwd, budget, edits, idle_timeout, sessions
+            prompt,
+            agent,
+            contract,
+            timeout,
+            cwd,
+            budget,
+            edits,
+            idle_timeout,
+            sessions,
+            allow_no_change,
         ),
     )

@@ -18,11 +18,18 @@ from adws.agents.claude import ClaudeAgent
 from adws.agents.command import CommandAgent
 from adws.agents.parsers import PARSERS
 from adws.agents.presets import CLAUDE_SDK, PRESETS
-from adws.agents.step import AgentSpec, agent_step
+from adws.agents.step import AgentSpec
 from adws.engine.combinators import SequenceSpec, VerificationSpec, sequence, with_verification
 from adws.engine.concurrency import FanOutSpec, ParallelSpec, fan_out, parallel
 from adws.engine.step import iter_steps
-from adws.workspaces import BestOfSpec, WorktreeSpec, best_of, worktree
+from adws.workspaces import (
+    BestOfSpec,
+    ReproduceSpec,
+    WorktreeSpec,
+    best_of,
+    reproduce,
+    worktree,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,18 +48,7 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
     """Build `step` again around swapped agents (None when it holds no agent step)."""
     spec = step.spec
     if isinstance(spec, AgentSpec):
-        return agent_step(
-            step.name,
-            prompt=spec.prompt,
-            agent=swap(spec.agent),
-            contract=spec.contract,
-            timeout=spec.timeout,
-            cwd=spec.cwd,
-            budget=spec.budget,
-            edits=spec.edits,
-            idle_timeout=spec.idle_timeout,
-            sessions=spec.sessions,
-        )
+        return attrs.evolve(spec, agent=swap(spec.agent)).build(step)
     if isinstance(spec, VerificationSpec):
         return with_verification(
             _replace_agent(spec.main, swap),
@@ -62,6 +58,8 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             baseline=spec.baseline,
             recheck=spec.recheck,
             protect=spec.protect,
+            must_pass=spec.must_pass,
+            baseline_unnamed=spec.baseline_unnamed,
         )
     if isinstance(spec, SequenceSpec):
         return sequence(step.name, [_replace_agent(inner, swap) for inner in spec.steps])
@@ -93,6 +91,16 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             max_concurrency=spec.max_concurrency,
             early_stop=spec.early_stop,
             protect=spec.protect,
+            base=spec.base,
+        )
+    if isinstance(spec, ReproduceSpec):
+        return reproduce(
+            _replace_agent(spec.step, swap),
+            _replace_agent(spec.verify, swap),
+            name=step.name,
+            tests=spec.tests,
+            max_attempts=spec.max_attempts,
+            baseline_unnamed=spec.baseline_unnamed,
         )
     if isinstance(spec, FanOutSpec):
         return fan_out(

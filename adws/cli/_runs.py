@@ -17,6 +17,7 @@ from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError
 from adws.cli._options import refused
 from adws.cli._output import err, out_json
+from adws.journal.store.exchanges import keeps_transcripts
 from adws.render import Progress, error_lines
 from adws.render.errors import cleanup_lines
 from adws.runs import HandedOver, Refused
@@ -59,7 +60,8 @@ def traced(args: argparse.Namespace) -> Iterator[RunObserver | None]:
     except ImportError as exc:
         msg = f"--otel needs the OpenTelemetry SDK: pip install 'adws[otel]' ({exc})"
         raise UsageError(msg) from exc
-    tracing = Tracing.over_otlp()
+    kept = keeps_transcripts(refused=bool(args.no_transcripts))
+    tracing = Tracing.over_otlp(transcripts=kept)
     with tracing:
         yield tracing.observe
 

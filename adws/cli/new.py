@@ -8,7 +8,14 @@ tests use; mypy: strict, with the returns plugin; printed instead for a tool
 configured already), every rule; `mypy --strict` and 100% line and branch
 coverage too. It says how to install the test tools (`adws[test]`).
 `tests/cli/test_cli_new.py` proves it on a fresh project, against adws
-installed from its wheel. It never overwrites a file.
+installed from its wheel. It never overwrites a file, and never writes
+through a link: a symbolic link on the way to what it writes (a linked
+`tests/` or `workflows/` folder) refuses the command before anything is
+written, and a `pyproject.toml` that is a symbolic link or has other hard
+links (rewriting it in place would change the file behind every name) is
+left alone, its configuration printed instead. `pyproject.toml` is read
+first: one that is not UTF-8 (TOML never is) refuses the command before
+anything is written.
 """
 
 from __future__ import annotations
@@ -254,8 +261,40 @@ _PURPOSE: Final = {
 }
 
 
-def _configure(here: Path, workflows: str) -> list[str]:
-    """Add ruff's and mypy's configuration to pyproject.toml where none is; say what happened."""
+def _pyproject(here: Path) -> tuple[str, str | None]:
+    """Read pyproject.toml before anything is written: its text, and why it is left alone.
+
+    A symbolic link or a file with other hard links is not written through
+    (its configuration is printed instead); one that cannot be read, or is
+    not UTF-8, refuses the command (`UsageError`), nothing written.
+    """
+    pyproject = here / "pyproject.toml"
+    if pyproject.is_symlink():  # writing through it could land outside the project
+        return "", "pyproject.toml is a symbolic link"
+    try:
+        links = pyproject.stat().st_nlink if pyproject.exists() else 1
+        data = pyproject.read_bytes() if pyproject.exists() else b""
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        msg = (
+            f"pyproject.toml is not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start});"
+            " TOML is UTF-8: fix it, then run adws new again (nothing was written)"
+        )
+        raise UsageError(msg) from exc
+    except OSError as exc:
+        msg = f"cannot read pyproject.toml ({exc.strerror}); nothing was written"
+        raise UsageError(msg) from exc
+    if links > 1:
+        return text, f"pyproject.toml has {links} hard links (writing it would change them all)"
+    return text, None
+
+
+def _configure(here: Path, workflows: str, text: str, unwritable: str | None) -> list[str]:
+    """Add ruff's and mypy's configuration to pyproject.toml where none is; say what happened.
+
+    `text` is pyproject.toml as read before anything was written; when
+    `unwritable` says why it is left alone, the configuration is printed.
+    """
     pyproject = here / "pyproject.toml"
     ruff, mypy = ruff_config(workflows), mypy_config(workflows)
     if ruff is None or mypy is None:
@@ -263,10 +302,9 @@ def _configure(here: Path, workflows: str) -> list[str]:
             "the workflows folder's name cannot be written in TOML; set up ruff and mypy yourself"
         ]
     configs = {"ruff": ruff, "mypy": mypy}
-    if pyproject.is_symlink():  # writing through it could land outside the project
+    if unwritable is not None:
         shown = "\n".join(config.strip() for config in configs.values())
-        return [f"pyproject.toml is a symbolic link; {_PURPOSE['ruff']} and checked:\n{shown}"]
-    text = pyproject.read_text(encoding="utf-8") if pyproject.exists() else ""
+        return [f"{unwritable}; {_PURPOSE['ruff']} and checked:\n{shown}"]
     said: list[str] = []
     added: dict[str, str] = {}
     for tool, config in configs.items():
@@ -367,6 +405,34 @@ def add_new(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _linked(base: Path, path: Path) -> Path | None:
+    """Return the first symbolic link on the way from `base` to `path`, or None.
+
+    `path` is read as written (not resolved): each of its parts below `base`
+    (all of them when it lies elsewhere) is looked at in turn.
+    """
+    start = base if path.is_relative_to(base) else Path(path.anchor)
+    at = start
+    for part in path.relative_to(start).parts:
+        at /= part
+        if at.is_symlink():
+            return at
+    return None
+
+
+def _refuse_links(base: Path, *folders: Path) -> None:
+    """Refuse to write through a symbolic link on the way to, or at, any of `folders`."""
+    for folder in folders:
+        link = _linked(base, folder)
+        if link is not None:
+            shown = link.relative_to(base) if link.is_relative_to(base) else link
+            msg = (
+                f"{shown} is a symbolic link; adws new never writes through one (the files"
+                f" would land where it points): write into a real folder (--workflows DIR)"
+            )
+            raise UsageError(msg)
+
+
 def cmd_new(args: argparse.Namespace) -> int:
     """Write workflows/NAME.py and tests/test_workflow_NAME.py; never overwrite."""
     name = args.name
@@ -379,7 +445,10 @@ def cmd_new(args: argparse.Namespace) -> int:
             f" {LONGEST_NAME}, so that no line it writes passes 88 columns"
         )
         raise UsageError(msg)
-    here, folder = Path.cwd().resolve(), workflows_dir(args.workflows).resolve()
+    cwd = Path.cwd()
+    given = workflows_dir(args.workflows, cwd)
+    _refuse_links(cwd, given, cwd / "tests")  # the files themselves: never overwritten (below)
+    here, folder = cwd.resolve(), given.resolve()
     where = folder.relative_to(here) if folder.is_relative_to(here) else folder
     module = where / f"{name}.py"
     test = Path("tests") / f"test_workflow_{name}.py"
@@ -389,12 +458,13 @@ def cmd_new(args: argparse.Namespace) -> int:
         verb = "exists" if len(existing) == 1 else "exist"
         msg = f"{' and '.join(existing)} {verb} already; adws new never overwrites a file"
         raise UsageError(msg)
+    text, unwritable = _pyproject(here)  # read first: a broken one refuses before any write
     folder.mkdir(parents=True, exist_ok=True)
     test.parent.mkdir(parents=True, exist_ok=True)
     _create(module, render_module(name, agent=args.agent))
     _create(test, render_test(name, agent=args.agent, workflows=where.as_posix()))
     err(f"wrote {module} and {test}; run them with: pytest {test}")
-    for said in _configure(here, where.as_posix()):
+    for said in _configure(here, where.as_posix(), text, unwritable):
         err(said)
     err(f"the test tools (pytest, mypy, ruff, hypothesis): {_TOOLS}")
     return 0

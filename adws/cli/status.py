@@ -19,6 +19,7 @@ from adws.journal.store.sessions import sessions_of
 from adws.journal.store.workspaces import approvals_of, worktrees_of
 from adws.render import attempt_text, status_text, step_outcomes, to_mermaid, workspaces_text
 from adws.render.diffs import diff_dict, shows_diff, step_diff_lines
+from adws.render.proved import proofs_of
 
 if TYPE_CHECKING:
     import argparse
@@ -197,6 +198,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             "worktrees": [tree.to_dict() for tree in worktrees],
             "approvals": [asked.to_dict() for asked in approvals],
             "error": None if record.error is None else record.error.to_dict(),
+            "proved": proofs_of(attempts, record.error),
             "attempts": _attempt_dicts(attempts, sessions),
         }
         out_json(payload)

@@ -65,6 +65,14 @@ class ErrorType(StrEnum):
     """A person ended the run (`adws cancel`): the step in flight stopped as on Ctrl-C, and
     the `always_run` steps see this failure; `context` holds `cancelled_by`, `cancelled_at`
     and `reason`."""
+    NO_CHANGE = "NoChange"
+    """An agent step that edits (`edits=True`) changed no file in its round: nothing is no fix."""
+    NOT_FIXED = "NotFixed"
+    """A verification round's targets (`must_pass`) did not all run and pass."""
+    NOT_REPRODUCED = "NotReproduced"
+    """A reproducer (`reproduce`) added no test that fails on the untouched code."""
+    UNKNOWN_TARGETS = "UnknownTargets"
+    """`must_pass` names tests the baseline never ran (a typo in an id): no agent was asked."""
 
 
 class Cancellation(KeyboardInterrupt):

@@ -8,6 +8,7 @@ combinators and the parallel branches all run their steps through here.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import traceback
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from adws.engine.context import WorkflowContext
 from adws.engine.errors import INFRASTRUCTURE, ErrorType, PipelineError
 from adws.engine.metering import METER as _ATTEMPT
 from adws.engine.metering import Meter
-from adws.engine.scope import Sleep, current_sleep
+from adws.engine.scope import Sleep, current_round, current_sleep, in_round
 from adws.engine.step import retry_after
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ def feedback_line(attempt: int, max_attempts: int, error: PipelineError) -> str:
     return f"attempt {attempt}/{max_attempts} failed: {error.error_type}: {error.message}"
 
 
-def retry_step(  # noqa: C901, PLR0913 - the step, its context, and keyword-only hooks
+def retry_step(  # noqa: PLR0913 - the step, its context, and keyword-only hooks
     step: Step,
     ctx: WorkflowContext,
     *,
@@ -196,8 +197,33 @@ def retry_step(  # noqa: C901, PLR0913 - the step, its context, and keyword-only
     attempts for `current_attempt` (the step or branch path the journal
     records them under); a combinator's inner steps leave it out. Once
     `cancelled()` holds, a failed attempt is neither reported nor retried:
-    it failed because it was stopped.
+    it failed because it was stopped. The attempts of a step recorded on
+    its own (`record_as`) are one round (see `adws.engine.scope.Round`); a
+    combinator's inner steps share the round they run in.
     """
+    fresh = record_as is not None or current_round() is None
+    with in_round() if fresh else contextlib.nullcontext():
+        return _attempts(
+            step,
+            ctx,
+            sleep=sleep,
+            on_attempt_failed=on_attempt_failed,
+            meters=meters,
+            record_as=record_as,
+            cancelled=cancelled,
+        )
+
+
+def _attempts(  # noqa: C901, PLR0913 - retry_step's body, in a round
+    step: Step,
+    ctx: WorkflowContext,
+    *,
+    sleep: Sleep | None,
+    on_attempt_failed: OnAttemptFailed | None,
+    meters: list[Meter] | None,
+    record_as: str | None,
+    cancelled: Callable[[], bool] | None,
+) -> tuple[WorkflowContext | PipelineError, int]:
     sleep = sleep if sleep is not None else current_sleep()
     attempt = 1
     silent = 0

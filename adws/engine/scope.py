@@ -33,15 +33,19 @@ from adws.engine.usage import Budget, Usage
 __all__ = [
     "AgentSession",
     "Decision",
+    "Round",
     "RunScope",
     "Sleep",
+    "current_base",
     "current_branch",
     "current_gitdir",
+    "current_round",
     "current_scope",
     "current_sleep",
     "current_worktree",
     "enter_branch",
     "enter_scope",
+    "in_round",
     "in_worktree",
     "leave_scope",
 ]
@@ -139,6 +143,7 @@ _NO_RUN: Final = RunScope()
 _BRANCH: Final[ContextVar[str]] = ContextVar("adws_branch", default="")
 _WORKTREE: Final[ContextVar[str | None]] = ContextVar("adws_worktree", default=None)
 _GITDIR: Final[ContextVar[str]] = ContextVar("adws_worktree_gitdir", default="")
+_BASE: Final[ContextVar[str]] = ContextVar("adws_worktree_base", default="")
 
 
 def enter_scope(scope: RunScope) -> Token[RunScope | None]:
@@ -188,16 +193,67 @@ def current_gitdir() -> str:
     return _GITDIR.get()
 
 
+def current_base() -> str:
+    """Return the commit the worktree in flight was made from ("" when none is known)."""
+    return _BASE.get()
+
+
 @contextlib.contextmanager
-def in_worktree(path: str, gitdir: str = "") -> Iterator[None]:
+def in_worktree(path: str, gitdir: str = "", base: str = "") -> Iterator[None]:
     """Make `path` the worktree in flight while the block runs (branches started inside too).
 
-    `gitdir` is the git directory git made for it (see `current_gitdir`).
+    `gitdir` is the git directory git made for it (see `current_gitdir`),
+    `base` the commit it was made from (see `current_base`).
     """
     token = _WORKTREE.set(path)
     known = _GITDIR.set(gitdir)
+    based = _BASE.set(base)
     try:
         yield
     finally:
+        _BASE.reset(based)
         _GITDIR.reset(known)
         _WORKTREE.reset(token)
+
+
+@final
+class Round:
+    """What the steps of one round saw when it began, by place: for an agent step's `NoChange`.
+
+    A round is one call of a step under its retry policy (all its attempts),
+    or one round of a `with_verification`; the first attempt of an agent
+    step in it notes its folder's state (`remember`), and every later
+    attempt of the round compares with that, so a retry that only mends
+    its answer does not count as changing nothing.
+    """
+
+    def __init__(self) -> None:
+        """Start a round that has seen nothing yet."""
+        self._lock = threading.Lock()
+        self._seen: dict[tuple[str, str], object] = {}
+
+    def remember(self, place: tuple[str, str], read: Callable[[], object]) -> object:
+        """Return what `place` was when the round first asked (reading it now, the first time)."""
+        with self._lock:
+            if place not in self._seen:
+                self._seen[place] = read()
+            return self._seen[place]
+
+
+_ROUND: Final[ContextVar[Round | None]] = ContextVar("adws_round", default=None)
+
+
+def current_round() -> Round | None:
+    """Return the round in flight (None outside any: each attempt is then its own round)."""
+    return _ROUND.get()
+
+
+@contextlib.contextmanager
+def in_round() -> Iterator[Round]:
+    """Start a fresh round for the block (see `Round`)."""
+    fresh = Round()
+    token = _ROUND.set(fresh)
+    try:
+        yield fresh
+    finally:
+        _ROUND.reset(token)

@@ -52,6 +52,17 @@ def _shell_details(spec: ShellSpec) -> str:
     return f"runs {command if isinstance(command, str) else json.dumps(command)}"
 
 
+def _verification(spec: VerificationSpec) -> str:
+    """Describe a `with_verification`: its rounds, and what must pass (or that nothing must)."""
+    said = f"{spec.main.name} then {spec.verify.name}, up to {spec.max_attempts} rounds"
+    targets = spec.must_pass if isinstance(spec.must_pass, str) else ", ".join(spec.must_pass)
+    if targets:
+        return f"{said}; must pass: {targets}"
+    if spec.baseline:
+        return f"{said}; checked against a baseline (nothing must pass: only that nothing broke)"
+    return said
+
+
 def _spec_details(spec: object) -> list[str]:  # noqa: PLR0911 - one description per kind of step
     """Describe what built a step: its contract, command, rounds, steps or branches."""
     if isinstance(spec, AgentSpec) and spec.contract.keys:
@@ -65,7 +76,7 @@ def _spec_details(spec: object) -> list[str]:  # noqa: PLR0911 - one description
     if isinstance(spec, ShellSpec):
         return [_shell_details(spec)]
     if isinstance(spec, VerificationSpec):
-        return [f"{spec.main.name} then {spec.verify.name}, up to {spec.max_attempts} rounds"]
+        return [_verification(spec)]
     if isinstance(spec, SequenceSpec):
         return ["runs " + (" then ".join(inner.name for inner in spec.steps) or "nothing")]
     describe = getattr(spec, "describe", None)

@@ -1,9 +1,11 @@
 """`adws report`: one run, or a batch, as one self-contained HTML page.
 
-The page holds the run's header (workflow, status, duration, spend), its
-worktrees and approvals (branch, base, what became of each; who decided
-what, when and why), a timeline of its steps, branches and attempts, the
-step diagram coloured by outcome, and per step and branch each attempt: its error (open where
+The page holds the run's header (workflow, status, duration, spend), what
+its checks proved (targets fixed, new failures, pre-existing ones left,
+flaky ones; see `adws.render.proved`), its worktrees and approvals
+(branch, base, what became of each; who decided what, when and why), a
+timeline of its steps, branches and attempts, the step diagram coloured
+by outcome, and per step and branch each attempt: its error (open where
 it failed, or waits for approval), and its agent calls' prompts and
 answers, and the diff each worktree attempt left (its added and removed
 lines marked), collapsed. Every text is escaped (an agent's answer is data,
@@ -43,6 +45,7 @@ from adws.render._text import cost_cell, seconds, short, sum_usage
 from adws.render.diffs import diff_heading, diff_html, shows_diff
 from adws.render.errors import whole_error
 from adws.render.mermaid import step_outcomes
+from adws.render.proved import proofs_of, proved_html
 from adws.render.status import branch_order, call_facts, outcome, own_seconds
 from adws.render.svg import Row, diagram, timeline
 from adws.render.words import parked_until, row_word, run_word, waits
@@ -390,6 +393,7 @@ def _run_body(page: _Page, view: RunView, prefix: str = "", *, calls: bool = Tru
     record = view.record
     anchors = _anchors(view, prefix)
     page.add(_run_error(record))
+    page.add(proved_html(proofs_of(view.attempts, record.error)))
     shows = f"adws status {record.run_id} --json"
     page.add(workspaces_html(view.worktrees, view.approvals, shows))
     page.add(_pictures(view, _rows(view, anchors, calls=calls), anchors))

@@ -10,12 +10,13 @@ from adws import io_ops
 from adws.engine.errors import json_safe
 from adws.render._text import cost_cell, indent, seconds, short, sum_usage, table
 from adws.render.errors import whole_error
+from adws.render.proved import proofs_of, proved_lines
 from adws.render.words import (
-    clock_time,
     parked_until,
     row_word,
     run_word,
     skip_reason,
+    until,
     waiting_for,
     waits,
 )
@@ -110,7 +111,7 @@ def _until(record: RunRecord) -> str:
     """Say when a parked run may go on, for its row in `adws runs`."""
     if record.status != "parked" or record.wake_at is None:
         return ""
-    return f" until {clock_time(record.wake_at, io_ops.wall_clock())}"
+    return f" {until(record.wake_at, io_ops.wall_clock())}"
 
 
 def wall_seconds(rows: Iterable[AttemptRecord]) -> float:
@@ -273,8 +274,9 @@ def status_text(
     """Render `adws status RUN`: the run, then each step's attempts, branches and errors.
 
     Steps are timed by the wall clock; branches are listed as declared
-    (a fan-out's by index); the run's error is printed whole (`verbose`:
-    with the traceback of a step that raised). `sessions` are the run's
+    (a fan-out's by index); what its checks proved follows (see
+    `adws.render.proved`), then the run's error, whole (`verbose`: with the
+    traceback of a step that raised). `sessions` are the run's
     agent sessions: each attempt says `session S (continued from attempt N)`.
     """
     said = _said(sessions, attempts) if sessions else {}
@@ -299,6 +301,7 @@ def status_text(
         lines.append(f"  {index}. {name}: {_summary(mine)}")
         lines.extend(_problems(mine, "       ", said))
         lines.extend(_branch_lines(name, attempts, said))
+    lines += proved_lines(proofs_of(attempts, record.error))
     error = record.error
     if record.cancel is not None:
         lines.append(_cancel_line(record))

@@ -12,6 +12,7 @@ is recorded failed with a `Parked` error, and shown as `parked`.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Final
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RUN_STATUSES",
     "RUN_WORDS",
+    "SHORT_WAIT",
     "STEP_WORDS",
     "UNKNOWN",
     "clock_time",
@@ -34,6 +36,7 @@ __all__ = [
     "row_word",
     "run_word",
     "skip_reason",
+    "until",
     "waiting_for",
     "waits",
 ]
@@ -141,27 +144,73 @@ def ended(status: str, error: PipelineError | None) -> str:
     return f"{word}: {error}"
 
 
-def clock_time(moment: float, now: float) -> str:
+def clock_time(moment: float, now: float, *, seconds: bool = False) -> str:
     """Show a moment in local time: `14:05` the same day as `now`, else `2026-11-28 14:05`.
+
+    `seconds` adds them (`14:05:30`), for a moment a few minutes away.
 
     >>> import time
     >>> noon = time.mktime((2026, 11, 27, 12, 0, 0, 0, 0, -1))
     >>> clock_time(noon + 7500, noon), clock_time(noon + 86400, noon)
     ('14:05', '2026-11-28 12:00')
+    >>> clock_time(noon + 20, noon, seconds=True)
+    '12:00:20'
     """
     local = time.localtime(moment)
     today = time.localtime(now)[:3] == local[:3]
-    return time.strftime("%H:%M" if today else "%Y-%m-%d %H:%M", local)
+    shown = "%H:%M:%S" if seconds else "%H:%M"
+    return time.strftime(shown if today else f"%Y-%m-%d {shown}", local)
+
+
+SHORT_WAIT: Final = 300.0
+"""Under this many seconds away, a wait is said in seconds: `for 20 s, until 06:17:05`."""
+
+
+def _duration(left: float) -> str:
+    """Say a short wait: `20 s`, `2 min 5 s`, `3 min`.
+
+    >>> _duration(19.2), _duration(125), _duration(180)
+    ('20 s', '2 min 5 s', '3 min')
+    """
+    whole = math.ceil(left)
+    minutes, rest = divmod(whole, 60)
+    if not minutes:
+        return f"{rest} s"
+    return f"{minutes} min" + (f" {rest} s" if rest else "")
+
+
+def until(when: float | None, now: float) -> str:
+    """Say until when a wait lasts: `until 14:05`; under a few minutes, in seconds too.
+
+    A reset 20 s away reads `for 20 s, until 06:17:05` (a minute's
+    resolution would say `until 06:17`, as if it were the next quarter hour);
+    one just past reads `until 06:16:50`.
+
+    >>> import time
+    >>> noon = time.mktime((2026, 11, 27, 12, 0, 0, 0, 0, -1))
+    >>> until(noon + 20, noon), until(noon + 7500, noon), until(noon - 10, noon)
+    ('for 20 s, until 12:00:20', 'until 14:05', 'until 11:59:50')
+    >>> until(None, noon)
+    'until an unknown time'
+    """
+    if when is None:
+        return "until an unknown time"
+    left = when - now
+    if abs(left) >= SHORT_WAIT:
+        return f"until {clock_time(when, now)}"
+    at = clock_time(when, now, seconds=True)
+    return f"for {_duration(left)}, until {at}" if left > 0 else f"until {at}"
 
 
 def parked_until(when: float | None, reason: str) -> str:
     """Say until when a run is parked, and why: `parked until 14:05: claude usage limit`.
 
     The time is local (what a person compares with their clock, as the
-    agent CLIs name a reset), with its date when it is not today.
+    agent CLIs name a reset), with its date when it is not today; a reset
+    under a few minutes away is said in seconds too (`parked for 20 s, until
+    06:17:05: ...`, see `until`).
 
     >>> parked_until(None, "claude usage limit")
     'parked until an unknown time: claude usage limit'
     """
-    at = "an unknown time" if when is None else clock_time(when, io_ops.wall_clock())
-    return f"parked until {at}: {reason}"
+    return f"parked {until(when, io_ops.wall_clock())}: {reason}"

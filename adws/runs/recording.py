@@ -44,7 +44,7 @@ from adws.agents.step import asking_path
 from adws.engine.errors import ErrorType, PipelineError
 from adws.engine.scope import current_gitdir, current_scope, current_worktree
 from adws.journal.store.cassette import WORKTREES, stable_prompt, worktrees_root
-from adws.workspaces.patches import CallEdits, GitError, apply_patch
+from adws.workspaces.patches import CallEdits, GitError, PatchRefusedError, apply_patch
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -280,7 +280,11 @@ class RecordingAgent:
         else:
             try:
                 for each in [patch] if isinstance(patch, str) else patch:
-                    apply_patch(folder, str(each), current_gitdir())
+                    apply_patch(
+                        folder, str(each), current_gitdir(), max_bytes=request.max_output_bytes
+                    )
+            except PatchRefusedError as exc:
+                why = f"{self!r}: the change the recorded answer of {where} made is refused: {exc}"
             except GitError as exc:
                 why = (
                     f"{self!r}: the change the recorded answer of {where} made does not apply"

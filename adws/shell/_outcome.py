@@ -15,7 +15,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import io_ops
 from adws.engine.errors import ErrorType, PipelineError
-from adws.shell.failures import CommandOutput, FailureParser, failures_of
+from adws.shell.failures import CommandOutput, FailureParser, failures_of, passes_of, unnamed
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -47,6 +47,21 @@ def command_label(command: str | tuple[str, ...] | None) -> str | None:
     if command is None:
         return None
     return f"`{command if isinstance(command, str) else shlex.join(command)}`"
+
+
+def _named(
+    parser: FailureParser, outcome: io_ops.ProcessOutcome, cwd: str | None
+) -> dict[str, object]:
+    """Name a failed command's failures (and, when the parser can, what passed) for its error."""
+    told = CommandOutput(outcome.stdout, outcome.stderr, outcome.returncode, cwd)
+    found = failures_of(parser, told)
+    details: dict[str, object] = {"failures": sorted(found), "failure_details": found}
+    if unnamed(found):
+        details["unnamed"] = True
+    passed = passes_of(parser, told)
+    if passed is not None:
+        details["passed"] = passed
+    return details
 
 
 def judge(  # noqa: PLR0913 - the outcome and what it is judged against
@@ -92,10 +107,7 @@ def judge(  # noqa: PLR0913 - the outcome and what it is judged against
         message = f"{shown} exited with {outcome.returncode}"
         message += f":\n{io_ops.tail(output, 1500)}" if output else " and printed nothing"
         if parser is not None:
-            told = CommandOutput(outcome.stdout, outcome.stderr, outcome.returncode, cwd)
-            found = failures_of(parser, told)
-            details["failures"] = sorted(found)
-            details["failure_details"] = found
+            details.update(_named(parser, outcome, cwd))
         return IOFailure(PipelineError(name, ErrorType.SHELL_FAILED, message, details))
     outputs: dict[str, object] = {
         f"{name}_stdout": outcome.stdout,
@@ -106,4 +118,8 @@ def judge(  # noqa: PLR0913 - the outcome and what it is judged against
         outputs[f"{name}_ran"] = script
     if parser is not None:
         outputs[f"{name}_failures"] = []
+        told = CommandOutput(outcome.stdout, outcome.stderr, outcome.returncode, cwd)
+        passed = passes_of(parser, told)
+        if passed is not None:
+            outputs[f"{name}_passed"] = passed
     return IOSuccess(ctx.merge_outputs(outputs))

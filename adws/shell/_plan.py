@@ -3,7 +3,9 @@
 A string command becomes `sh -c SCRIPT` with its placeholders compiled into
 positional parameters (`adws.shell._script`); an argv list keeps its parts
 as plain-text templates, and a shell with `-c` in it gets the script
-treatment at the place `adws.shell._argv` finds. Filling a plan never
+treatment at the place `adws.shell._argv` finds; any other program's
+`-c`, `-e`, `--command` or `--eval` may run its argument as code, so a
+placeholder there is refused (`adws.shell._code`). Filling a plan never
 builds shell code from a value.
 """
 
@@ -28,6 +30,7 @@ from adws.contract.template import (
     to_text,
 )
 from adws.shell._argv import SHELLS, ArgvError, HiddenShellError, NoParametersError, locate_script
+from adws.shell._code import CodeValueError, refuse_code_values
 from adws.shell._script import ShellScript, compile_script
 
 if TYPE_CHECKING:
@@ -71,6 +74,17 @@ def _refuse_whole_script(name: str, script: str) -> None:
     raise DefinitionError(msg)
 
 
+def _refuse_code(name: str, command: tuple[str, ...]) -> None:
+    """Refuse a value where a program adws does not know may run it as code (`_code`)."""
+    if not any(template_paths(part) for part in command):
+        return  # nothing to protect (and wrappers adws could not read are fine then)
+    try:
+        refuse_code_values(command)
+    except CodeValueError as exc:
+        msg = f"shell_step {name!r}: {exc}"
+        raise DefinitionError(msg) from exc
+
+
 def plan_command(name: str, command: str | tuple[str, ...]) -> Plan:
     owner = f"step {name!r}"
     if isinstance(command, str):
@@ -102,6 +116,7 @@ def plan_command(name: str, command: str | tuple[str, ...]) -> Plan:
         if index != at:
             check_template(part, owner=owner, what=f"argument {index} of the command")
     if at is None:
+        _refuse_code(name, command)
         return Plan(command)
     _refuse_whole_script(name, command[at])
     script = compile_script(command[at], step_name=name)

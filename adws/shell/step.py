@@ -21,7 +21,7 @@ from adws.engine.step import RetryPolicy, Step
 from adws.shell._argv import SHELLS
 from adws.shell._outcome import command_label, judge, ran_values
 from adws.shell._plan import fill_argv, plan_command, script_argv
-from adws.shell.failures import PARSERS, FailureParser
+from adws.shell.failures import PARSERS, FailureParser, name_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -128,7 +128,10 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     backticks) is a `ValueError` now, naming the step and the fix. An argv
     list runs without a shell, each `{key}` filled in as plain text; when it
     starts a shell with `-c` (`["bash", "-c", "..."]`) its script gets the
-    string treatment. `script_from="check_command"` instead runs that
+    string treatment; a placeholder after any other program's `-c`, `-e`,
+    `--command` or `--eval` (`["rbash", "-c", "echo {x}"]`, `python -c`,
+    `perl -e`) is a `ValueError` now, suggesting the rewrite that passes the
+    value after the code (see `adws.shell._code`). `script_from="check_command"` instead runs that
     input's value as a script the user chose on purpose; the key must be
     one of `Workflow.inputs`, so no step can write it (that would be a
     `ContextCollision`). A script that is a single placeholder
@@ -158,7 +161,10 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     a function (see `adws.shell.failures`). A non-zero exit then carries
     `context["failures"]` (the ids, sorted) and `context["failure_details"]`
     (`{id: the line that says so}`); a parser that finds nothing falls back
-    to the one id `exit status`. A success writes `<name>_failures` (`[]`).
+    to the one id `exit status` (and the error says `context["unnamed"]`).
+    A success writes `<name>_failures` (`[]`). A parser that lists passes
+    (`pytest`, `auto`, `junit(PATH)`) adds the ids that passed: a failure's
+    `context["passed"]`, a success's `<name>_passed` (sorted).
     """
     parser = _parser(name, failures)
     spec_command = _checked_options(
@@ -218,6 +224,6 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             script_from,
             max_output_bytes,
             allow_generated,
-            None if parser is None else str(getattr(parser, "__name__", repr(parser))),
+            None if parser is None else name_of(parser),
         ),
     )

@@ -10,6 +10,9 @@
 - `approval_step(name, message=...)` pauses the run (`waiting`) until
   `adws approve` or `adws reject`.
 - `fast_forward(name)` moves a checkout's branch to a commit a worktree made.
+- `reproduce(step, verify)` has an agent write tests that fail on the
+  untouched code first: their ids become a fix's targets
+  (`with_verification(..., must_pass="reproduced")`).
 
 Git itself is run by `_git` (bounded commands, lock contention retried),
 worktrees live where `_places` says, and `_session` runs a step in one.
@@ -21,12 +24,14 @@ from adws.workspaces.approvals import ApprovalSpec, approval_step
 from adws.workspaces.candidates import SELECTS, BestOfSpec, Select, best_of
 from adws.workspaces.judging import JUDGE_CONTRACT, Choice, Judge, judge
 from adws.workspaces.merge import FastForwardSpec, fast_forward
+from adws.workspaces.reproducers import TESTS, ReproduceSpec, reproduce
 from adws.workspaces.worktrees import WORKTREE_INPUT, WorktreeSpec, worktree
 
 __all__ = [
     "JUDGE_CONTRACT",
     "KEEP",
     "SELECTS",
+    "TESTS",
     "WORKSPACE_FAILED",
     "WORKTREE_INPUT",
     "ApprovalSpec",
@@ -36,11 +41,13 @@ __all__ = [
     "FastForwardSpec",
     "Judge",
     "Keep",
+    "ReproduceSpec",
     "Select",
     "WorktreeSpec",
     "approval_step",
     "best_of",
     "fast_forward",
     "judge",
+    "reproduce",
     "worktree",
 ]

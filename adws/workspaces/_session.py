@@ -21,7 +21,7 @@ from adws.contract.template import render_for_step
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
 from adws.engine.events import WorktreeRecorded
-from adws.engine.protect import Guard
+from adws.engine.protect import Guard, Rules
 from adws.engine.retry import current_attempt, retry_step
 from adws.engine.scope import current_branch, current_scope, in_worktree
 from adws.workspaces._git import GitError, commit_all, diffstat, output, tree_hash
@@ -156,9 +156,13 @@ class Session:
         inner = WorkflowContext(
             inputs={**ctx.inputs, "worktree": folder}, feedback=ctx.feedback, failure=ctx.failure
         )
-        guard = Guard(self.name, self.protect, folder) if self.protect else None
+        guard = None
+        if self.protect:
+            gitdir = str(place.gitdir or "") or None
+            rules = Rules.of(self.protect)
+            guard = Guard.at_commit(self.name, rules, folder, place.base, gitdir)
         recorded = attrs.evolve(self.step, run=self._hashed(scope, place, self.step, guard))
-        with in_worktree(folder, str(place.gitdir or "")):
+        with in_worktree(folder, str(place.gitdir or ""), place.base):
             made, _ = retry_step(recorded, inner)
         if isinstance(made, PipelineError):
             kept = self._settle(scope, place, failed=True)

@@ -11,7 +11,7 @@ from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws._checks import require_count, require_type
 from adws._exceptions import DefinitionError
-from adws.contract.template import render_for_step
+from adws.contract.template import check_template, render_for_step
 from adws.engine._scheduler import Branch, Outcome, run_branches
 from adws.engine.concurrency import branch_path
 from adws.engine.context import WorkflowContext
@@ -26,7 +26,7 @@ from adws.engine.step import Step, StepFunction
 from adws.workspaces._git import GitError, output
 from adws.workspaces._places import branch_label, discard_branch, locate
 from adws.workspaces._session import WORKSPACE_FAILED, Session
-from adws.workspaces.judging import Judge, judged
+from adws.workspaces.judging import Judge, judged, shown_candidates
 from adws.workspaces.worktrees import check_repo
 
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ class BestOfSpec:
     max_concurrency: int | None
     early_stop: bool = False
     protect: tuple[str, ...] = ()
+    base: str = "HEAD"
 
     def describe(self) -> str:
         """Say what the step does, for `adws show`."""
@@ -116,18 +117,25 @@ def _winner(
     return PipelineError(name, ErrorType.STEP_EXCEPTION, message, {"returned": repr(chosen)})
 
 
-def _choose(
+def _choose(  # noqa: PLR0913, PLR0917 - the step, its select, and what the branches left
     name: str,
     select: Select,
     ctx: WorkflowContext,
     where: str,
     results: tuple[Mapping[str, object] | None, ...],
+    report: list[dict[str, object]],
 ) -> tuple[int, dict[str, object]] | PipelineError:
-    """Pick the winner (asking the judge, when there is one) and the outputs saying why."""
+    """Pick the winner (asking the judge, when there is one) and the outputs saying why.
+
+    A branch the judge cannot be shown becomes a failed branch in `report`.
+    """
     if not isinstance(select, Judge):
         winner = _winner(name, select, results)
         return winner if isinstance(winner, PipelineError) else (winner, {})
-    choice = judged(name, select, ctx, _candidates(name, where, results))
+    shown, unshown = _shown(name, where, results, report)
+    if unshown is not None:
+        return unshown
+    choice = judged(name, select, ctx, shown)
     if isinstance(choice, PipelineError):
         return choice
     return choice[0], {f"{name}_judgement": {"index": choice[0], "reason": choice[1]}}
@@ -205,6 +213,19 @@ def _metered(session: Session, spends: list[Usage | None], index: int) -> StepFu
     return run
 
 
+def _checked_select(name: str, select: Select) -> Select:
+    """Refuse a select `best_of` cannot use; give a judge its candidates (`shown_candidates`)."""
+    if isinstance(select, Judge):
+        return shown_candidates(select, name)
+    if select not in SELECTS and not callable(select):
+        choices = ", ".join(map(repr, SELECTS))
+        msg = (
+            f"best_of {name!r}: select must be {choices}, judge(step) or a function, got {select!r}"
+        )
+        raise DefinitionError(msg)
+    return select
+
+
 def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     name: str,
     step: Step,
@@ -215,6 +236,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     max_concurrency: int | None = None,
     early_stop: bool = False,
     protect: Sequence[str] = (),
+    base: str = "HEAD",
 ) -> Step:
     """Build a step that runs `step` n times side by side, each in a worktree, and keeps one.
 
@@ -245,8 +267,9 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     `*_failures` output, pre-existing ones included: a branch that also
     fixed an old failure ranks higher; ties to the lowest index).
     `select=judge(step)` asks the judge step to choose among the passing
-    branches' diffs and summaries (see `adws.workspaces.judging`); its
-    choice is the output `<name>_judgement` (`index`, `reason`).
+    branches' diffs and summaries (see `adws.workspaces.judging`; an agent
+    judge whose prompt never names `{<name>_candidates}` gets them appended);
+    its choice is the output `<name>_judgement` (`index`, `reason`).
 
     `early_stop=True` cancels the other branches as soon as the branch
     `select` keeps is known (`first_passing`: one passed and every lower
@@ -255,16 +278,17 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     (what they spent still counts) and their outcomes say
     `cancelled (early stop)`. `protect=(globs...)` guards each branch's
     worktree as `worktree(..., protect=...)` does: a branch that changes a
-    protected path fails `Tampered`.
+    protected path fails `Tampered`. `base` is the commit every branch
+    starts from (`HEAD`: the one `repo`'s checkout is on; any revision or
+    a placeholder, such as a reproducer's `{reproduction_commit}`).
     """
     owner = f"best_of {name!r}"
     require_type(owner, "step", step, Step, "a Step")
     require_count(owner, "n", n)
     check_repo(owner, repo)
-    if select not in SELECTS and not callable(select) and not isinstance(select, Judge):
-        choices = ", ".join(map(repr, SELECTS))
-        msg = f"{owner}: select must be {choices}, judge(step) or a function, got {select!r}"
-        raise DefinitionError(msg)
+    require_type(owner, "base", base, str, "a revision such as 'HEAD' or 'main'")
+    check_template(base, owner=owner, what="the base")
+    select = _checked_select(name, select)
     require_type(owner, "early_stop", early_stop, bool, "a bool")
     globs = check_protect(owner, protect)
     settled = _settled(select) if early_stop else None
@@ -293,7 +317,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
                             name,
                             step,
                             repo=repo,
-                            base="HEAD",
+                            base=base,
                             keep="on_failure",
                             prefix=name,
                             label=labels[index],
@@ -322,7 +346,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         stopped = _parked(name, work, outcomes) or _none_passed(outcomes, results)
         if stopped is not None:
             return IOFailure(stopped.with_context(outcomes=report))
-        chosen = _choose(name, select, ctx, where, results)
+        chosen = _choose(name, select, ctx, where, results, report)
         if isinstance(chosen, PipelineError):
             return IOFailure(chosen.with_context(outcomes=report))
         winner, extra = chosen
@@ -344,21 +368,38 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         name,
         run,
         kind="best_of",
-        spec=BestOfSpec(step, n, repo, select, max_concurrency, early_stop, globs),
+        spec=BestOfSpec(step, n, repo, select, max_concurrency, early_stop, globs, base),
         children=(step,),
     )
 
 
 def _candidates(
     name: str, where: str, results: tuple[Mapping[str, object] | None, ...]
-) -> list[dict[str, object]]:
-    """Describe each passing branch for a judge: its summary, diffstat and diff."""
+) -> tuple[list[dict[str, object]], dict[int, PipelineError]]:
+    """Describe each passing branch for a judge: its summary, diffstat and diff.
+
+    A branch whose change git cannot show against the base (an orphan
+    commit has no merge base with it) is not shown: its error comes back
+    by index instead, for the branch to count as failed.
+    """
     shown: list[dict[str, object]] = []
+    unshown: dict[int, PipelineError] = {}
     for index, outputs in enumerate(results):
         if outputs is None:
             continue
         commit = str(outputs.get(f"{name}_commit", ""))
-        diff = output(Path(where), "diff", f"HEAD...{commit}")
+        try:
+            diff = output(Path(where), "diff", f"HEAD...{commit}")
+        except GitError as exc:
+            message = (
+                f"best_of {name!r}: git cannot show branch {index}'s change against the base,"
+                f" so no judge can read it: {exc}"
+            )
+            context = {"commit": commit}
+            unshown[index] = PipelineError(
+                branch_path(name, index), WORKSPACE_FAILED, message, context
+            )
+            continue
         stat = outputs.get(f"{name}_diffstat")
         shown.append(
             {
@@ -368,7 +409,26 @@ def _candidates(
                 "diff": diff,
             }
         )
-    return shown
+    return shown, unshown
+
+
+def _shown(
+    name: str,
+    where: str,
+    results: tuple[Mapping[str, object] | None, ...],
+    report: list[dict[str, object]],
+) -> tuple[list[dict[str, object]], PipelineError | None]:
+    """Describe the passing branches for the judge; one git cannot show becomes a failed branch.
+
+    Its `report` entry says `failed` and why; when no branch is left to
+    choose from, the first such error comes back too.
+    """
+    shown, unshown = _candidates(name, where, results)
+    for index, error in unshown.items():
+        report[index] = {**report[index], "status": "failed", "error": error.to_dict()}
+    if shown or not unshown:
+        return shown, None
+    return shown, unshown[min(unshown)]
 
 
 def _discard(name: str, where: str, labels: Sequence[str], winner: int) -> PipelineError | None:

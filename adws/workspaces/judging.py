@@ -3,7 +3,9 @@
 The judge step (an `agent_step` with `contract=JUDGE_CONTRACT`, or any step
 that writes `choice_json`) sees the input `<name>_candidates`: per branch
 that passed, its `index`, `summary`, `diffstat` and `diff` (the change as
-`git diff` shows it, capped). Its answer, `CHOICE_JSON`, is validated like
+`git diff` shows it, capped). An agent judge whose prompt never names
+`{<name>_candidates}` would choose blind, so `best_of` appends them to its
+prompt (`shown_candidates`). Its answer, `CHOICE_JSON`, is validated like
 any other (`index` and `reason`); a choice of a branch that did not pass
 fails the step naming the choices.
 """
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 
 from adws._checks import require_type
+from adws.contract.template import template_paths
 from adws.contract.validator import OutputContract
 from adws.engine.context import WorkflowContext
 from adws.engine.errors import ErrorType, PipelineError
@@ -25,7 +28,7 @@ from adws.engine.step import Step
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["JUDGE_CONTRACT", "Choice", "Judge", "judge", "judged"]
+__all__ = ["JUDGE_CONTRACT", "Choice", "Judge", "judge", "judged", "shown_candidates"]
 
 _MAX_DIFF_CHARS: Final = 20_000
 
@@ -55,6 +58,30 @@ def judge(step: Step) -> Judge:
     """Make `step` the judge of a `best_of`: `best_of(..., select=judge(agent_step(...)))`."""
     require_type("judge", "step", step, Step, "a Step (an agent_step with JUDGE_CONTRACT)")
     return Judge(step)
+
+
+_SHOWN: Final = (
+    "\n\nThe candidates, one per attempt that passed (its index, summary, diffstat and"
+    " diff):\n{{{key}}}\n"
+)
+"""What an agent judge's prompt gets when it never names its candidates."""
+
+
+def shown_candidates(chosen_by: Judge, name: str) -> Judge:
+    """Give an agent judge that never names `{<name>_candidates}` its candidates, appended.
+
+    A step that builds its own prompt again (an `agent_step`: its spec has
+    `prompt` and `with_prompt`) is rebuilt with the candidates after its
+    prompt; any other judge (a Python step reading the input) is kept.
+    """
+    spec = chosen_by.step.spec
+    prompt, rebuild = getattr(spec, "prompt", None), getattr(spec, "with_prompt", None)
+    key = f"{name}_candidates"
+    if not isinstance(prompt, str) or not callable(rebuild):
+        return chosen_by
+    if any(placeholder.key == key for placeholder in template_paths(prompt)):
+        return chosen_by
+    return Judge(rebuild(chosen_by.step, prompt.rstrip() + _SHOWN.format(key=key)))
 
 
 def _choice(value: object) -> tuple[object, object]:

@@ -18,17 +18,39 @@ rename, which could read a file outside it, is refused before git sees
 it, so a forged journal row cannot write elsewhere or bring a file in.
 Applying is exact: the files a patch changes must be as they were when it
 was made, byte for byte, not only around each change (`apply_patch`).
+A binary hunk is compressed: a forged one of a megabyte can declare a
+gigabyte, which `git apply` would inflate in memory and write. So each
+binary hunk's declared size (and a delta's result) is read first, and a
+patch whose binary hunks write more than the step's output cap
+(`max_bytes`) is refused before git sees it (`binary_sizes`).
 """
 
 from __future__ import annotations
 
+import base64
+import re
+import zlib
 from pathlib import Path
 from typing import Final, final
 
+from adws._exceptions import MalformedError
 from adws.engine.scope import current_gitdir, current_worktree
 from adws.workspaces._git import GitError, git, tree_hash
 
-__all__ = ["CallEdits", "GitError", "apply_patch", "patch_between", "snapshot"]
+__all__ = [
+    "CallEdits",
+    "GitError",
+    "PatchRefusedError",
+    "apply_patch",
+    "binary_sizes",
+    "patch_between",
+    "snapshot",
+]
+
+
+class PatchRefusedError(GitError):
+    """A patch refused before git saw it: not one adws makes, or past the step's output cap."""
+
 
 _DIFF: Final = ("diff-tree", "-p", "--binary", "--full-index", "--no-renames", "--no-color")
 """Whole object names and binary data: a patch `git apply` takes back exactly."""
@@ -100,7 +122,122 @@ def _differing(recorded: str, made: str) -> list[str]:
     return [name.removeprefix("diff --git a/").split(" b/", 1)[0] for name in names]
 
 
-def apply_patch(worktree: str | Path, patch: str, gitdir: str | Path | None = None) -> None:
+_BINARY: Final = "GIT binary patch"
+_HUNK: Final = re.compile(r"(literal|delta) (0|[1-9][0-9]*)")
+_HUNK_WORDS: Final = ("literal ", "delta ")
+"""How git knows a binary hunk's first line: it reads any number after them (`strtoul`)."""
+_LENGTHS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+"""A base85 line's first character: how many bytes it holds, 1 to 52 (as git writes it)."""
+
+
+def _decoded(lines: list[str]) -> bytes:
+    """Decode a binary hunk's base85 lines, as git does; `ValueError` for one git would refuse."""
+    data = bytearray()
+    for line in lines:
+        length = _LENGTHS.find(line[:1]) + 1
+        if length == 0 or len(line) - 1 != -(-length // 4) * 5:
+            msg = f"a binary hunk's line is not base85 as git writes it: {line[:20]!r}"
+            raise MalformedError(msg)
+        data += base64.b85decode(line[1:])[:length]
+    return bytes(data)
+
+
+def _delta_result(lines: list[str], size: int) -> int:
+    """Return the size of the file a binary delta makes (its header's second number).
+
+    The delta inflates to `size` bytes (checked against the cap already), so
+    reading it costs at most that.
+    """
+    inflater = zlib.decompressobj()
+    delta = inflater.decompress(_decoded(lines), size + 1)
+    if len(delta) != size or not inflater.eof:
+        msg = f"a binary delta does not inflate to its declared {size} bytes"
+        raise MalformedError(msg)
+    numbers, at = [], 0
+    for _ in range(2):  # the source's size, then the result's: 7 bits a byte, low bits first
+        value = shift = 0
+        while at < len(delta):
+            value |= (delta[at] & 0x7F) << shift
+            shift, at = shift + 7, at + 1
+            if not delta[at - 1] & 0x80:
+                break
+        numbers.append(value)
+    return numbers[1]
+
+
+def _hunks(patch: str) -> list[tuple[int, str, int, list[str]]]:
+    r"""List a patch's binary hunks: direction (0 applied, 1 taken back), kind, size, lines.
+
+    A hunk's first line git would read a size from (`literal 01073741824`,
+    `delta 5\r`) that is not plainly `literal N` or `delta N` is refused
+    (`ValueError`): its size must be the one counted.
+    """
+    found: list[tuple[int, str, int, list[str]]] = []
+    lines = patch.split("\n")
+    at = 0
+    while at < len(lines):
+        if lines[at] != _BINARY:
+            at += 1
+            continue
+        at += 1
+        for direction in (0, 1):
+            if at >= len(lines) or not lines[at].startswith(_HUNK_WORDS):
+                break
+            header = _HUNK.fullmatch(lines[at])
+            if header is None:  # git would read a size from it all the same
+                msg = f"a binary hunk's size is not written as adws writes it: {lines[at][:40]!r}"
+                raise MalformedError(msg)
+            end = at + 1
+            while end < len(lines) and lines[end]:
+                end += 1
+            found.append((direction, header[1], int(header[2]), lines[at + 1 : end]))
+            at = end + 1
+    return found
+
+
+def binary_sizes(patch: str, cap: int | None = None) -> tuple[int, int]:
+    r"""Return how many bytes a patch's binary hunks come to: applied, and taken back.
+
+    A `literal N` inflates to the N bytes it writes; a `delta N` inflates to
+    N bytes and writes a file of the size its header names: the larger
+    counts. A delta past `cap` is not inflated to read that header (its N
+    is past the cap already), so reading a forged patch never costs more
+    than the cap. A hunk git would read that adws does not write is a
+    `ValueError`.
+
+    >>> patch = "GIT binary patch\nliteral 5\nHcmV?d00001\n\nliteral 0\nHcmV?d00001\n"
+    >>> binary_sizes(patch), binary_sizes("diff --git a/x b/x\n+text\n")
+    ((5, 0), (0, 0))
+    """
+    written = [0, 0]
+    for direction, kind, size, lines in _hunks(patch):
+        inflated = kind == "literal" or (cap is not None and size > cap)
+        written[direction] += size if inflated else max(size, _delta_result(lines, size))
+    return written[0], written[1]
+
+
+def _refuse_bombs(patch: str, max_bytes: int) -> None:
+    """Refuse a patch whose binary hunks come to more than `max_bytes`, before git reads it."""
+    try:
+        most = max(binary_sizes(patch, max_bytes))
+    except ValueError as exc:
+        msg = f"the patch is not one adws makes ({exc}): refused before git apply"
+        raise PatchRefusedError(msg) from exc
+    if most > max_bytes:
+        msg = (
+            f"the patch's binary hunks come to {most} bytes once inflated, past the step's"
+            f" output cap of {max_bytes} bytes (max_output_bytes): refused before git apply"
+        )
+        raise PatchRefusedError(msg)
+
+
+def apply_patch(
+    worktree: str | Path,
+    patch: str,
+    gitdir: str | Path | None = None,
+    *,
+    max_bytes: int | None = None,
+) -> None:
     """Apply `patch` to the worktree's files (not its index), exactly; raise `GitError` if not.
 
     Exactly: after `git apply`, the worktree's change is taken again and
@@ -111,19 +248,24 @@ def apply_patch(worktree: str | Path, patch: str, gitdir: str | Path | None = No
     adws did not make (a copy or rename: a copy could read a file outside
     the worktree) is refused before git sees it. Whitespace is taken as it
     is (`--whitespace=nowarn`, and no `apply.ignoreWhitespace`, whatever the
-    user's configuration says): the patch is what the agent wrote.
+    user's configuration says): the patch is what the agent wrote. With
+    `max_bytes` (the step's output cap), binary hunks that would write more
+    than that, applied or taken back, are refused before git reads them (a
+    forged hunk of one megabyte can declare a gigabyte; see `binary_sizes`).
     """
     if not patch:
         return
+    if max_bytes is not None:
+        _refuse_bombs(patch, max_bytes)
     foreign = [line for line in patch.split("\n") if line.startswith(_FOREIGN)]
     if foreign:
         msg = f"the patch is not one adws makes (it copies or renames: {foreign[0]!r})"
-        raise GitError(msg)
+        raise PatchRefusedError(msg)
     try:
         patch.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as exc:
         msg = f"the patch is not one adws makes (it holds {exc.object[exc.start]!r})"
-        raise GitError(msg) from exc
+        raise PatchRefusedError(msg) from exc
     folder, known = Path(worktree), _gitdir(gitdir)
     before = snapshot(folder, known)
     _apply(folder, patch, known)

@@ -96,10 +96,12 @@ def worktree(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     `WorkspaceFailed` error with git's message.
 
     `protect=("tests/**", ".github/**")`: an attempt of the inner step that
-    changes a protected path (compared with the worktree as it was made)
-    fails `Tampered`, naming the files and asking for them restored; the
-    inner step's retry policy decides whether it tries again. Nothing is
-    committed from a tampered worktree.
+    changes a protected path fails `Tampered`, naming the files and asking
+    for them restored; the inner step's retry policy decides whether it
+    tries again. Nothing is committed from a tampered worktree. The files
+    on disk are compared (ignored ones too) with the base commit's blobs,
+    replace objects off, so no index flag, ignore rule, filter or moved
+    `HEAD` hides a change (see `adws.engine.protect`).
     """
     owner = "worktree"
     require_type(owner, "step", step, Step, "a Step")

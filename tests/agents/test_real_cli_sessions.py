@@ -204,3 +204,120 @@ def test_a_resume_in_another_process_continues_the_interrupted_calls_session(
             }
         ]
     ]
+
+
+FORGED = {
+    "codex": "--dangerously-bypass-approvals-and-sandbox",
+    "claude": "--dangerously-skip-permissions",
+}
+"""A session id that is each CLI's most dangerous flag, as a forged row or a CLI could name it."""
+
+SPY = """#!{python}
+import json, os, subprocess, sys
+
+real, log, hostile = {real!r}, {log!r}, {hostile!r}
+with open(log, "a") as said:
+    said.write(json.dumps(sys.argv[1:]) + "\\n")
+if not hostile:
+    os.execv(real, [real, *sys.argv[1:]])
+# Name a hostile session instead of the CLI's own, everywhere the CLI names it.
+process = subprocess.Popen([real, *sys.argv[1:]], stdout=subprocess.PIPE, text=True)
+named = None
+for line in process.stdout:
+    if named is None and ('"init"' in line or "thread.started" in line):
+        event = json.loads(line)
+        named = event.get("session_id") or event.get("thread_id")
+    if named:
+        line = line.replace(json.dumps(named)[1:-1], json.dumps(hostile)[1:-1])
+    sys.stdout.write(line)
+    sys.stdout.flush()
+sys.exit(process.wait())
+"""
+
+
+def spy_on(kind: str, folder: Path, *, hostile: str = "") -> Path:
+    """Put a `kind` on PATH before the real one that logs its argv (and names `hostile`)."""
+    import sys  # noqa: PLC0415 - only for the interpreter's path
+
+    from tests.agents.clis import BIN  # noqa: PLC0415 - the real CLI the spy runs
+
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "argv.jsonl"
+    spy = folder / kind
+    real, python = str(BIN / kind), sys.executable
+    spy.write_text(SPY.format(python=python, real=real, log=str(log), hostile=hostile))
+    spy.chmod(0o755)
+    return log
+
+
+def argvs(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=needs(k)) for k in ("claude", "codex")])
+def test_a_session_id_the_cli_names_that_is_not_a_plain_token_is_never_trusted(
+    kind: str, fake_model_api: FakeModelAPI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_model_api.script(Reply.text("STATUS: done"), Reply.text(DONE))
+    log = spy_on(kind, tmp_path / "spy", hostile=FORGED[kind])
+    monkeypatch.setenv("PATH", f"{tmp_path / 'spy'}:{on_path()}")
+    events = Events()
+    work = git_repo(tmp_path / "work")
+    ctx = success(run_ask(kind, fake_model_api, tmp_path / "home", work, lambda _s: None, events))
+    first, retry = argvs(log)
+    assert FORGED[kind] not in first + retry  # never a flag, never a session to resume
+    assert ("resume" not in retry, "--resume" not in retry) == (True, True)
+    said = turns(fake_model_api.requests[1]["body"])
+    assert ("assistant", ["STATUS: done"]) not in said  # the retry starts afresh
+    last_user = [text for role, texts in said if role == "user" for text in texts][-1]
+    assert (last_user.startswith(PROMPT), REJECTED in last_user) == (True, True)
+    agent = ctx.inputs["ask_agent"]
+    assert agent["session_id"] is None
+    assert agent["session_refused"] == (
+        f"session id {FORGED[kind]!r} is not a plain token ([A-Za-z0-9][A-Za-z0-9._:-]{{0,127}})"
+    )
+    assert [event for event in events.events if isinstance(event, AgentSessionStarted)] == []
+
+
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=needs(k)) for k in ("claude", "codex")])
+def test_a_forged_session_id_in_the_journal_refuses_the_resume_and_never_reaches_the_cli(
+    kind: str, in_tmp: Path, fake_model_api: FakeModelAPI
+) -> None:
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "ask.py").write_text(FLOW)
+    folder = git_repo(in_tmp / "repo")
+    fake_model_api.script(Reply.text(DONE, delay=60), Reply.text(DONE))
+    log = spy_on(kind, in_tmp / "spy")
+    env = {
+        **environment(kind, fake_model_api, in_tmp / "home"),
+        "PATH": f"{in_tmp / 'spy'}:{on_path()}",
+    }
+    argv = ("--agent", kind)
+    process = start_adws(in_tmp, "run", "ask", "-i", f"folder={folder}", *argv, env=env)
+    try:
+        wait_for(lambda: fake_model_api.requests or process.poll() is not None, 120)
+        assert fake_model_api.requests, process.communicate(timeout=30)
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+    db = sqlite3.connect(in_tmp / "runs.db")
+    [(run_id,)] = db.execute("SELECT run_id FROM agent_sessions WHERE ended = 0").fetchall()
+    db.execute("UPDATE agent_sessions SET session_id = ?", (FORGED[kind],))
+    db.commit()
+    db.close()
+    calls, asked = len(argvs(log)), len(fake_model_api.requests)
+    resumed = start_adws(in_tmp, "resume", run_id, *argv, env=env)
+    _, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 2, err
+    assert (
+        f"run {run_id} cannot be resumed: agent_sessions row of run {run_id}, step ask,"
+        f" attempt 1: session_id is refused: session id {FORGED[kind]!r} is not a plain token"
+    ) in err
+    assert (len(argvs(log)), len(fake_model_api.requests)) == (calls, asked)  # nothing started
+    assert all(FORGED[kind] not in each for each in argvs(log))
+    status = start_adws(in_tmp, "status", run_id, env=env)
+    shown, _ = status.communicate(timeout=60)
+    assert f"session refused: session_id is refused: session id {FORGED[kind]!r}" in shown

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from returns.io import IOSuccess
+from hypothesis import given
+from hypothesis import strategies as st
+from returns.io import IOFailure, IOSuccess
 
 from adws import (
     OutputContract,
@@ -15,7 +19,7 @@ from adws import (
     run_workflow,
     with_verification,
 )
-from adws.agents import AgentRequest, AgentResponse, CommandAgent, ScriptedAgent
+from adws.agents import AgentRequest, AgentResponse, ClaudeAgent, CommandAgent, ScriptedAgent
 from adws.agents.sessions import (
     CODEX,
     CallSessions,
@@ -23,11 +27,12 @@ from adws.agents.sessions import (
     hear_lines,
     interrupted_prompt,
     lost_session,
+    plain_session,
     plan_continuation,
     session_listener,
 )
 from adws.engine.errors import PipelineError
-from adws.engine.events import AgentSessionStarted
+from adws.engine.events import AgentExchanged, AgentSessionStarted
 from adws.engine.scope import AgentSession
 from adws.testing import FakeModelAPI
 from tests.conftest import Events, FakeSleep, failure, success
@@ -260,3 +265,85 @@ def test_a_session_named_twice_in_one_call_is_journaled_once() -> None:
     ctx = success(run_workflow(Workflow("w", (step,)), observers=[events], run_id="r3"))
     assert sessions_of(events) == [AgentSessionStarted("r3", "ask", 1, "ask", "s-1")]
     assert ctx.inputs["ask_agent"]["session_id"] == "s-3"
+
+
+HOSTILE = "--dangerously-bypass-approvals-and-sandbox"
+REFUSED = f"session id {HOSTILE!r} is not a plain token ([A-Za-z0-9][A-Za-z0-9._:-]{{0,127}})"
+
+
+LETTERS_AND_DIGITS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+@given(st.text(max_size=200))
+def test_a_plain_session_id_can_never_be_read_as_an_option_or_split(value: str) -> None:
+    if plain_session(value):
+        assert value[0] in LETTERS_AND_DIGITS
+        assert len(value) <= 128
+        assert set(value) <= set(LETTERS_AND_DIGITS + "._:-")
+
+
+@pytest.mark.agent_process
+@pytest.mark.parametrize("session", [HOSTILE, "-c", "s 1", "s\n1", "", "x" * 200, "é"])
+def test_a_command_asked_to_continue_a_session_that_is_no_plain_token_runs_nothing(
+    session: str, tmp_path: Path
+) -> None:
+    ran = tmp_path / "ran"
+    agent = CommandAgent(["touch", str(ran)], sessions=CODEX)
+    error = failure(agent(AgentRequest("p", "ask", session=session)))
+    assert (error.error_type, error.context["permanent"]) == ("AgentFailed", True)
+    assert error.message.startswith(f"{agent!r} was not started for step 'ask': session id ")
+    assert not ran.exists()
+    success(CommandAgent(["touch", str(ran)])(AgentRequest("p", "ask", session=session)))
+    assert ran.exists()  # a command that continues no session never puts it on its line
+
+
+@pytest.mark.agent_process
+def test_a_claude_agent_asked_to_continue_a_hostile_session_starts_nothing() -> None:
+    agent = ClaudeAgent(sdk_module="no_such_sdk_here")
+    error = failure(agent(AgentRequest("p", "ask", session=HOSTILE)))
+    assert error.message == f"{agent!r} was not started for step 'ask': {REFUSED}"
+
+
+def test_a_session_a_backend_names_that_is_no_plain_token_is_neither_journaled_nor_kept() -> None:
+    asked: list[AgentRequest] = []
+
+    def agent(request: AgentRequest) -> object:
+        asked.append(request)
+        if len(asked) == 2:
+            return IOSuccess(AgentResponse(DONE, {"session_id": "s-4"}))
+        assert request.on_session is not None
+        request.on_session(HOSTILE)
+        request.on_session("s-2")  # a plain one after it changes nothing: the call is not trusted
+        return IOSuccess(AgentResponse("STATUS: done", {"session_id": "s-3"}))
+
+    agent.continues_sessions = True  # type: ignore[attr-defined] # a backend that continues
+    events = Events()
+    step = agent_step("ask", prompt="Sum up.", agent=agent, contract=CONTRACT)  # type: ignore[arg-type]
+    ctx = success(run_workflow(Workflow("w", (step,)), observers=[events], run_id="r4"))
+    assert [request.session for request in asked] == [None, None]  # the retry starts afresh
+    assert sessions_of(events) == [AgentSessionStarted("r4", "ask", 2, "ask", "s-4")]
+    first = next(e for e in events.events if isinstance(e, AgentExchanged))
+    assert first.session_id is None
+    assert ctx.inputs["ask_agent"]["session_id"] == "s-4"
+
+
+@pytest.mark.parametrize("named", [HOSTILE, ["s-1"]])
+def test_an_answer_or_failure_naming_a_hostile_session_loses_it_and_says_why(
+    named: object,
+) -> None:
+    calls = CallSessions(("ask", "ask"), 1)
+    calls.start(None, ())
+    answer = calls.finish(IOSuccess(AgentResponse("x", {"session_id": named})))
+    said = success(answer).metadata
+    assert said["session_id"] is None
+    assert said["session_refused"].startswith("session id ")
+    calls.start(None, ())
+    failed = calls.finish(
+        IOFailure(PipelineError("ask", "AgentFailed", "no", {"session_id": named}))
+    )
+    assert failure(failed).context["session_id"] is None
+    assert calls.before() is None
+    calls.start(None, ())
+    assert success(calls.finish(IOSuccess(AgentResponse("x", {"session_id": ""})))).metadata == {
+        "session_id": ""
+    }

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -295,3 +296,74 @@ def test_a_workflows_folder_toml_cannot_hold_leaves_pyproject_alone(
     assert main(["new", "greeter", "--workflows", "fl\udc80ws"]) == 0
     assert "cannot be written in TOML" in capsys.readouterr().err
     assert not (in_tmp / "pyproject.toml").exists()
+
+
+@pytest.mark.parametrize("folder", ["tests", "workflows"])
+def test_a_symlinked_tests_or_workflows_folder_refuses_before_anything_is_written(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], folder: str
+) -> None:
+    outside = in_tmp.parent / f"{in_tmp.name}-outside"
+    outside.mkdir()
+    (in_tmp / folder).symlink_to(outside, target_is_directory=True)
+    assert main(["new", "greeter"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"adws: error: {folder} is a symbolic link; adws new never writes through one (the files"
+        " would land where it points): write into a real folder (--workflows DIR)"
+    )
+    assert (sorted(outside.iterdir()), sorted(p.name for p in in_tmp.iterdir())) == ([], [folder])
+
+
+def test_a_link_anywhere_on_the_way_is_refused_named_as_given(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = in_tmp.parent / f"{in_tmp.name}-away"
+    (outside / "deep").mkdir(parents=True)
+    (in_tmp / "flows").symlink_to(outside, target_is_directory=True)
+    assert main(["new", "greeter", "--workflows", "flows/deep"]) == 2
+    assert "adws: error: flows is a symbolic link" in capsys.readouterr().err
+    elsewhere = in_tmp.parent / f"{in_tmp.name}-linked"
+    elsewhere.symlink_to(outside, target_is_directory=True)
+    assert main(["new", "greeter", "--workflows", str(elsewhere / "deep")]) == 2
+    assert f"adws: error: {elsewhere} is a symbolic link" in capsys.readouterr().err
+    assert sorted(outside.rglob("*")) == [outside / "deep"]
+
+
+def test_a_hard_linked_pyproject_is_not_rewritten_in_place(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = in_tmp.parent / f"{in_tmp.name}-shared.toml"
+    shared.write_text('[project]\nname = "theirs"\n')
+    (in_tmp / "pyproject.toml").hardlink_to(shared)
+    assert main(["new", "greeter"]) == 0
+    assert (
+        "pyproject.toml has 2 hard links (writing it would change them all); to hold these files"
+        f" to every rule and checked:\n{str(ruff_config()).strip()}\n{str(mypy_config()).strip()}\n"
+    ) in capsys.readouterr().err
+    assert shared.read_text() == '[project]\nname = "theirs"\n'
+    assert (in_tmp / "workflows" / "greeter.py").exists()
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (
+            lambda path: path.write_bytes(b'[project]\nname = "caf\xe9"\n'),
+            (
+                "pyproject.toml is not UTF-8 (byte 0xe9 at offset 21); TOML is UTF-8: fix it, then"
+                " run adws new again (nothing was written)"
+            ),
+        ),
+        (
+            lambda path: path.mkdir(),
+            "cannot read pyproject.toml (Is a directory); nothing was written",
+        ),
+    ],
+    ids=["latin-1", "a folder"],
+)
+def test_a_pyproject_adws_new_cannot_read_refuses_before_anything_is_written(
+    in_tmp: Path, capsys: pytest.CaptureFixture[str], make: Any, said: str
+) -> None:
+    make(in_tmp / "pyproject.toml")
+    assert main(["new", "greeter"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"adws: error: {said}"
+    assert sorted(p.name for p in in_tmp.iterdir()) == ["pyproject.toml"]

@@ -33,6 +33,10 @@ def test_every_design_kind_exists() -> None:
         "Parked",
         "Tampered",
         "Cancelled",
+        "NoChange",
+        "NotFixed",
+        "NotReproduced",
+        "UnknownTargets",
     ]
 
 

@@ -18,10 +18,10 @@ from adws import (
     run_workflow,
     shell_step,
     with_verification,
-    worktree,
 )
 from adws.engine.combinators import VerificationSpec
 from tests.conftest import failure, success
+from tests.engine.bugs import run_in_worktree
 
 CALC_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 OLD_TEST = "def test_broken():\n    assert 1 == 0\n"
@@ -66,13 +66,7 @@ def agent(rounds: list[dict[str, str]], seen: list[tuple[str, ...]]) -> Step:
     return Step("implement", run, reads=("worktree",), writes=("summary",))
 
 
-def run(step: Step, repo: Path, tmp_path: Path) -> IOResult[WorkflowContext, PipelineError]:
-    return run_workflow(
-        Workflow("w", (worktree(step, name="work"),)),
-        WorkflowContext(inputs={"target_dir": str(repo)}),
-        run_id="r1",
-        worktrees=str(tmp_path / "wt"),
-    )
+run = run_in_worktree
 
 
 WRONG = {"calc.py": "def add(a, b):\n    return a - b\n"}
@@ -201,16 +195,21 @@ def test_a_verify_that_never_retries_ends_a_tampered_round_at_once(tmp_path: Pat
     assert len(seen) == 1
 
 
-def test_protect_outside_a_git_checkout_fails_closed(
+def test_protect_outside_a_git_checkout_reads_the_folders_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "t.py").write_text("x = 1\n")
     monkeypatch.chdir(tmp_path)
-    done = Step("main", IOSuccess)
-    step = with_verification(done, done, protect=("tests/**",), name="v")
+
+    def edits(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        (tmp_path / "tests" / "t.py").write_text("x = 2\n")
+        return IOSuccess(ctx)
+
+    done = Step("v", IOSuccess)
+    step = with_verification(Step("main", edits), done, protect=("tests/**",), max_attempts=1)
     error = failure(run_workflow(Workflow("w", (step,))))
-    assert error.error_type == "Tampered"
-    assert error.message.startswith("protect=('tests/**',) needs a git working tree to compare")
-    assert error.context["permanent"] is True
+    assert (error.error_type, error.context["files"]) == ("Tampered", ("tests/t.py",))
 
 
 def test_a_verify_passing_at_once_reports_empty_failures(tmp_path: Path) -> None:
@@ -222,18 +221,25 @@ def test_a_verify_passing_at_once_reports_empty_failures(tmp_path: Path) -> None
     assert final.inputs["implement_verified_failures"] == ()
 
 
-def test_a_verify_with_no_parser_counts_any_failure_as_one(tmp_path: Path) -> None:
+def test_a_verify_with_no_parser_names_no_failure_so_its_baseline_fails_closed(
+    tmp_path: Path,
+) -> None:
     repo = project(tmp_path / "repo", {"test_calc.py": CALC_TEST, "test_old.py": OLD_TEST})
     plain = shell_step("checks", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"])
     step = with_verification(agent([WRONG], []), plain, baseline=True)
-    final = success(run(step, repo, tmp_path))
+    error = failure(run(step, repo, tmp_path))
+    assert error.message.startswith("baseline failed with no named failure")
+    ignoring = with_verification(
+        agent([WRONG], []), plain, baseline=True, baseline_unnamed="ignore"
+    )
+    final = success(run(ignoring, repo, tmp_path))
     assert final.inputs["implement_verified_failures"] == ("ShellFailed",)
 
 
 def test_the_spec_keeps_the_options_and_impossible_ones_are_refused() -> None:
     done = Step("main", IOSuccess)
     step = with_verification(done, done, baseline=True, recheck=2, protect=["tests/**"])
-    assert step.spec == VerificationSpec(done, done, 3, True, 2, ("tests/**",))
+    assert step.spec == VerificationSpec(done, done, 3, True, 2, ("tests/**",), (), "fail")
     with pytest.raises(TypeError, match=r"protect must be a tuple of globs"):
         with_verification(done, done, protect="tests/**")
     with pytest.raises(TypeError, match=r"protect must hold non-empty glob strings"):

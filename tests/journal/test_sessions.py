@@ -259,3 +259,42 @@ def test_each_branch_of_a_fan_out_continues_its_own_session(tmp_path: Path) -> N
 
 def _interrupted(record: RunRecord) -> RunRecord:
     return attrs.evolve(record, status="interrupted")
+
+
+HOSTILE = "--dangerously-bypass-approvals-and-sandbox"
+
+
+def test_a_forged_session_id_is_a_named_row_that_no_resume_continues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "runs.db"
+    first = run(workflow(), agent=ScriptedAgent([cut_off], sessions=True), journal=path)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE agent_sessions SET session_id = ?, continues = ?", (HOSTILE, "s\n-x"))
+    db.commit()
+    db.close()
+    refused = (
+        f"agent_sessions row of run {first.run_id}, step ask, attempt 1: session_id is refused:"
+        f" session id {HOSTILE!r} is not a plain token ([A-Za-z0-9][A-Za-z0-9._:-]{{0,127}})"
+    )
+    again = ScriptedAgent([DONE], sessions=True)
+    with pytest.raises(ValueError, match="session_id is refused") as raised:
+        resume(workflow(), first.run_id, journal=path, agent=again)
+    assert str(raised.value).startswith(refused + "; agent_sessions row of run")
+    assert again.requests == ()
+    journal = Journal(path, readonly=True)
+    [found] = sessions_of(journal, first.run_id)
+    assert found.problems == (
+        refused.split(": ", 1)[1],
+        (
+            "continues is refused: session id 's\\n-x' is not a plain token"
+            " ([A-Za-z0-9][A-Za-z0-9._:-]{0,127})"
+        ),
+    )
+    assert found.to_dict()["refused"] == list(found.problems)
+    journal.close()
+    monkeypatch.setenv("ADWS_JOURNAL", str(path))
+    assert main(["status", first.run_id]) == 0
+    assert f"session refused: session_id is refused: session id {HOSTILE!r}" in (
+        capsys.readouterr().out
+    )

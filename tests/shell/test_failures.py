@@ -8,14 +8,16 @@ from pathlib import Path
 
 import pytest
 from returns.io import IOSuccess
+from returns.unsafe import unsafe_perform_io
 
-from adws import Step, Workflow, run_workflow, shell_step
+from adws import Step, Workflow, WorkflowContext, run_workflow, shell_step
 from adws.shell.failures import (
     CommandOutput,
     exit_status,
     failures_of,
     junit,
     mypy,
+    passes_of,
     ruff,
 )
 from adws.shell.failures import (
@@ -125,3 +127,37 @@ def test_a_step_without_a_parser_is_unchanged() -> None:
     assert step.spec.failures is None
     assert isinstance(run_workflow(Workflow("w", (step,))), IOSuccess)
     assert isinstance(step, Step)
+
+
+def test_pytest_and_junit_list_what_passed_when_asked(tmp_path: Path) -> None:
+    (tmp_path / "test_b.py").write_text(TESTS)
+    argv = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=r.xml")
+    plain = ran(tmp_path, *argv)
+    listed = ran(tmp_path, *argv, "-rA")
+    verbose = ran(tmp_path, sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider")
+    assert (passes_of(pytest_parser, plain), passes_of(pytest_parser, listed)) == (
+        None,  # pytest -q counts passes but names none
+        ["test_b.py::test_p[1]"],
+    )
+    assert passes_of(pytest_parser, verbose) == ["test_b.py::test_p[1]"]
+    assert passes_of(junit("r.xml"), plain) == ["test_b::test_p[1]"]
+    assert passes_of(ruff, plain) is None  # a parser that cannot list passes
+    assert passes_of(pytest_parser, CommandOutput("make: *** [check] Error 2", "", 2)) is None
+
+
+def test_a_failure_the_parser_cannot_name_says_so_and_a_success_lists_its_passes(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "test_b.py").write_text("def test_ok():\n    pass\n")
+    checks = shell_step(
+        "checks",
+        [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider"],
+        failures="pytest",
+        cwd=str(tmp_path),
+    )
+    done = unsafe_perform_io(checks.run(WorkflowContext()).unwrap())
+    assert done.outputs["checks_passed"] == ("test_b.py::test_ok",)
+    crash = shell_step("crash", "echo boom; exit 3", failures="pytest")
+    error = unsafe_perform_io(crash.run(WorkflowContext()).failure())
+    assert (error.context["failures"], error.context["unnamed"]) == (("exit status",), True)
+    assert "passed" not in error.context  # not pytest's output: nothing said what passed

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import subprocess
+import sys
+import zlib
 from pathlib import Path
 
 from returns.io import IOFailure, IOSuccess
@@ -21,6 +25,7 @@ from adws import (
 from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
 from adws.runs.recording import Recording
 from adws.testing import RecordingAgent
+from tests.conftest import REPO
 from tests.workspaces.conftest import git, make_repo
 
 ANSWER = "STATUS: done\nNOTE: wrote it\n"
@@ -182,3 +187,104 @@ def test_a_recording_file_gives_each_branch_the_answer_it_recorded(tmp_path: Pat
     assert [None if f is None else f["text"] for f in found] == ["best[1]", "best[0]", "best[0]"]
     assert again.prompts("impl") == ["same"]
     assert again.find("impl", "other", "best[0]") is None
+
+
+GIB = 1 << 30
+BOMB_FLOW = """
+from adws import OutputContract, Workflow, agent_step, worktree
+from adws.agents import CommandAgent
+
+edit = agent_step(
+    "edit",
+    prompt="Edit the project.",
+    agent=CommandAgent("never-run"),
+    contract=OutputContract(("NOTE",)),
+)
+workflow = Workflow("w", (worktree(edit, name="fix"),), inputs=("target_dir",))
+"""
+PEAK = """
+import resource, subprocess, sys
+
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=False)
+sys.stderr.write(done.stderr)
+print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+"""Run a command; print its exit code and the peak memory (KiB) of it and its children."""
+
+
+def zeros_deflated(size: int, block: int = 1 << 20) -> bytes:
+    """Deflate `size` zero bytes in milliseconds: one flushed block, repeated, then its checksum."""
+    squeeze = zlib.compressobj(9)
+    first = squeeze.compress(bytes(block)) + squeeze.flush(zlib.Z_FULL_FLUSH)
+    body = squeeze.compress(bytes(block)) + squeeze.flush(zlib.Z_FULL_FLUSH)
+    assert first[2:] == body  # a full flush forgets what came before: every block is the same
+    adler = ((size % 65521) << 16) | 1  # Adler-32 of zeros: a stays 1, b grows by 1 a byte
+    return first[:2] + body * (size // block) + b"\x03\x00" + adler.to_bytes(4, "big")
+
+
+def literal_hunk(size: int, deflated: bytes) -> str:
+    """Write a binary hunk as git does: `literal SIZE`, then base85 lines of 52 bytes at most."""
+    lengths = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    lines = [
+        lengths[len(part) - 1] + base64.b85encode(part, pad=True).decode()
+        for part in (deflated[at : at + 52] for at in range(0, len(deflated), 52))
+    ]
+    return "\n".join([f"literal {size}", *lines]) + "\n"
+
+
+def blob(request: AgentRequest) -> str:
+    assert request.cwd is not None
+    (Path(request.cwd) / "blob.bin").write_bytes(b"\x00\x01\x02 small\n")
+    return ANSWER
+
+
+def test_a_replayed_binary_hunk_declaring_a_gigabyte_is_refused_before_git_apply(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    path = recordings / "w.json"
+    execute(in_worktree(RecordingAgent(ScriptedAgent([blob]), path, "record")), repo, "r1")
+    kept = json.loads(path.read_text())
+    patch = kept["answers"][0]["patch"]
+    head, _, rest = patch.partition("GIT binary patch\n")
+    reverse = rest[rest.index("\n\n") + 2 :]
+    bomb = literal_hunk(GIB, zeros_deflated(GIB))
+    kept["answers"][0]["patch"] = f"{head}GIT binary patch\n{bomb}\n{reverse}"
+    path.write_text(json.dumps(kept))
+    assert 1_300_000 < path.stat().st_size < 1_400_000  # a 1.34 MB recording
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "w.py").write_text(BOMB_FLOW)
+    adws = [sys.executable, "-m", "adws", "run", "w", "-i", f"target_dir={repo}"]
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, *adws, "--replay", str(recordings)],
+        cwd=tmp_path,
+        env={**os.environ, "ADWS_JOURNAL": str(tmp_path / "runs.db"), "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    code, peak_kib = map(int, done.stdout.split())
+    assert code == 1, done.stderr
+    assert "'edit' made is refused: the patch" in done.stderr  # the line is cut to fit
+    run_id = done.stderr.rsplit("(run ", 1)[1].split(")")[0]
+    shown = subprocess.run(
+        [sys.executable, "-m", "adws", "status", run_id, "--json"],
+        cwd=tmp_path,
+        env={**os.environ, "ADWS_JOURNAL": str(tmp_path / "runs.db"), "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    error = json.loads(shown.stdout)["error"]
+    assert error["message"].endswith(
+        "the change the recorded answer of step 'edit' made is refused: the patch's binary hunks"
+        f" come to {GIB} bytes once inflated, past the step's output cap of 1048576 bytes"
+        " (max_output_bytes): refused before git apply"
+    )
+    assert peak_kib < 400 << 10  # under 400 MiB: git never inflated it (2.1 GB before)
+    kept_tree = tmp_path / "worktrees" / run_id / "fix"
+    assert sorted(p.name for p in kept_tree.iterdir()) == [".git", "README"]  # nothing written
+    assert git(repo, "rev-parse", f"adws/{run_id}/fix") == git(repo, "rev-parse", "main")

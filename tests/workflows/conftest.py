@@ -9,6 +9,12 @@ from adws.discovery import discover_workflows
 from tests.conftest import REPO
 
 SHIPPED = REPO / "workflows"
+NOTHING_PROVED = (
+    "no target had to pass: the change was only checked to break nothing (name tests in"
+    " must_pass, or reproduce the problem first)\nnew failures: none\n"
+    "pre-existing failures left: none\nflaky: none"
+)
+"""What the checks proved with neither `must_pass` nor `reproduce`: only that nothing broke."""
 
 
 @pytest.fixture(scope="session")

@@ -318,3 +318,14 @@ def test_the_kit_stops_after_split_claims_and_resumes_without_asking_research_ag
     assert second.status == "succeeded"
     assert (second["research"].status, second["research"].requests) == ("carried_over", ())
     assert sorted(r.step_name for r in rest.requests) == ["verify", "verify", "write"]
+
+
+def test_the_report_escapes_the_terminal_controls_a_writer_put_in_it(
+    shipped: dict[str, Workflow], tmp_path: Path
+) -> None:
+    hostile = WRITE + "\x1b]52;c;ZXZpbA==\x07\x1b[2J"
+    agent = ByStep({claim: [answer] for claim, answer in GOOD.items()}, write=hostile)
+    success(run(shipped, agent, tmp_path))
+    assert report(tmp_path) == (
+        "# ROP\n\n- ROP chains results (https://rop.test)\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\n"
+    )

@@ -17,6 +17,7 @@ from adws.journal.store.workspaces import decide
 from adws.testing import FunctionAgent, RunReport, resume, run
 from adws.workspaces import Decision
 from tests.conftest import REPO, adws_json, start_adws
+from tests.workflows.conftest import NOTHING_PROVED
 from tests.workspaces.conftest import git, make_repo
 
 CHECK = "test ! -f notes.txt || test -f DONE || { echo 'DONE is missing'; exit 1; }"
@@ -76,7 +77,7 @@ def test_the_first_attempt_that_passes_is_proposed_approved_and_merged(
     assert waiting.error is not None
     assert waiting.error.message == (
         f"Fast-forward {project} to adws/{run_id}/best-1 (2 files changed, 3 insertions(+))?\n"
-        "Attempt 1 of 3 won: attempt 1 did it"
+        f"Attempt 1 of 3 won: attempt 1 did it\nWhat the checks proved:\n{NOTHING_PROVED}"
     )
     folders = {str(in_tmp / ".adws" / "worktrees" / run_id / f"best-{i}") for i in range(3)}
     asked = waiting["best"].requests
@@ -107,6 +108,7 @@ def test_the_first_attempt_that_passes_is_proposed_approved_and_merged(
         "- 2 files changed, 3 insertions(+)\n"
         "  - `DONE` (+1 -0)\n"
         "  - `notes.txt` (+2 -0)\n\n"
+        f"## What the checks proved\n{NOTHING_PROVED}\n\n"
         "Approved by ann at 2026-01-01T00:00:00+00:00: ship it.\n"
     )
 

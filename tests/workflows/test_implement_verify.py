@@ -15,7 +15,7 @@ from adws.agents import AgentRequest, ScriptedAgent
 from adws.agents.swap import use_agent
 from adws.cli import main
 from tests.conftest import adws_json
-from tests.workflows.conftest import SHIPPED
+from tests.workflows.conftest import NOTHING_PROVED, SHIPPED
 from tests.workspaces.conftest import git, make_repo
 
 RUN = "run1"
@@ -72,13 +72,14 @@ def test_failing_checks_are_fed_back_until_they_pass_and_the_change_is_committed
     assert (
         "- verification round 1/3 failed: 1 new failure:\n- exited with 1: DONE is missing"
     ) in agent.prompts[1]
-    assert "The project's tests are protected" in agent.prompts[0]
+    assert "The project's tests and how they run are protected" in agent.prompts[0]
     final = unsafe_perform_io(result.unwrap())
     assert (final.inputs["summary"], final.inputs["checks_returncode"]) == ("created DONE", 0)
     assert final.inputs["workspace_commit"] == commit
     written = (reports / "implement_verify-create-done-5d6fd0cc.md").read_text()
     assert written == (
         "# implement_verify: Create DONE\n\n**Result:** checks pass.\n\n## Summary\ncreated DONE\n"
+        f"\n## What the checks proved\n{NOTHING_PROVED}\n"
         f"\n## Change\n- branch: `adws/{RUN}/workspace`\n- commit: `{commit}`\n"
         "- 2 files changed, 2 insertions(+)\n  - `DONE` (+1 -0)\n  - `NOTES` (+1 -0)\n"
     )

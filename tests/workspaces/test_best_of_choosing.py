@@ -27,7 +27,7 @@ from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
 from adws.agents.swap import use_agent
 from adws.engine.combinators import VerificationSpec
 from adws.workspaces.candidates import BestOfSpec, failure_count
-from adws.workspaces.judging import JUDGE_CONTRACT, judge
+from adws.workspaces.judging import JUDGE_CONTRACT, Judge, judge
 from adws.workspaces.worktrees import WorktreeSpec
 from tests.conftest import failure, success, wait_for
 from tests.workspaces.conftest import git
@@ -176,6 +176,105 @@ def test_a_judge_chooses_among_the_passing_diffs_and_its_choice_is_journaled(
     assert "+2" in asked[0]
     assert isinstance(step.spec, BestOfSpec)
     assert step.spec.describe().endswith("keeps the one choose chooses")
+
+
+def test_a_judge_whose_prompt_never_names_the_candidates_is_given_them(
+    repo: Path, tmp_path: Path
+) -> None:
+    asked: list[str] = []
+
+    def answer(request: AgentRequest) -> AgentResponse:
+        asked.append(request.prompt)
+        return AgentResponse('STATUS: done\nCHOICE_JSON: {"index": 0, "reason": "it is right"}')
+
+    chooser = agent_step(
+        "choose",
+        prompt="Pick the attempt that fixes the bug.",
+        agent=ScriptedAgent([answer]),
+        contract=JUDGE_CONTRACT,
+        retry=RetryPolicy(max_attempts=1),
+    )
+    step = best_of("best", failing({0: 0, 2: 0}), n=3, select=judge(chooser))
+    assert success(run(step, repo, tmp_path)).inputs["best_winner"] == 0
+    assert asked[0].startswith(
+        "Pick the attempt that fixes the bug.\n\nThe candidates, one per attempt that passed"
+        ' (its index, summary, diffstat and diff):\n[\n  {\n    "index": 0,\n    "summary":'
+        ' "attempt 0",'
+    )
+    assert ('"summary": "attempt 2"' in asked[0], "+2" in asked[0]) == (True, True)
+    assert isinstance(step.spec, BestOfSpec)
+    assert isinstance(step.spec.select, Judge)
+    judged = step.spec.select.step
+    assert judged.retry == RetryPolicy(max_attempts=1)  # the judge step is otherwise as it was
+    swapped = use_agent(Workflow("w", (step,)), ScriptedAgent([])).steps[0].spec
+    assert isinstance(swapped, BestOfSpec)
+    assert isinstance(swapped.select, Judge)
+    assert swapped.select.step.spec == judged.spec  # appended once, however often it is built
+
+
+def test_a_judge_that_names_its_candidates_or_builds_no_prompt_is_kept_as_it_is() -> None:
+    named = agent_step(
+        "choose",
+        prompt="Compare {best_candidates[0].diff} with the rest.",
+        agent=ScriptedAgent([]),
+        contract=JUDGE_CONTRACT,
+    )
+    python = Step("choose", IOSuccess)
+    for chooser in (named, python):
+        step = best_of("best", failing({0: 0}), n=2, select=judge(chooser))
+        assert isinstance(step.spec, BestOfSpec)
+        assert isinstance(step.spec.select, Judge)
+        assert step.spec.select.step is chooser
+
+
+def orphans(which: set[int]) -> Step:
+    """Branch i commits on an orphan branch of its worktree when i is in `which`."""
+
+    def run_one(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        index = int(str(ctx.inputs["best_index"]))
+        tree = Path(str(ctx.inputs["worktree"]))
+        if index in which:  # history of its own: no merge base with the project's
+            git(tree, "checkout", "-q", "--orphan", f"elsewhere-{index}")
+        (tree / "out.txt").write_text(f"{index}\n")
+        return IOSuccess(ctx.merge_outputs({"summary": f"attempt {index}"}))
+
+    return Step("impl", run_one)
+
+
+def test_a_branch_whose_diff_git_cannot_take_is_a_failed_branch_not_a_failed_step(
+    repo: Path, tmp_path: Path
+) -> None:
+    shown: list[list[int]] = []
+
+    def choose(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        shown.append([int(str(c["index"])) for c in ctx.inputs["best_candidates"]])
+        return IOSuccess(ctx.merge_outputs({"choice_json": {"index": 0, "reason": "sound"}}))
+
+    step = best_of("best", orphans({1}), n=3, select=judge(Step("choose", choose)))
+    final = success(run(step, repo, tmp_path))
+    assert (final.inputs["best_winner"], shown) == (0, [[0, 2]])
+    outcomes = final.inputs["best_outcomes"]
+    assert [o["status"] for o in outcomes] == ["succeeded", "failed", "succeeded"]
+    error = outcomes[1]["error"]
+    assert (error["step_name"], error["error_type"]) == ("best[1]", "WorkspaceFailed")
+    assert error["message"].startswith(
+        "best_of 'best': git cannot show branch 1's change against the base, so no judge can"
+        " read it: `git -C "
+    )
+    assert error["message"].endswith("no merge base")
+    assert git(repo, "branch", "--list", "adws/r1/best-1") == ""  # a loser: removed
+
+
+def test_no_branch_the_judge_can_be_shown_fails_the_step_with_the_first(
+    repo: Path, tmp_path: Path
+) -> None:
+    def choose(_ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        raise AssertionError  # never asked: there is nothing to choose from
+
+    step = best_of("best", orphans({0, 1}), n=2, select=judge(Step("choose", choose)))
+    error = failure(run(step, repo, tmp_path))
+    assert (error.step_name, error.error_type) == ("best[0]", "WorkspaceFailed")
+    assert [o["status"] for o in error.context["outcomes"]] == ["failed", "failed"]
 
 
 def test_a_judge_choosing_a_failed_branch_fails_the_step_naming_the_choices(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import shutil
 import tempfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,15 @@ from adws.journal import Journal, JournalObserver
 from adws.journal.records.exchanges import Text
 from adws.journal.store.diffs import diffs_of
 from adws.journal.store.workspaces import worktrees_of
-from adws.workspaces.patches import CallEdits, GitError, apply_patch, patch_between, snapshot
+from adws.workspaces.patches import (
+    CallEdits,
+    GitError,
+    PatchRefusedError,
+    apply_patch,
+    binary_sizes,
+    patch_between,
+    snapshot,
+)
 from tests.workspaces.conftest import git, make_repo
 
 
@@ -248,3 +258,94 @@ def test_a_patch_whose_files_differ_away_from_its_context_is_refused_and_taken_b
         " long.txt (the worktree is left as it was)"
     )
     assert (other / "long.txt").read_text() == elsewhere
+
+
+LENGTHS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def hunk_lines(data: bytes) -> list[str]:
+    """Deflate `data` and write it in base85 lines as git does."""
+    deflated = zlib.compress(data)
+    parts = [deflated[at : at + 52] for at in range(0, len(deflated), 52)]
+    return [LENGTHS[len(part) - 1] + base64.b85encode(part, pad=True).decode() for part in parts]
+
+
+def varint(value: int) -> bytes:
+    """Write a size as a git delta's header does: 7 bits a byte, low bits first."""
+    out = bytearray()
+    while True:
+        out.append((value & 0x7F) | (0x80 if value > 0x7F else 0))
+        value >>= 7
+        if not value:
+            return bytes(out)
+
+
+def binary_patch(forward: str, reverse: str = "literal 0\nHcmV?d00001") -> str:
+    return (
+        "diff --git a/blob.bin b/blob.bin\nnew file mode 100644\nindex"
+        f" {'0' * 40}..{'1' * 40}\nGIT binary patch\n{forward}\n\n{reverse}\n\n"
+    )
+
+
+def test_a_real_binary_delta_counts_the_file_it_makes_and_applies_under_the_cap(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    data = bytes(range(256)) * 64 + b"\x00tail"
+    (repo / "blob.bin").write_bytes(data)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "a binary file")
+    other = twin(repo, tmp_path / "other")
+    before = snapshot(repo)
+    (repo / "blob.bin").write_bytes(data + b"\x01more")
+    patch = patch_between(repo, before, snapshot(repo))
+    assert "\ndelta " in patch  # git chose deltas, both ways
+    assert binary_sizes(patch) == (len(data) + 5, len(data))
+    with pytest.raises(
+        PatchRefusedError, match=r"come to 16394 bytes once inflated, past the step's"
+    ):
+        apply_patch(other, patch, max_bytes=16393)
+    assert (other / "blob.bin").read_bytes() == data
+    apply_patch(other, patch, max_bytes=16394)
+    assert (other / "blob.bin").read_bytes() == data + b"\x01more"
+
+
+def test_a_small_delta_that_makes_a_huge_file_is_refused_before_git_apply(
+    tmp_path: Path,
+) -> None:
+    """A delta's header names the size of what it makes: git would allocate it whole."""
+    repo = make_repo(tmp_path / "repo")
+    delta = varint(6) + varint(1 << 30) + b"\x04\x00\x00\x00\x00"
+    forged = binary_patch("\n".join([f"delta {len(delta)}", *hunk_lines(delta)]))
+    assert binary_sizes(forged) == (1 << 30, 0)
+    with pytest.raises(PatchRefusedError, match=f"come to {1 << 30} bytes once inflated"):
+        apply_patch(repo, forged, max_bytes=1 << 20)
+    assert not (repo / "blob.bin").exists()
+
+
+@pytest.mark.parametrize(
+    ("forward", "why"),
+    [
+        ("literal 01073741824\nHcmV?d00001", "a binary hunk's size is not written as adws"),
+        ("literal 5\r\nHcmV?d00001", "a binary hunk's size is not written as adws"),
+        ("delta 5\n!!!!!!", "a binary hunk's line is not base85 as git writes it"),
+        ("delta 5\nA" + "0" * 9, "a binary hunk's line is not base85 as git writes it"),
+        (
+            "delta 9\n" + "\n".join(hunk_lines(b"short")),
+            "a binary delta does not inflate to its declared 9",
+        ),
+    ],
+)
+def test_a_binary_hunk_git_would_read_otherwise_than_adws_counts_is_refused(
+    tmp_path: Path, forward: str, why: str
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    with pytest.raises(PatchRefusedError, match=f"^the patch is not one adws makes \\({why}"):
+        apply_patch(repo, binary_patch(forward), max_bytes=1 << 20)
+
+
+def test_a_binary_patch_line_with_no_hunk_after_it_counts_nothing() -> None:
+    assert binary_sizes("GIT binary patch\nBinary files differ\n") == (0, 0)
+    assert binary_sizes("GIT binary patch") == (0, 0)
+    cut_short = binary_patch("\n".join(["delta 1", *hunk_lines(b"\x80")]))
+    assert binary_sizes(cut_short) == (1, 0)  # its header ends early: git refuses it itself

@@ -4,6 +4,14 @@
 under the attempts they belong to (`adws status`); `interrupted_sessions`
 finds the calls a stopped run cut off, whose sessions a resume continues.
 The SQL is `adws.journal.store.sessions`.
+
+A session id becomes an argument of an agent CLI, so a row whose
+`session_id` (or `continues`) is not a plain token
+(`adws.agents.sessions.SESSION_ID`: a forged
+`--dangerously-bypass-approvals-and-sandbox` would be codex's flag) is a
+hostile row: read with its `problems`, shown refused by `status`, and a
+resume that would continue it is refused, naming the row
+(`UnreadableError`); it never reaches a CLI.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 
 from adws.engine.scope import AgentSession
+from adws.journal.records.runs import UnreadableError, named_problems
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -45,6 +54,8 @@ class SessionRecord:
     ended: bool
     at: float | None = None
     """When the agent named the session, in Unix seconds."""
+    problems: tuple[str, ...] = ()
+    """Why the row is refused: a session id in it is not a plain token (see the module)."""
 
     def describe(self) -> str:
         """Say which session the call ran in and what it continued.
@@ -53,7 +64,12 @@ class SessionRecord:
         'session s-1 (continued from attempt 1)'
         >>> SessionRecord("ask", 2, "ask", "s-2", False, "s-1", 1, "gone", True).describe()
         'session s-2 (not continued from attempt 1: gone)'
+        >>> SessionRecord("ask", 1, "ask", "-x", None, None, None, "", True,
+        ...     problems=("session_id is refused: ...",)).describe()
+        'session refused: session_id is refused: ...'
         """
+        if self.problems:
+            return f"session refused: {self.problems[0]}"
         if self.continued is None:
             return f"session {self.session_id}"
         if self.continued:
@@ -62,8 +78,8 @@ class SessionRecord:
         return f"session {self.session_id} ({before}: {self.why})"
 
     def to_dict(self) -> dict[str, object]:
-        """Return the record for `--json`."""
-        return {
+        """Return the record for `--json` (with `refused`, the problems, for a hostile row)."""
+        said: dict[str, object] = {
             "session_id": self.session_id,
             "asked_by": self.asked_by,
             "continued": self.continued,
@@ -72,6 +88,9 @@ class SessionRecord:
             "why": self.why or None,
             "ended": self.ended,
         }
+        if self.problems:
+            said["refused"] = list(self.problems)
+        return said
 
 
 _ATTEMPTS: Final = frozenset({"retried", "failed", "succeeded", "cancelled"})
@@ -114,7 +133,9 @@ def interrupted_sessions(
 
     Only a run that stopped without recording its end (interrupted, or its
     process gone) had a call in flight; each path's agent step's latest
-    session is one when its call never ended.
+    session is one when its call never ended. A hostile row among them (a
+    session id that is not a plain token) raises `UnreadableError` naming
+    it: the resume is refused, and the id never reaches a CLI.
     """
     if step is None or not (record.status == "interrupted" or record.stale):
         return {}
@@ -122,8 +143,11 @@ def interrupted_sessions(
     for found in sessions:
         if found.step == step or found.step.startswith(f"{step}["):
             latest[found.step, found.asked_by] = found
+    cut_off = [found for found in latest.values() if not found.ended]
+    hostile = named_problems("agent_sessions", record.run_id, cut_off)
+    if hostile:
+        raise UnreadableError("; ".join(hostile), hostile)
     return {
-        key: AgentSession(found.session_id, found.attempt, interrupted=True)
-        for key, found in latest.items()
-        if not found.ended
+        (one.step, one.asked_by): AgentSession(one.session_id, one.attempt, interrupted=True)
+        for one in cut_off
     }

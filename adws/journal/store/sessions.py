@@ -7,7 +7,9 @@ the call's exchange, once recorded, marks it `ended` (unless the call was
 interrupted). `adws status` shows per attempt `session S (continued from
 attempt N)`; a resume continues the sessions of the calls it finds cut off
 (`interrupted_sessions`). A journal older than this table has no rows, and
-a row no adws could have written is left out, never raised.
+a row no adws could have written is left out, never raised; a row whose
+session id is not a plain token is read with its `problems` (see
+`adws.journal.records.sessions`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from adws import io_ops
+from adws.agents.sessions import plain_session, unplain_session
 from adws.engine.errors import ErrorType
 from adws.journal.records.runs import LATEST_CLOCK, checked_seconds, checked_text, checked_whole
 from adws.journal.records.sessions import SessionRecord
@@ -85,9 +88,24 @@ def _record(row: Sequence[Any]) -> SessionRecord | None:
     at = checked_seconds(row[9], "started", problems, most=LATEST_CLOCK, optional=True)
     if problems or not session:
         return None
+    hostile = tuple(
+        f"{column} is refused: {unplain_session(value)}"
+        for column, value in (("session_id", session), ("continues", continues))
+        if value is not None and not plain_session(value)
+    )
     flag = None if continued is None else bool(continued)
     return SessionRecord(
-        step, attempt, asked_by, session, flag, continues, from_attempt, why or "", bool(ended), at
+        step,
+        attempt,
+        asked_by,
+        session,
+        flag,
+        continues,
+        from_attempt,
+        why or "",
+        bool(ended),
+        at,
+        hostile,
     )
 
 
