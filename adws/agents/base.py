@@ -45,6 +45,11 @@ class AgentRequest:
     `adws.agents.sessions`). `on_session` hears the id of the session the
     call runs in as soon as the agent names it, so a call stopped halfway
     still has its session journaled.
+
+    `max_cost_usd` is the room left in the run's budget for a call that has
+    no estimate yet, given only to a backend that caps its own spend (one
+    with `caps_cost = True`: the claude CLI's `--max-budget-usd`,
+    `ClaudeAgent`'s `max_budget_usd`); None: no cap.
     """
 
     prompt: str
@@ -60,6 +65,7 @@ class AgentRequest:
     on_activity: Callable[[str], None] | None = attrs.field(default=None, eq=False, repr=False)
     session: str | None = None
     on_session: Callable[[str], None] | None = attrs.field(default=None, eq=False, repr=False)
+    max_cost_usd: float | None = None
 
 
 @final

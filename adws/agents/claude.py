@@ -76,10 +76,12 @@ class ClaudeAgent:
     silences (`AgentHung`), and either stops the session within a second.
     A request naming a `session` continues it (the SDK's `resume`); one that
     is not a plain token fails the call before anything starts.
-    `sdk_module` names the module to import (the SDK, or a stand-in).
+    `sdk_module` names the module to import (the SDK, or a stand-in). A
+    request's `max_cost_usd` becomes the SDK's `max_budget_usd`.
     """
 
     continues_sessions: Final = True
+    caps_cost: Final = True
 
     def __init__(  # noqa: PLR0913 - the SDK's options, all keyword-only
         self,
@@ -122,6 +124,8 @@ class ClaudeAgent:
             chosen["system_prompt"] = _CLAUDE_CODE_PROMPT
         if request.session is not None:
             chosen["resume"] = request.session
+        if request.max_cost_usd is not None:
+            chosen["max_budget_usd"] = request.max_cost_usd
         return {key: value for key, value in chosen.items() if value is not None}
 
     def __call__(self, request: AgentRequest, /) -> IOResult[AgentResponse, PipelineError]:

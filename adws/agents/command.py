@@ -67,6 +67,9 @@ class CommandAgent:
     cannot continue sessions and is always sent the whole prompt. A session
     that is not a plain token (`adws.agents.sessions.plain_session`) is
     never put on the command line: the call fails, permanent, and runs nothing.
+    `budget_flag` is the CLI's switch that caps one call's spend in dollars
+    (the claude CLI's `--max-budget-usd`): with it, a request's
+    `max_cost_usd` is passed to the CLI, and the command `caps_cost`.
     """
 
     def __init__(  # noqa: PLR0913 - the command's whole configuration, all keyword-only
@@ -83,6 +86,7 @@ class CommandAgent:
         activity: Callable[[str], str | None] | None = None,
         permanent_stderr: Sequence[str] = (),
         sessions: SessionSwitch | None = None,
+        budget_flag: str | None = None,
     ) -> None:
         """Keep the command line and its defaults."""
         self.argv = tuple(shlex.split(argv) if isinstance(argv, str) else argv)
@@ -103,6 +107,12 @@ class CommandAgent:
         self.activity = activity
         self.permanent_stderr = tuple(permanent_stderr)
         self.sessions = sessions
+        self.budget_flag = budget_flag
+
+    @property
+    def caps_cost(self) -> bool:
+        """Tell whether this command caps one call's spend itself (`budget_flag`)."""
+        return self.budget_flag is not None
 
     @property
     def continues_sessions(self) -> bool:
@@ -116,6 +126,8 @@ class CommandAgent:
     def argv_for(self, request: AgentRequest) -> tuple[str, ...]:
         """Return the command line for this request (with its edit switch and its session)."""
         argv = (*self.argv, *(self.edits_argv if request.edits else self.no_edits_argv))
+        if request.max_cost_usd is not None and self.budget_flag is not None:
+            argv = (*argv, self.budget_flag, f"{request.max_cost_usd:.6f}")
         if request.session is not None and self.sessions is not None:
             return self.sessions.resume(argv, request.session)
         return argv

@@ -38,7 +38,8 @@ class CommandPreset:
     result), so the output cap never cuts an answer under the step's cap;
     `activity` names the agent's latest tool call from one output line;
     `permanent_stderr` are refusals no retry can change; `sessions` how it
-    continues a session and names the one a call runs in.
+    continues a session and names the one a call runs in; `budget_flag` its
+    switch that caps one call's spend (see `CommandAgent`).
 
     >>> PRESETS["claude"].argv_for("sonnet")
     ('claude', '-p', '--output-format', 'stream-json', '--verbose', '--model', 'sonnet')
@@ -54,6 +55,7 @@ class CommandPreset:
     activity: Callable[[str], str | None] | None = None
     permanent_stderr: tuple[str, ...] = ()
     sessions: SessionSwitch | None = None
+    budget_flag: str | None = None
 
     def argv_for(self, model: str | None = None) -> tuple[str, ...]:
         """Return the argv, with the model flag when a model is given."""
@@ -80,6 +82,7 @@ class CommandPreset:
             activity=self.activity,
             permanent_stderr=self.permanent_stderr,
             sessions=self.sessions,
+            budget_flag=self.budget_flag,
         )
 
 
@@ -96,6 +99,8 @@ PRESETS: Final = {
         output_factor=4,
         activity=claude_activity,
         sessions=CLAUDE,
+        # Checked by the CLI after each model reply: a call stops once past it.
+        budget_flag="--max-budget-usd",
     ),
     "codex": CommandPreset(
         ("codex", "exec", "--json", "-"),

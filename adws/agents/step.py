@@ -30,7 +30,7 @@ from adws.contract.validator import OutputContract, validate_agent_output
 from adws.engine.errors import Cancellation, ErrorType, PipelineError
 from adws.engine.events import AgentActivity, AgentExchanged
 from adws.engine.metering import charge
-from adws.engine.reservations import Refusal
+from adws.engine.reservations import Refusal, fits, unknown
 from adws.engine.retry import attempt_number, current_attempt
 from adws.engine.scope import (
     RunScope,
@@ -188,22 +188,45 @@ def _refused(  # noqa: PLR0913 - the call, its budget, and why it does not fit
     return PipelineError(name, ErrorType.BUDGET_EXCEEDED, message, context)
 
 
-def _admit(
-    name: str, ctx: WorkflowContext, limit: Budget, *, in_branch: bool
-) -> Usage | PipelineError | None:
-    """Let the call start within `limit`: the reservation it holds, or why it may not start.
+def _alone(
+    name: str, ctx: WorkflowContext, limit: Budget, *, caps_cost: bool
+) -> float | PipelineError | None:
+    """Let a call made one at a time start within `limit`: the room it is given, or why not.
 
-    Outside a branch the spend so far is checked; inside one the call
-    reserves its estimate (see `adws.engine.reservations`).
+    It starts when the spend so far plus its estimate fits (the rule of
+    `adws.engine.reservations`). With no estimate, a backend that caps its
+    own spend gets the dollars left (returned); another starts under
+    `unestimated="allow"`, a budget that fails (nobody to ask) or one a
+    person raised, and is otherwise the budget question.
     """
     scope = current_scope()
-    if not in_branch:
-        spent = scope.meter.usage
-        why = limit.exceeded(spent)
-        if why is None:
+    spent = scope.meter.usage
+    estimate = scope.ledger.estimate(name, scope.estimate)
+    why = limit.exceeded(spent)
+    if why is None and not unknown(limit, estimate):
+        if fits(limit, spent, Usage(), estimate):
             return None
-        estimate = scope.ledger.estimate(name, scope.estimate)
-        return _refused(name, ctx, limit, spent=spent, estimate=estimate, why=why)
+        why = (
+            f"the run has spent {spent.describe()} of its {limit.describe()} budget and a call"
+            f" of step {name!r} is estimated at {(estimate or Usage()).describe()}"
+        )
+    elif why is None:
+        most = limit.max_cost_usd
+        if caps_cost and most is not None:
+            return round(most - (spent.cost_usd or 0.0), 9)
+        asks = limit.on_exceeded == "ask" and limit.unestimated == "ask"
+        if not asks or scope.raised is not None:
+            return None
+        why = (
+            f"a call of step {name!r} has no estimate yet and its agent cannot cap its own"
+            f" spend (the run has spent {spent.describe()} of its {limit.describe()} budget)"
+        )
+    return _refused(name, ctx, limit, spent=spent, estimate=estimate, why=why)
+
+
+def _admit(name: str, ctx: WorkflowContext, limit: Budget) -> Usage | PipelineError | None:
+    """Let a branch's call start within `limit`: the reservation it holds, or why not."""
+    scope = current_scope()
     cancel = io_ops.CANCEL.get()
     held = scope.ledger.reserve(
         step=name,
@@ -222,15 +245,31 @@ def _admit(
     return _refused(name, ctx, limit, spent=spent, estimate=estimate, why=why)
 
 
-def _admitted(
-    name: str, ctx: WorkflowContext, budget: Budget | None, scope: RunScope, branch: str
-) -> tuple[Budget | None, Usage | None] | PipelineError:
-    """Return the budget the call runs under and what it reserved, or why it may not start."""
+def _admitted(  # noqa: PLR0913 - the call, its budget and its backend
+    name: str,
+    ctx: WorkflowContext,
+    budget: Budget | None,
+    scope: RunScope,
+    *,
+    request: AgentRequest,
+    agent: AgentBackend,
+) -> tuple[Budget | None, Usage | None, AgentRequest] | PipelineError:
+    """Return the budget the call runs under, what it reserved and the request to send.
+
+    Or why it may not start. A call with no estimate to a backend that caps
+    its own spend is sent the room left (`AgentRequest.max_cost_usd`).
+    """
     limit = _limit(budget, scope)
     if limit is None:
-        return None, None
-    held = _admit(name, ctx, limit, in_branch=bool(branch))
-    return held if isinstance(held, PipelineError) else (limit, held)
+        return None, None, request
+    if request.branch:
+        held = _admit(name, ctx, limit)
+        return held if isinstance(held, PipelineError) else (limit, held, request)
+    caps_cost = getattr(agent, "caps_cost", False) is True
+    room = _alone(name, ctx, limit, caps_cost=caps_cost)
+    if isinstance(room, PipelineError):
+        return room
+    return limit, None, attrs.evolve(request, max_cost_usd=room)
 
 
 def _settle(
@@ -538,10 +577,10 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         agents = scope.agents  # the run's cap on agent calls in flight
         with agents if agents is not None else contextlib.nullcontext():
             # Checked once a slot is free: the spend may have grown while it waited.
-            admitted = _admitted(name, ctx, budget, scope, branch)
+            admitted = _admitted(name, ctx, budget, scope, request=request, agent=agent)
             if isinstance(admitted, PipelineError):
                 return IOFailure(admitted)
-            limit, held = admitted
+            limit, held, request = admitted
             watched = _Changes(name, where, judged=edits and not allow_no_change)
             changes = CallEdits()
             try:

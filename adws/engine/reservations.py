@@ -15,9 +15,10 @@ A call that cannot start waits for the calls in flight to settle; when
 none is left and it still does not fit, it is refused (the step fails
 `BudgetExceeded`, or asks: `Budget(on_exceeded="ask")`).
 
-Calls outside branches run one at a time and keep the plain check (spent
-at or past the budget refuses the call); they only tell the ledger their
-cost, so later branches have an estimate.
+Calls outside branches run one at a time and reserve nothing, but the
+same rule holds for them (`fits`: spent + the call's estimate within the
+budget; see `adws.agents.step`); they tell the ledger their cost, so later
+calls have an estimate.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from adws.engine.metering import Meter
     from adws.engine.usage import Budget
 
-__all__ = ["Ledger", "Refusal"]
+__all__ = ["Ledger", "Refusal", "fits", "unknown"]
 
 _TICK: Final = 0.05
 """How often a waiting call looks whether its branch was cancelled (seconds)."""
@@ -51,7 +52,7 @@ class Refusal:
         self.estimate = estimate
 
 
-def _fits(limit: Budget, spent: Usage, reserved: Usage, estimate: Usage | None) -> bool:
+def fits(limit: Budget, spent: Usage, reserved: Usage, estimate: Usage | None) -> bool:
     """Tell whether a call estimated at `estimate` fits beside what is spent and reserved."""
     guess = estimate or Usage()
     checks = (
@@ -68,7 +69,7 @@ def _fits(limit: Budget, spent: Usage, reserved: Usage, estimate: Usage | None) 
     return True
 
 
-def _unknown(limit: Budget, estimate: Usage | None) -> bool:
+def unknown(limit: Budget, estimate: Usage | None) -> bool:
     """Tell whether the estimate says nothing about a limit the budget sets."""
     if estimate is None:
         return True
@@ -129,10 +130,10 @@ class Ledger:
                 estimate = self.estimate(step, history)
                 spent = meter.usage
                 alone = self._in_flight == 0
-                unknown = _unknown(limit, estimate)
-                if (alone or not unknown) and _fits(limit, spent, self._reserved, estimate):
+                blind = unknown(limit, estimate)
+                if (alone or not blind) and fits(limit, spent, self._reserved, estimate):
                     self._in_flight += 1
-                    if unknown or estimate is None:
+                    if blind or estimate is None:
                         return None
                     self._reserved += estimate
                     return estimate

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_COUNT",
     "Budget",
     "OnExceeded",
+    "Unestimated",
     "Usage",
     "dollars",
     "usage_of_failure",
@@ -30,6 +31,9 @@ __all__ = [
 
 OnExceeded: TypeAlias = Literal["fail", "ask"]
 """What a run does when its budget cannot pay for the next agent call."""
+
+Unestimated: TypeAlias = Literal["ask", "allow"]
+"""Whether a call with no estimate may start under a budget (see `Budget`)."""
 
 _FIELDS: Final = ("cost_usd", "input_tokens", "output_tokens", "turns", "model")
 _NUMBERS: Final = ("cost_usd", "input_tokens", "output_tokens", "turns")
@@ -230,6 +234,12 @@ def _on_exceeded(_instance: object, attribute: attrs.Attribute[Any], value: obje
         raise DefinitionError(msg)
 
 
+def _unestimated(_instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value not in {"ask", "allow"}:
+        msg = f"Budget: {attribute.name} must be 'ask' or 'allow', got {value!r}"
+        raise DefinitionError(msg)
+
+
 @final
 @attrs.frozen
 class Budget:
@@ -247,7 +257,16 @@ class Budget:
 
     Inside `parallel`, `fan_out` and `best_of` a call also reserves its
     estimate until it reports its cost (see `adws.engine.reservations`), so
-    concurrent branches cannot overshoot the budget together.
+    concurrent branches cannot overshoot the budget together. A call made
+    one at a time starts only when the spend so far plus its estimate fits
+    (the same rule). A call with no estimate yet (the run's first, with no
+    history in the journal) gets the room left when its backend caps its
+    own spend (the claude CLI's `--max-budget-usd`, `ClaudeAgent`'s
+    `max_budget_usd`); for other backends `unestimated` decides: `"allow"`
+    lets it start while the spend is under the budget, the default `"ask"`
+    asks a person first under a budget that asks (a budget that fails has
+    nobody to ask and lets it start). Once a person raised the budget
+    (`adws approve`) such a call starts.
     `on_exceeded="ask"` (or `adws run --on-budget ask`) turns the
     `BudgetExceeded` of a run that has not failed into a question: the run
     ends `waiting`, and `adws approve RUN --max-cost USD` (or
@@ -263,16 +282,19 @@ class Budget:
     max_cost_usd: float | None = attrs.field(default=None, validator=_limit_cost)
     max_tokens: int | None = attrs.field(default=None, validator=_limit_tokens)
     on_exceeded: OnExceeded = attrs.field(default="fail", validator=_on_exceeded, kw_only=True)
+    unestimated: Unestimated = attrs.field(default="ask", validator=_unestimated, kw_only=True)
 
     def tighter(self, other: Budget | None) -> Budget:
         """Return the budget that holds both this one and `other` (asking if either asks)."""
         if other is None:
             return self
         ask = "ask" in {self.on_exceeded, other.on_exceeded}
+        allow = self.unestimated == other.unestimated == "allow"
         return Budget(
             _tighter(self.max_cost_usd, other.max_cost_usd),
             _tighter(self.max_tokens, other.max_tokens),  # type: ignore[arg-type] # min of ints
             on_exceeded="ask" if ask else "fail",
+            unestimated="allow" if allow else "ask",
         )
 
     def raised_to(self, raised: Budget | None) -> Budget:
@@ -287,6 +309,7 @@ class Budget:
             self.max_cost_usd if raised.max_cost_usd is None else raised.max_cost_usd,
             self.max_tokens if raised.max_tokens is None else raised.max_tokens,
             on_exceeded=self.on_exceeded,
+            unestimated=self.unestimated,
         )
 
     def exceeded(self, spent: Usage) -> str | None:

@@ -110,15 +110,19 @@ def test_a_budget_stops_the_third_of_three_steps_without_calling_its_agent(
 
 
 def test_a_token_budget_and_the_callers_budget_combine_with_the_workflows() -> None:
-    """The tighter of each limit applies: here the caller's 150 tokens, not the workflow's $5."""
+    """The tighter of each limit applies: here the caller's 150 tokens, not the workflow's $5.
+
+    The second call, estimated at the first one's 100 tokens, would end at 200: it never starts.
+    """
     agents = [ScriptedAgent([costing(0.01)]) for _ in range(3)]
     workflow = Workflow(
         "w", tuple(ask(f"s{i}", agents[i]) for i in range(3)), budget=Budget(max_cost_usd=5.0)
     )
     error = failure(run_workflow(workflow, budget=Budget(max_tokens=150)))
-    assert error.step_name == "s2"
+    assert error.step_name == "s1"
     assert error.message == (
-        "the run has used 200 of its 150 tokens (max_tokens); the agent was not called"
+        "the run has spent $0.0100, 100 tokens of its $5.0000, 150 tokens budget and a call"
+        " of step 's1' is estimated at $0.0100, 100 tokens; the agent was not called"
     )
 
 
@@ -410,18 +414,38 @@ def test_waiting_for_an_agent_slot_checks_the_budget_again() -> None:
 def test_a_budget_admits_exactly_the_calls_that_start_under_it(
     costs: list[int], limit: int
 ) -> None:
-    """Calls run one after another while the spend so far (in cents) is under the limit."""
+    """Calls run one after another while the spend so far plus the largest call fits.
+
+    The first call has no estimate: a budget that fails lets it start under the limit.
+    """
     agents = [ScriptedAgent([costing(cents / 100)]) for cents in costs]
     steps = tuple(ask(f"s{i}", agent) for i, agent in enumerate(agents))
     run_workflow(Workflow("w", steps, budget=Budget(max_cost_usd=limit / 100)))
-    spent, expected = 0, []
+    spent, largest, expected = 0, None, []
     for cents in costs:
-        if spent >= limit:
+        if spent >= limit or (largest is not None and spent + largest > limit):
             break
         expected.append(1)
         spent += cents
+        largest = max(largest or 0, cents)
     called = [len(agent.requests) for agent in agents if agent.requests]
     assert called == expected
+
+
+@given(
+    cents=st.integers(min_value=1, max_value=50),
+    calls=st.integers(min_value=1, max_value=8),
+    limit=st.integers(min_value=0, max_value=200),
+)
+def test_calls_estimated_exactly_never_spend_past_the_budget_after_the_first(
+    cents: int, calls: int, limit: int
+) -> None:
+    """Equal calls one after another: the spend ends within the budget, or at the first call."""
+    agents = [ScriptedAgent([costing(cents / 100)]) for _ in range(calls)]
+    steps = tuple(ask(f"s{i}", agent) for i, agent in enumerate(agents))
+    run_workflow(Workflow("w", steps, budget=Budget(max_cost_usd=limit / 100)))
+    made = sum(len(agent.requests) for agent in agents)
+    assert made * cents <= max(limit, cents)
 
 
 @pytest.mark.parametrize(

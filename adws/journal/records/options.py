@@ -111,7 +111,7 @@ class RunOptions:
         """Return the budget `--max-cost`, `--max-tokens` and `--on-budget` set (None: none).
 
         >>> RunOptions(max_cost=5.0, on_budget="ask").budget()
-        Budget(max_cost_usd=5.0, max_tokens=None, on_exceeded='ask')
+        Budget(max_cost_usd=5.0, max_tokens=None, on_exceeded='ask', unestimated='ask')
         """
         ask = self.on_budget == "ask"
         if self.max_cost is None and self.max_tokens is None and not ask:
