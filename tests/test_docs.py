@@ -73,7 +73,7 @@ def test_the_cli_reference_names_every_command_adws_help_lists_by_group() -> Non
         "run and author": [
             "new", "list", "show", "check", "validate", "run", "resume", "batch", "eval",
         ],
-        "see": ["runs", "status", "report", "cost"],
+        "see": ["runs", "status", "report", "cost", "caps"],
         "decide": ["approvals", "approve", "reject", "cancel"],
         "team": ["submit", "worker", "workers"],
         "maintain": ["runs --prune", "resume --due"],

@@ -60,6 +60,11 @@ COMMANDS: Final[dict[str, Command]] = {
         GROUPS[1],
     ),
     "cost": ("adws.cli.cost", "sum what agent calls cost, from the journal", GROUPS[1]),
+    "caps": (
+        "adws.cli.caps",
+        "list, set or remove the caps that hold across runs (dollars, tokens, runs a window)",
+        GROUPS[1],
+    ),
     "approvals": (
         "adws.cli.approvals",
         "list the runs waiting for approval, with their messages",
