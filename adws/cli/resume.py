@@ -9,6 +9,7 @@ from adws.cli._args import UsageError
 from adws.cli._options import (
     add_going_on,
     add_journal,
+    add_journal_wait,
     add_running,
     add_workflows,
     given_options,
@@ -60,6 +61,7 @@ def add_resume(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
     add_running(parser)
+    add_journal_wait(parser)
     parser.add_argument("run", nargs="?", help="run id (or a unique prefix)")
     parser.add_argument(
         "--now",

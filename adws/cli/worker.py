@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 from adws.batch.worker import Worker
 from adws.cli._options import (
     add_journal,
+    add_journal_wait,
     add_running,
     add_workflows,
     given_options,
@@ -53,6 +54,7 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
     )
     add_workflows(parser)
     add_journal(parser)
+    add_journal_wait(parser)
     parser.add_argument("--once", action="store_true", help="continue what is due now, then exit")
     parser.add_argument(
         "--poll",
@@ -71,6 +73,7 @@ def add_held_run(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
     add_running(parser)
+    add_journal_wait(parser)
     parser.add_argument("run")
     parser.add_argument("--kind", choices=["queued", "waiting", "parked"], required=True)
 
@@ -86,6 +89,8 @@ def _held(args: argparse.Namespace, runs: Runs) -> tuple[list[str], dict[str, st
     command = [sys.executable, "-m", "adws", "held-run", "-q"]
     if args.workflows is not None:
         command += ["--workflows", args.workflows]
+    if args.journal_wait is not None:
+        command += ["--journal-wait", str(args.journal_wait)]
     return command, env
 
 

@@ -36,6 +36,7 @@ from adws.journal.store.estimates import call_estimates
 from adws.journal.store.exchanges import keeps_transcripts
 from adws.journal.store.journal import BUSY_TIMEOUT_SECONDS
 from adws.journal.store.observer import JournalObserver
+from adws.journal.store.patience import JOURNAL_WAIT
 from adws.runs import _settings
 from adws.runs._values import RunOutcome, Starting
 from adws.runs.interrupts import Interrupts
@@ -102,6 +103,8 @@ class Setting:
     say: Callable[[str], None] = attrs.field(default=lambda _line: None, kw_only=True)
     notifies: bool = attrs.field(default=True, kw_only=True)
     """Run a waiting run's `--notify` command (a batch's coordinator runs it for its runs)."""
+    journal_wait: float = attrs.field(default=JOURNAL_WAIT, kw_only=True)
+    """Seconds a failed journal write is tried again before the run stops (`--journal-wait`)."""
 
 
 def _observers(given: Observers, starting: Starting) -> list[RunObserver]:
@@ -229,6 +232,7 @@ def execute(setting: Setting, plan: Plan, observers: Observers = ()) -> RunOutco
             options,
             transcripts=transcripts,
             queued=plan.queued,
+            wait=setting.journal_wait,
         )
         watching.append(recorder)
     watching.append(summary)

@@ -92,8 +92,13 @@ class Runs:
         sleep: Sleep = io_ops.sleep,
         say: Callable[[str], None] = _quiet,
         worktrees: str | None = None,
+        journal_wait: float | None = None,
     ) -> None:
-        """Keep where the runs are recorded; open nothing yet."""
+        """Keep where the runs are recorded; open nothing yet.
+
+        `journal_wait` is how long a failed journal write is tried again
+        before a run stops `interrupted` (None: `$ADWS_JOURNAL_WAIT`, else 30 s).
+        """
         self._journal = journal
         self.where: Path | JournalUrl = (
             journal.path if journal is not None else where or DEFAULT_PATH
@@ -105,6 +110,7 @@ class Runs:
         self.sleep = sleep
         self.say = say
         self._worktrees = worktrees
+        self.journal_wait = journal_wait
 
     @classmethod
     def open(  # noqa: PLR0913 - where the journal is, and how the runs run
@@ -116,6 +122,7 @@ class Runs:
         create: bool = True,
         whole_process: bool = True,
         say: Callable[[str], None] = _quiet,
+        journal_wait: float | None = None,
     ) -> Runs:
         """Name the journal (`$ADWS_JOURNAL`, else `.adws/runs.db`, unless given); open it later."""
         chosen = journal if journal is not None else os.environ.get(ENV_VAR)
@@ -126,6 +133,7 @@ class Runs:
             create=create,
             whole_process=whole_process,
             say=say,
+            journal_wait=journal_wait,
         )
 
     # -- the journal ---------------------------------------------------------------
@@ -155,7 +163,14 @@ class Runs:
         worktrees = self._worktrees
         if worktrees is None:
             worktrees = str(self.home / "worktrees")
-        return Setting(journal, self.sleep, worktrees, self.whole_process, say=self.say)
+        return Setting(
+            journal,
+            self.sleep,
+            worktrees,
+            self.whole_process,
+            say=self.say,
+            journal_wait=_settings.journal_wait(self.journal_wait),
+        )
 
     def _replayed(self) -> Journal | Refused:
         """Open the journal a replay of a run reads: this one, or (not recording) read-only."""

@@ -98,20 +98,43 @@ class Journal:
         self._copy: tempfile.TemporaryDirectory[str] | None = None
         """A private copy of a read-only journal; removed with this object, or at exit."""
         self._tables: dict[str, bool] = {}
+        self._opening = (busy_timeout, sleep)
         self._db: Connection
-        if isinstance(self.path, JournalUrl):
-            self._db = self._serve(self.path, busy_timeout, readonly=readonly)
-        elif readonly:
+        if readonly and not isinstance(self.path, JournalUrl):
             self._db, self._copy = open_readonly(self.path, busy_timeout)
         else:
-            try:
-                self._db = open_writable(self.path, busy_timeout, sleep)
-            except (*ERRORS, OSError) as exc:
-                msg = (
-                    f"cannot use the run journal {self.path}: {exc}; move it aside, "
-                    "point --journal elsewhere, or run with --no-journal"
-                )
-                raise JournalError(msg) from exc
+            self._db = self._connect(readonly=readonly)
+        self._readonly = readonly
+
+    def _connect(self, *, readonly: bool) -> Connection:
+        """Open a connection to a server, or to a file for writing; raise `JournalError`."""
+        busy_timeout, sleep = self._opening
+        if isinstance(self.path, JournalUrl):
+            return self._serve(self.path, busy_timeout, readonly=readonly)
+        try:
+            return open_writable(self.path, busy_timeout, sleep)
+        except (*ERRORS, OSError) as exc:
+            msg = (
+                f"cannot use the run journal {self.path}: {exc}; move it aside, "
+                "point --journal elsewhere, or run with --no-journal"
+            )
+            raise JournalError(msg) from exc
+
+    def reopen(self) -> None:
+        """Replace the connection with a new one: a write failed (a server restarted, a full disk).
+
+        The old connection is closed once the new one is open (quietly: it
+        may be broken). A journal read from a private copy keeps its copy.
+        Raises `JournalError` when no new connection can be opened (the old
+        one stays, and is tried again next time).
+        """
+        if self._copy is not None:
+            return
+        with self._lock:
+            fresh = self._connect(readonly=self._readonly)
+            with contextlib.suppress(*ERRORS, OSError):
+                self._db.close()
+            self._db = fresh
 
     @staticmethod
     def _serve(url: JournalUrl, busy_timeout: float, *, readonly: bool) -> Connection:
