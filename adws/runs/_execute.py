@@ -112,19 +112,22 @@ def _observers(given: Observers, starting: Starting) -> list[RunObserver]:
 
 
 @contextlib.contextmanager
-def _children_recorded(journal: Journal, run_id: str, unrecorded: list[str]) -> Iterator[None]:
+def _children_recorded(
+    journal: Journal, run_id: str, unrecorded: list[str], wait: float
+) -> Iterator[None]:
     """Record in the journal, off the step's thread, which process groups the step has started.
 
     A resume reads them to refuse resuming a run whose child still runs.
-    A write that fails is kept in `unrecorded`, never raised into the step.
+    A write that fails (after `wait` seconds of tries) is kept in
+    `unrecorded`, never raised into the step.
     """
-    recorder = ChildrenRecorder(journal, run_id, unrecorded)
+    recorder = ChildrenRecorder(journal, run_id, unrecorded, wait)
     io_ops.GROUPS.on_change = recorder
     try:
         yield
     finally:
         io_ops.GROUPS.on_change = None
-        recorder.close(BUSY_TIMEOUT_SECONDS + 1.0)
+        recorder.close(wait + BUSY_TIMEOUT_SECONDS + 1.0)
 
 
 @contextlib.contextmanager
@@ -206,7 +209,9 @@ def _guards(
         io_ops.become_subreaper()  # a run's orphans come to adws, which stops them as it ends
         stack.enter_context(interrupts.installed())
     if journal is not None:
-        stack.enter_context(_children_recorded(journal, plan.run_id, unrecorded))
+        stack.enter_context(
+            _children_recorded(journal, plan.run_id, unrecorded, setting.journal_wait)
+        )
     stack.enter_context(_run_marked(plan.run_id))
     if setting.whole_process:
         stack.enter_context(_adopted_stopped())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,13 +30,14 @@ class Clock:
         self.now += seconds
 
 
-def failing(times: int) -> tuple[list[int], object]:
+def failing(times: int) -> tuple[list[int], Callable[[], None]]:
     calls: list[int] = []
 
     def write() -> None:
         calls.append(1)
         if len(calls) <= times:
-            raise sqlite3.OperationalError("database or disk is full")
+            msg = "database or disk is full"
+            raise sqlite3.OperationalError(msg)
 
     return calls, write
 
@@ -43,7 +45,7 @@ def failing(times: int) -> tuple[list[int], object]:
 def test_a_write_that_takes_at_once_is_not_tried_again(tmp_path: Path) -> None:
     calls, write = failing(0)
     clock = Clock()
-    tries = persist(Journal(tmp_path / "j.db"), write, wait=30, sleep=clock.sleep, clock=clock)  # type: ignore[arg-type] # a write, as the observer's
+    tries = persist(Journal(tmp_path / "j.db"), write, wait=30, sleep=clock.sleep, clock=clock)
     assert (tries, len(calls), clock.slept) == (0, 1, [])
 
 
@@ -52,9 +54,10 @@ def test_a_failed_write_is_tried_again_on_a_new_connection_until_it_takes(tmp_pa
     connections: list[object] = []
 
     def write() -> None:
-        connections.append(journal._db)  # noqa: SLF001 - which connection each try used
+        connections.append(journal._db)
         if len(connections) <= 3:
-            raise sqlite3.OperationalError("database or disk is full")
+            msg = "database or disk is full"
+            raise sqlite3.OperationalError(msg)
 
     clock = Clock()
     tries = persist(journal, write, wait=30, sleep=clock.sleep, clock=clock)
@@ -66,17 +69,18 @@ def test_a_write_still_failing_after_the_wait_raises_its_last_failure(tmp_path: 
     calls, write = failing(100)
     clock = Clock()
     with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
-        persist(Journal(tmp_path / "j.db"), write, wait=2.0, sleep=clock.sleep, clock=clock)  # type: ignore[arg-type] # a write, as the observer's
+        persist(Journal(tmp_path / "j.db"), write, wait=2.0, sleep=clock.sleep, clock=clock)
     assert clock.slept[:5] == [0.05, 0.1, 0.2, 0.5, 1.0]
     assert clock.slept[5:] == [pytest.approx(0.15)]  # what was left of the wait
-    assert (len(calls), clock.now) == (7, pytest.approx(2.0))
+    assert len(calls) == 7
+    assert clock.now == pytest.approx(2.0)
 
 
 def test_no_wait_means_the_first_failure_is_raised(tmp_path: Path) -> None:
     calls, write = failing(1)
     clock = Clock()
     with pytest.raises(sqlite3.OperationalError):
-        persist(Journal(tmp_path / "j.db"), write, wait=0, sleep=clock.sleep, clock=clock)  # type: ignore[arg-type] # a write, as the observer's
+        persist(Journal(tmp_path / "j.db"), write, wait=0, sleep=clock.sleep, clock=clock)
     assert (len(calls), clock.slept) == (1, [])
 
 
@@ -85,11 +89,11 @@ def test_a_connection_that_cannot_be_opened_again_counts_as_a_failed_try(tmp_pat
     journal = Journal(path)
     path.unlink()
     path.mkdir()  # the file is gone: no new connection opens
-    before = journal._db  # noqa: SLF001 - which connection it kept
-    calls, write = failing(2)
+    before = journal._db
+    _calls, write = failing(2)
     clock = Clock()
-    assert persist(journal, write, wait=30, sleep=clock.sleep, clock=clock) == 2  # type: ignore[arg-type] # a write, as the observer's
-    assert journal._db is before  # noqa: SLF001 - the old connection stays
+    assert persist(journal, write, wait=30, sleep=clock.sleep, clock=clock) == 2
+    assert journal._db is before
 
 
 def test_a_journal_read_from_a_private_copy_keeps_its_copy_when_reopened(tmp_path: Path) -> None:

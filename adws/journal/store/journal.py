@@ -67,6 +67,8 @@ __all__ = [
 DEFAULT_PATH: Final = Path(".adws") / "runs.db"
 ENV_VAR: Final = "ADWS_JOURNAL"
 BUSY_TIMEOUT_SECONDS: Final = 30.0
+ROOM_BYTES: Final = 256 * 1024
+"""The free space a journal file's file system must have for a step to start (`has_room`)."""
 
 
 class Journal:
@@ -312,6 +314,24 @@ class Journal:
         """Remember the process groups a run's current step has started (empty: none)."""
         children = json.dumps(list(groups)) if groups else None
         self.write("UPDATE runs SET children = ? WHERE run_id = ?", (children, run_id))
+
+    def has_room(self) -> None:
+        """Raise `JournalError` when a journal file's file system has no room for a step's record.
+
+        SQLite on a full disk still takes some writes (a page it rewrites in
+        place) and fails others (a new row), so the journal's own writes
+        cannot tell before a step whether its end will be recorded: the free
+        space can (`ROOM_BYTES`; root may use the blocks kept for it). A
+        server's journal always has room here (its writes say otherwise).
+        """
+        if isinstance(self.path, JournalUrl):
+            return
+        found = os.statvfs(self.path.parent)
+        blocks = found.f_bfree if os.geteuid() == 0 else found.f_bavail
+        free = blocks * found.f_frsize
+        if free < ROOM_BYTES:
+            msg = f"database or disk is full: {free:,} bytes free for {self.path}"
+            raise JournalError(msg)
 
     def mark(self, run_id: str, status: str) -> None:
         """Set a run's status (a second Ctrl-C marks the run interrupted on its way out)."""

@@ -124,6 +124,7 @@ class JournalObserver:
 
     def _record(self, event: RunEvent) -> None:
         if isinstance(event, StepStarted):
+            self.journal.has_room()
             self.journal.apply([starting_statement(event.run_id)])
             return
         statements = statements_for(

@@ -154,14 +154,15 @@ def _started(
 
 
 def starting_statement(run_id: str) -> Statement:
-    """Return the write a step's start makes in a run's own journal: proof the journal takes writes.
+    """Return the write a step's start makes in a run's own journal: when the step started.
 
-    It changes nothing (a running run stays `running`); a journal that
-    cannot take it (a server gone, a full disk) is found before the step
-    runs, not after (see `JournalObserver`). A batch's workers send no
-    such statement: their coordinator writes for them.
+    A real change of a row (SQLite skips an update that changes nothing,
+    and a full disk may still take that), so a journal that cannot take
+    writes (a server gone, a full disk) is found before the step runs, not
+    after (see `JournalObserver`). A batch's workers send no such
+    statement: their coordinator writes for them.
     """
-    return ("UPDATE runs SET status = status WHERE run_id = ?", (run_id,))
+    return ("UPDATE runs SET step_started = ? WHERE run_id = ?", (io_ops.utc_now(), run_id))
 
 
 def statements_for(  # noqa: C901, PLR0911, PLR0913 - one case per kind of event; keyword-only options
