@@ -10,8 +10,10 @@ import pytest
 from returns.io import IOResult, IOSuccess
 
 from adws import ErrorType, PipelineError, Step, Workflow, WorkflowContext, run_workflow
-from adws.journal import Journal, JournalObserver
+from adws.cli import main
+from adws.journal import Journal, JournalError, JournalObserver
 from adws.journal.store.patience import persist
+from adws.runs._settings import journal_wait
 from tests.conftest import FakeSleep, failure
 
 
@@ -96,17 +98,26 @@ def test_a_connection_that_cannot_be_opened_again_counts_as_a_failed_try(tmp_pat
     assert journal._db is before
 
 
-def test_a_journal_read_from_a_private_copy_keeps_its_copy_when_reopened(tmp_path: Path) -> None:
+def test_a_journal_file_opened_for_reading_keeps_its_connection_when_reopened(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "j.db"
     Journal(path).close()
-    path.chmod(0o444)
-    (tmp_path).chmod(0o555)
-    try:
-        journal = Journal(path, readonly=True)
-        journal.reopen()
-        assert journal.runs() == []
-    finally:
-        tmp_path.chmod(0o755)
+    journal = Journal(path, readonly=True)
+    before = journal._db
+    journal.reopen()
+    assert journal._db is before
+    assert journal.runs() == []
+
+
+def test_a_servers_journal_opened_for_reading_reopens_for_reading(postgres_url: str) -> None:
+    Journal(postgres_url).close()
+    journal = Journal(postgres_url, readonly=True)
+    before = journal._db
+    journal.reopen()
+    assert journal._db is not before
+    with pytest.raises(JournalError, match="read-only transaction"):
+        journal.write("DELETE FROM runs", ())
 
 
 # -- the observer: the run stops at the step boundary --------------------------
@@ -220,3 +231,29 @@ def test_a_stopping_run_waits_for_its_cleanup_steps_writes(tmp_path: Path) -> No
     # waited for: the break's end (lost), the cleanup's start (recorded), its end (lost), the
     # run's end (recorded); the after's stop is tried once
     assert clock.slept.count(0.05) == 2
+
+
+def test_the_journal_wait_is_the_flags_else_the_environments_else_30s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ADWS_JOURNAL_WAIT", raising=False)
+    assert journal_wait() == 30.0
+    monkeypatch.setenv("ADWS_JOURNAL_WAIT", "2.5")
+    assert (journal_wait(), journal_wait(7.0)) == (2.5, 7.0)
+
+
+def test_a_journal_wait_that_is_not_seconds_is_refused_naming_the_variable(
+    in_tmp: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (in_tmp / "workflows").mkdir()
+    (in_tmp / "workflows" / "w.py").write_text(
+        "from returns.io import IOSuccess\nfrom adws import Step, Workflow\n"
+        "w = Workflow('w', (Step('s', lambda ctx: IOSuccess(ctx)),))\n"
+    )
+    monkeypatch.setenv("ADWS_JOURNAL_WAIT", "soon")
+    assert main(["run", "w", "-q"]) == 2
+    assert capsys.readouterr().err == (
+        "adws: error: ADWS_JOURNAL_WAIT='soon': expected a number of seconds from 0 to "
+        "2,592,000, got 'soon'\n"
+    )
+    assert main(["run", "w", "-q", "--journal-wait", "0.5"]) == 0

@@ -126,11 +126,12 @@ class Journal:
         """Replace the connection with a new one: a write failed (a server restarted, a full disk).
 
         The old connection is closed once the new one is open (quietly: it
-        may be broken). A journal read from a private copy keeps its copy.
-        Raises `JournalError` when no new connection can be opened (the old
-        one stays, and is tried again next time).
+        may be broken). A journal file opened only for reading keeps its
+        connection (it writes nothing to try again). Raises `JournalError`
+        when no new connection can be opened (the old one stays, and is
+        tried again next time).
         """
-        if self._copy is not None:
+        if self._readonly and not isinstance(self.path, JournalUrl):
             return
         with self._lock:
             fresh = self._connect(readonly=self._readonly)
