@@ -62,11 +62,25 @@ def project_at(folder: Path) -> Path:
     return folder
 
 
+STARTED: list[subprocess.Popen[str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_running() -> Iterator[None]:
+    """Kill, by its pid, every `adws` a failed test left waiting (for `go`, say)."""
+    yield
+    while STARTED:
+        process = STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
 def adws(project: Path, journal: str, *argv: str, seed: int = 1) -> subprocess.Popen[str]:
     env = {**os.environ, "ADWS_JOURNAL": journal, "PYTHONPATH": str(REPO)}
     env["PYTHONHASHSEED"] = str(seed)
     env.pop("ADWS_WORKFLOWS", None)
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "adws", *argv],
         cwd=project,
         env=env,
@@ -74,6 +88,8 @@ def adws(project: Path, journal: str, *argv: str, seed: int = 1) -> subprocess.P
         stderr=subprocess.PIPE,
         text=True,
     )
+    STARTED.append(process)
+    return process
 
 
 def side(project: Path) -> list[str]:
