@@ -8,7 +8,8 @@ identity column, how a transaction takes the write lock, a row lock, the
 placeholder style). `patience` tries a failed write again on a new
 connection for a bounded time (the journal first). The rest write and read
 the tables: `statements` and `observer` (a run's events), `claims` and
-`cancels`, `queue` (submitted runs, workers, orphans taken back), `batches`, `workspaces`, `sessions`, `exchanges`, `diffs`,
-`costs`, `estimates`, `prune`, `children`, and `cassette` (a run's answers,
+`cancels`, `queue` (submitted runs, workers, orphans taken back),
+`batches`, `workspaces`, `sessions`, `exchanges`, `diffs`, `costs`,
+`estimates`, `prune`, `children`, and `cassette` (a run's answers,
 replayed). No SQL is written outside this folder.
 """
