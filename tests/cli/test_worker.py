@@ -208,7 +208,7 @@ def test_an_interrupted_run_is_taken_back_by_the_next_worker_and_runs_once(
     adws(project, journal_at, "worker", "--once", "--poll", "0.2")
     assert Journal(journal_at).find(run_id).status == "interrupted"  # type: ignore[union-attr] # found
     (project / "flows.py").rename(project / "workflows" / "flows.py")
-    worker = adws(project, journal_at, "worker", "--once", "--poll", "0.2")
+    worker = adws(project, journal_at, "worker", "--once", "--poll", "0.2", "--journal-wait", "5")
     assert (worker.returncode, worker.stdout) == (0, f"{run_id} noted: succeeded (exit 0)\n")
     assert lines(project / "ran.log") == ["8"]
 
