@@ -2,7 +2,8 @@
 
 A run never takes a step the journal has not recorded. A write that fails
 is tried again on a new connection for up to `wait` seconds
-(`adws.journal.store.patience`); one still failing stops the run at that
+(`adws.journal.store.patience`; a value the journal cannot hold, such as
+an integer past SQLite's, is not tried again); one still failing stops the run at that
 step boundary: the step about to start does not (`JournalLost`, a
 `KeyboardInterrupt`, so the executor records it `interrupted` and runs
 the cleanup steps only), and after any other lost event the next step
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, final
 
 from adws import io_ops
 from adws.engine.events import AttemptFailed, RunFinished, StepStarted, StepSucceeded
-from adws.journal.store.patience import FAILURES, JOURNAL_WAIT, persist
+from adws.journal.store.patience import JOURNAL_WAIT, persist
 from adws.journal.store.statements import starting_statement, statements_for
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ class JournalObserver:
         wait = self.wait if self.failure is None or self._waited_for(event) else 0.0
         try:
             tries = persist(self.journal, lambda: self._record(event), wait=wait, sleep=self.sleep)
-        except FAILURES as exc:
+        except Exception as exc:  # noqa: BLE001 - any write that fails stops the run, named
             self.lost += 1
             if self.failure is None:
                 self.failure = f"{type(event).__name__} of step {_step_of(event)}: {exc}"
