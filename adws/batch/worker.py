@@ -3,7 +3,9 @@
 Each round (every `poll` seconds, and whenever a run ends) the worker
 writes its heartbeat, then fills its free slots: first the runs of this
 host to continue (a decision given elsewhere, a parked run whose time
-came; each claimed compare-and-set), then queued runs (`take_queued`:
+came, a run interrupted or whose holder died: each claimed compare-and-set;
+an orphan at most once per worker, so a run that cannot start is not
+started again every round), then queued runs (`take_queued`:
 `SKIP LOCKED`, so workers on several hosts split them). A claimed run is
 recorded as held by the worker; a child process (`held`, built by the
 caller) takes it over from its parent and runs it as `adws run` or `adws
@@ -45,6 +47,8 @@ __all__ = ["Worker"]
 
 _TICK: Final = 0.05
 """How often the loop looks at its children and at the signals it got."""
+_ORPHANED: Final = frozenset({"interrupted", "running"})
+"""What a run nobody runs any more is due as (see `adws.journal.store.queue.orphans`)."""
 
 
 @final
@@ -52,7 +56,8 @@ class Worker:
     """Continue, on this host, every run that is due, `concurrency` at a time.
 
     `held(run_id, kind)` is the command line of the child that runs a run
-    this worker claimed (`kind`: `queued`, `waiting` or `parked`); `ended`
+    this worker claimed (`kind`: `queued`, or its status: `waiting`,
+    `parked`, `interrupted`, `running` for a dead holder's); `ended`
     is told each run's exit code as it ends; `say` prints a line. Runs are
     claimed through `runs` (`Runs.take`, `Runs.take_queued`), the one code
     outside the journal that claims a run.
@@ -89,6 +94,8 @@ class Worker:
         self._ended: list[tuple[str, int]] = []
         """Runs that ended and are not yet settled in the journal (`_settle`)."""
         self._unreachable = False
+        self._taken_back: set[str] = set()
+        """The orphans this worker took back: each once (see the module's docstring)."""
         pid, host = os.getpid(), socket.gethostname()
         self.me = WorkerRecord(
             f"{host}:{pid}:{io_ops.wall_clock():.6f}", host, pid, io_ops.utc_now(), 0.0, poll, ()
@@ -184,7 +191,12 @@ class Worker:
             for run_id, kind in self.runs.due_on(self.me.host):
                 if len(self._children) >= self.concurrency:
                     break
+                orphan = kind in _ORPHANED
+                if orphan and run_id in self._taken_back:
+                    continue
                 if self.runs.take(run_id):
+                    if orphan:
+                        self._taken_back.add(run_id)
                     self._start(run_id, kind)
         while len(self._children) < self.concurrency:
             queued = self.runs.take_queued()

@@ -18,6 +18,7 @@ from adws.cli import EXIT_CODES
 from adws.cli._options import (
     add_going_on,
     add_journal,
+    add_journal_wait,
     add_running,
     add_workflows,
     given_options,
@@ -84,6 +85,7 @@ def _deciding(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
     add_running(parser)
+    add_journal_wait(parser)
     parser.add_argument("run", help="run id (or a unique prefix)")
     parser.add_argument("--by", metavar="NAME", help="who decides (default: your login name)")
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 from adws.batch.worker import Worker
 from adws.cli._options import (
     add_journal,
+    add_journal_wait,
     add_running,
     add_workflows,
     given_options,
@@ -44,7 +45,9 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Continue, on this host, every run that is due: queued runs (adws submit; "
         "workers on several hosts split them), runs of this host approved, rejected or cancelled "
-        "on another, and parked runs whose time has come. Each run runs in a process of its own, "
+        "on another, parked runs whose time has come, and runs nobody runs any more: "
+        "interrupted ones and those whose process died (each taken back once per worker). "
+        "Each run runs in a process of its own, "
         "as adws run or adws resume would run it; a run that fails does not stop the worker, "
         "and a journal it cannot reach is tried again every poll interval. Ctrl-C or SIGTERM "
         "stops it: the runs it holds end interrupted (adws resume continues them), exit 130 or "
@@ -53,6 +56,7 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
     )
     add_workflows(parser)
     add_journal(parser)
+    add_journal_wait(parser)
     parser.add_argument("--once", action="store_true", help="continue what is due now, then exit")
     parser.add_argument(
         "--poll",
@@ -71,8 +75,11 @@ def add_held_run(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
     add_running(parser)
+    add_journal_wait(parser)
     parser.add_argument("run")
-    parser.add_argument("--kind", choices=["queued", "waiting", "parked"], required=True)
+    parser.add_argument(
+        "--kind", choices=["queued", "waiting", "parked", "interrupted", "running"], required=True
+    )
 
 
 def _held(args: argparse.Namespace, runs: Runs) -> tuple[list[str], dict[str, str]]:
@@ -86,6 +93,8 @@ def _held(args: argparse.Namespace, runs: Runs) -> tuple[list[str], dict[str, st
     command = [sys.executable, "-m", "adws", "held-run", "-q"]
     if args.workflows is not None:
         command += ["--workflows", args.workflows]
+    if args.journal_wait is not None:
+        command += ["--journal-wait", str(args.journal_wait)]
     return command, env
 
 

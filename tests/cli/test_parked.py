@@ -168,7 +168,7 @@ def test_due_resumes_the_runs_whose_time_has_come_oldest_first(
     assert main(["resume", "--due", "-q"]) == 0
     assert capsys.readouterr().out == f"{first} limited: succeeded (exit 0)\n"
     assert main(["resume", "--due"]) == 0
-    assert capsys.readouterr().out == "no parked run of this host is due in .adws/runs.db\n"
+    assert capsys.readouterr().out == "no run of this host is due in .adws/runs.db\n"
     # Its time comes, but the limit holds: it parks again (75), the worst of one.
     monkeypatch.setattr(io_ops, "wall_clock", lambda: NOW + 7200)
     limit(project, NOW + 9000)
@@ -207,7 +207,7 @@ def test_due_takes_no_run_plan_or_inputs(
 ) -> None:
     assert main(argv) == 2
     assert capsys.readouterr().err == (
-        f"adws: error: --due resumes every parked run whose time has come; leave out {leave_out}\n"
+        f"adws: error: --due resumes every run of this host that is due; leave out {leave_out}\n"
     )
 
 

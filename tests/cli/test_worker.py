@@ -187,17 +187,73 @@ def test_a_failed_run_does_not_stop_the_worker_and_the_exit_is_the_worst(
     assert lines(project / "ran.log") == ["2"]
 
 
-def test_a_run_its_worker_cannot_load_is_left_interrupted_and_resumable(
+def test_a_run_its_worker_cannot_load_is_taken_back_once_then_left_interrupted_and_resumable(
     project: Path, journal_at: str
 ) -> None:
     run_id = submit(project, journal_at, "noted", "3")
     (project / "workflows" / "flows.py").rename(project / "flows.py")
     worker = adws(project, journal_at, "worker", "--once", "--poll", "0.2")
-    assert (worker.returncode, worker.stdout) == (2, f"{run_id} noted: interrupted (exit 2)\n")
+    assert (worker.returncode, worker.stdout) == (2, f"{run_id} noted: interrupted (exit 2)\n" * 2)
     (project / "flows.py").rename(project / "workflows" / "flows.py")
     resumed = adws(project, journal_at, "resume", run_id)
     assert resumed.returncode == 0, resumed.stderr
     assert lines(project / "ran.log") == ["3"]
+
+
+def test_an_interrupted_run_is_taken_back_by_the_next_worker_and_runs_once(
+    project: Path, journal_at: str
+) -> None:
+    run_id = submit(project, journal_at, "noted", "8")
+    (project / "workflows" / "flows.py").rename(project / "flows.py")
+    adws(project, journal_at, "worker", "--once", "--poll", "0.2")
+    assert Journal(journal_at).find(run_id).status == "interrupted"  # type: ignore[union-attr] # found
+    (project / "flows.py").rename(project / "workflows" / "flows.py")
+    worker = adws(project, journal_at, "worker", "--once", "--poll", "0.2", "--journal-wait", "5")
+    assert (worker.returncode, worker.stdout) == (0, f"{run_id} noted: succeeded (exit 0)\n")
+    assert lines(project / "ran.log") == ["8"]
+
+
+def test_a_worker_killed_just_after_its_claim_leaves_a_run_the_next_worker_takes_back(
+    project: Path, journal_at: str
+) -> None:
+    run_id = submit(project, journal_at, "noted", "9")
+    claim = (
+        "import sys; from adws.journal import Journal; from adws.journal.store.queue import "
+        "take_queued; print(take_queued(Journal(sys.argv[1])))"
+    )
+    claimed = subprocess.run(
+        [sys.executable, "-c", claim, journal_at],
+        env=environment(journal_at),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert claimed.stdout == f"{run_id}\n"  # the claiming process has ended: its claim is orphaned
+    record = Journal(journal_at).find(run_id)
+    assert (record.status, record.stale) == ("running", True)  # type: ignore[union-attr] # found
+    worker = adws(project, journal_at, "worker", "--once", "--poll", "0.2")
+    assert (worker.returncode, worker.stdout) == (0, f"{run_id} noted: succeeded (exit 0)\n")
+    assert lines(project / "ran.log") == ["9"]
+
+
+def test_resume_due_takes_back_interrupted_runs_and_runs_whose_holder_died(
+    project: Path, journal_at: str
+) -> None:
+    dead = submit(project, journal_at, "noted", "10")
+    journal = Journal(journal_at)
+    journal.write(
+        "UPDATE runs SET status = 'running', pid = ?, host = ? WHERE run_id = ?",
+        (dead_pid(), socket.gethostname(), dead),
+    )
+    done = adws(project, journal_at, "resume", "--due")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{dead} noted: succeeded (exit 0)\n"
+    assert lines(project / "ran.log") == ["10"]
+    again = adws(project, journal_at, "resume", "--due")
+    assert (again.returncode, again.stdout) == (
+        0,
+        f"no run of this host is due in {journal.path}\n",
+    )
 
 
 def test_held_run_refuses_a_run_no_worker_handed_to_it(project: Path, journal_at: str) -> None:
@@ -206,8 +262,8 @@ def test_held_run_refuses_a_run_no_worker_handed_to_it(project: Path, journal_at
     assert (done.returncode, done.stderr) == (
         2,
         (
-            f"adws: error: run {run_id} is not held for this process by an adws worker; "
-            f"adws worker runs it (or adws resume {run_id})\n"
+            f"adws: error: run {run_id} is queued, not held for this process by an adws "
+            f"worker; nothing was run here (adws resume {run_id} continues it)\n"
         ),
     )
     assert Journal(journal_at).find(run_id).status == "queued"  # type: ignore[union-attr] # found
@@ -234,7 +290,7 @@ def test_sigterm_stops_the_worker_and_leaves_its_run_interrupted_and_resumable(
     assert lines(project / "ran.log") == ["5"]
 
 
-def test_a_run_whose_process_is_killed_counts_as_failed_and_the_worker_goes_on(
+def test_a_held_run_killed_is_taken_back_by_its_worker_and_its_step_finishes_once(
     project: Path, journal_at: str
 ) -> None:
     (project / "hold").touch()
@@ -244,8 +300,14 @@ def test_a_run_whose_process_is_killed_counts_as_failed_and_the_worker_goes_on(
     pid = Journal(journal_at).find(run_id).pid  # type: ignore[union-attr] # found
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
+    (project / "hold").unlink()
     out, err = worker.communicate(timeout=60)
-    assert (worker.returncode, out) == (1, f"{run_id} held: running (exit 1)\n"), err
+    assert (worker.returncode, out) == (
+        1,
+        f"{run_id} held: running (exit 1)\n{run_id} held: succeeded (exit 0)\n",
+    ), err
+    assert lines(project / "ran.log") == ["6"]  # the killed attempt never got there
+    assert lines(project / "started.log") == ["6", "6"]
 
 
 def test_workers_lists_a_live_worker_and_not_a_dead_or_silent_one(

@@ -191,6 +191,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "CREATE INDEX diffs_by_run ON diffs(run_id, step, attempt)",
     ),
     ("ALTER TABLE runs ADD COLUMN cancel TEXT",),
+    ("ALTER TABLE runs ADD COLUMN step_started TEXT",),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append.
 
