@@ -11,6 +11,12 @@ resume` would, with its own signals, process groups and journal
 connection: that is why runs are processes, not threads (a run's signal
 handlers, subreaper and `ADWS_RUN_ID` belong to its whole process).
 
+The child is told where the journal is (a team journal's URL holds its
+password) through a file descriptor: an unlinked file, readable by this
+user only, whose number follows `--journal-fd` on its command line. Never
+through the environment, which every step of the run would inherit (and
+an agent could print), nor the command line, which `ps` shows.
+
 A run that fails does not stop the worker. A journal it cannot reach (a
 server restarting, a dropped connection) is said once; the worker waits
 its poll interval and tries again (a server's connection reopens by
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
@@ -30,7 +37,7 @@ import attrs
 from adws import io_ops
 from adws.journal import JournalError
 from adws.journal.records.workers import WorkerRecord
-from adws.journal.store.backend import ERRORS
+from adws.journal.store.backend import ERRORS, JournalUrl
 from adws.journal.store.queue import beat, leave
 from adws.runs import Refused
 from adws.runs.interrupts import EXIT_BY_SIGNAL
@@ -194,7 +201,17 @@ class Worker:
         return len(self._children) > started
 
     def _start(self, run_id: str, kind: str) -> None:
-        self._children[run_id] = io_ops.start_process(self.held(run_id, kind), self.env)
+        """Start the child that runs `run_id`, handing it the journal's location by a descriptor."""
+        where = self.runs.where
+        location = where.url if isinstance(where, JournalUrl) else str(where)
+        # An unlinked file of this user's (0600): nothing on disk, in `ps` or in the environment.
+        with tempfile.TemporaryFile() as handed:
+            handed.write(location.encode("utf-8", "surrogateescape"))
+            handed.flush()
+            handed.seek(0)
+            fd = handed.fileno()
+            argv = [*self.held(run_id, kind), "--journal-fd", str(fd)]
+            self._children[run_id] = io_ops.start_process(argv, self.env, pass_fds=(fd,))
 
     def _leave(self) -> None:
         """Settle the runs that ended and remove this worker's heartbeat, as it stops.
