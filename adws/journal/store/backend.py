@@ -69,6 +69,8 @@ def _split(url: str) -> tuple[str, str, str, str, str]:
 
     >>> _split("postgresql://u:pw@[::1:54329/x?password=q")
     ('postgresql://', 'u:pw@', '[::1:54329', '/x', '?password=q')
+    >>> _split("u:pw@db/adws#top")
+    ('', 'u:pw@', 'db', '/adws', '#top')
     """
     head, sep, rest = url.partition("://")
     if not sep:
