@@ -98,9 +98,9 @@ def _journal_bytes(journal: str) -> bytes:
         found = [Path(journal + tail) for tail in ("", "-wal", "-shm")]
         with sqlite3.connect(journal) as db:
             tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master")]
-        return b"".join(path.read_bytes() for path in found if path.exists()) + repr(
-            tables
-        ).encode()
+        return (
+            b"".join(path.read_bytes() for path in found if path.exists()) + repr(tables).encode()
+        )
     import psycopg  # noqa: PLC0415 - only the PostgreSQL side needs it
 
     with psycopg.connect(journal) as db:

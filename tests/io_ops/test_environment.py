@@ -28,9 +28,7 @@ def test_a_child_sees_no_credential_it_did_not_name_and_everything_else(
     environ: dict[str, str], passed: list[str], given_env: dict[str, str]
 ) -> None:
     child = io_ops.child_environment(given_env, passed, environ=environ)
-    expected = {
-        key: value for key, value in environ.items() if key in passed or not kept_home(key)
-    }
+    expected = {key: value for key, value in environ.items() if key in passed or not kept_home(key)}
     assert child == {**expected, **given_env}
     assert not {key for key in child if kept_home(key)} - set(passed) - set(given_env)
 
