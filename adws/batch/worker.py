@@ -28,6 +28,7 @@ waits for them, removes its heartbeat and returns the signal's exit code.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import tempfile
 from typing import TYPE_CHECKING, Final, final
@@ -92,6 +93,8 @@ class Worker:
         self.codes: list[int] = []
         """The exit code of each run this worker ran, in the order they ended."""
         self.signal: int | None = None
+        self._stopped: list[str] = []
+        """The runs it held when a signal stopped it (each told to stop, ends interrupted)."""
         self._children: dict[str, subprocess.Popen[bytes]] = {}
         self._ended: list[tuple[str, int]] = []
         """Runs that ended and are not yet settled in the journal (`_settle`)."""
@@ -117,8 +120,9 @@ class Worker:
                 finished = self._reap()
                 if self.signal is not None:
                     if not forwarded:
-                        for child in self._children.values():
+                        for run_id, child in self._children.items():
                             child.send_signal(self.signal)
+                            self._stopped.append(run_id)
                         forwarded = True
                     if not self._children:
                         break
@@ -131,7 +135,24 @@ class Worker:
                         break
                 io_ops.sleep(_TICK)
         self._leave()
-        return None if self.signal is None else EXIT_BY_SIGNAL[self.signal]
+        if self.signal is None:
+            return None
+        self._closing(self.signal)
+        return EXIT_BY_SIGNAL[self.signal]
+
+    def _closing(self, signum: int) -> None:
+        """Say, last, that a signal stopped the worker and what became of the runs it held."""
+        code = EXIT_BY_SIGNAL[signum]
+        held = (
+            f"{len(self._stopped)} run(s) it held stopped: {', '.join(self._stopped)} "
+            "(adws resume RUN continues each)"
+            if self._stopped
+            else "it held no run"
+        )
+        self.say(
+            f"adws worker: process {self.me.pid} stopped by {signal.Signals(signum).name} after "
+            f"{len(self.codes)} run(s); {held}; exit {code}"
+        )
 
     def _reap(self) -> bool:
         """Collect the runs that ended (settled at the next round); tell whether any did."""

@@ -226,6 +226,10 @@ def test_sigterm_stops_the_worker_and_leaves_its_run_interrupted_and_resumable(
         143,
         f"{run_id} held: interrupted: slow: Interrupted: interrupted by SIGTERM (exit 143)\n",
     ), err
+    assert err.splitlines()[-1] == (
+        f"adws worker: process {worker.pid} stopped by SIGTERM after 1 run(s); 1 run(s) it held "
+        f"stopped: {run_id} (adws resume RUN continues each); exit 143"
+    )
     assert Journal(journal_at).find(run_id).status == "interrupted"  # type: ignore[union-attr] # found
     assert Journal(journal_at).query("SELECT COUNT(*) FROM workers") == [(0,)]
     (project / "hold").unlink()
@@ -280,8 +284,12 @@ def test_workers_lists_a_live_worker_and_not_a_dead_or_silent_one(
         ]
     finally:
         worker.send_signal(signal.SIGINT)
-        worker.communicate(timeout=60)
+        _, err = worker.communicate(timeout=60)
     assert worker.returncode == 130
+    assert err.splitlines()[-1] == (
+        f"adws worker: process {worker.pid} stopped by SIGINT after 0 run(s); it held no run; "
+        "exit 130"
+    )
     journal.write("DELETE FROM workers WHERE worker_id = 'forged'", ())
     assert adws(project, journal_at, "workers").stdout == (
         f"no live adws worker in {Journal(journal_at).path}\n"
