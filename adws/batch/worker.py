@@ -39,7 +39,7 @@ from adws import io_ops
 from adws.journal import JournalError
 from adws.journal.records.workers import WorkerRecord
 from adws.journal.store.backend import ERRORS, JournalUrl
-from adws.journal.store.queue import beat, leave
+from adws.journal.store.queue import beat, leave, prune_workers
 from adws.runs import Refused
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 
@@ -204,6 +204,7 @@ class Worker:
     def _beat(self) -> None:
         self.me = attrs.evolve(self.me, beat=io_ops.wall_clock(), runs=tuple(self._children))
         beat(self.journal, self.me)
+        prune_workers(self.journal, self.me.beat)  # dead workers' rows go, not only out of sight
 
     def _fill(self) -> bool:
         """Claim and start runs while slots are free: runs to continue first, then the queue."""

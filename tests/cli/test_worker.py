@@ -270,6 +270,14 @@ def test_workers_lists_a_live_worker_and_not_a_dead_or_silent_one(
                 " VALUES (?, ?, ?, '2026-11-27T09:00:00+00:00', ?, 5, ?)",
                 (worker_id, host, pid, at, "{" if worker_id == "forged" else "[]"),
             )
+        # The live worker prunes the heartbeats of the dead and the silent at its next beat.
+        wait_for(
+            lambda: (
+                {row[0] for row in Journal(journal_at).query("SELECT worker_id FROM workers")}
+                & {"dead", "silent"}
+                == set()
+            )
+        )
         listed = adws(project, journal_at, "workers", "--json")
         live = json.loads(listed.stdout)
         assert [(item["host"], item["pid"], item["runs"]) for item in live] == [
