@@ -314,9 +314,28 @@ def test_a_run_held_on_another_host_is_not_checked_from_here(
     said = "running on far, pid 4242: not checked from here"
     assert said in adws(project, journal_at, "runs").stdout
     assert said in adws(project, journal_at, "status", run_id).stdout
+    listed = json.loads(adws(project, journal_at, "runs", "--json").stdout)
+    assert [(run["run_id"], run["held_elsewhere"]) for run in listed] == [(run_id, said)]
+    cost = adws(project, journal_at, "cost")
+    assert cost.stderr.splitlines()[-1] == (
+        f"note: these runs count as far as they recorded: {run_id} {said}"
+    )
     report = adws(project, journal_at, "report", run_id, "-o", str(project / "r.html"))
     assert report.returncode == 0, report.stderr
     assert f"<p>{said}</p>" in (project / "r.html").read_text()
+    Journal(journal_at).write(
+        "UPDATE runs SET status = 'waiting', failed_step = 'ship' WHERE run_id = ?", (run_id,)
+    )
+    Journal(journal_at).write(
+        "INSERT INTO approvals (run_id, step, message, asked) VALUES (?, 'ship', 'ship?', ?)",
+        (run_id, "2026-11-29T09:00:00+00:00"),
+    )
+    waiting = adws(project, journal_at, "approvals", "--json")
+    assert [(item["run_id"], item["waits_elsewhere"]) for item in json.loads(waiting.stdout)] == [
+        (run_id, "waiting on far: not checked from here")
+    ], waiting.stderr
+    text = adws(project, journal_at, "approvals").stdout.splitlines()[0]
+    assert text.endswith(" · waiting on far: not checked from here")
 
 
 def test_a_parked_run_whose_time_came_is_continued_by_worker_once(
