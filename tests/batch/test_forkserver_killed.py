@@ -15,14 +15,11 @@ import sqlite3
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 pytestmark = pytest.mark.slow
 
@@ -44,18 +41,16 @@ noted = Workflow("noted", (Step("note", note, reads=("n",), writes=()),), inputs
 
 def _forkserver_of(parent: int) -> int | None:
     """Find the forkserver `parent` started, by its command line (None: not started yet)."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                command = handle.read()
-            with open(f"/proc/{entry}/stat") as handle:
-                ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes()
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue
         if ppid == parent and b"forkserver" in command:
-            return int(entry)
+            return int(entry.name)
     return None
 
 

@@ -30,8 +30,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.slow
 
-TOKEN = "ghp-secret-token-7f3a"
-PG_SECRET = "pg-secret-9c1e"
+PG_SECRET = "pg-secret-9c1e"  # noqa: S105 - a fake, searched for
 PASSED = "passed-token-4b2d"
 
 FLOWS = """

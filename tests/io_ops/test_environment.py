@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from adws import CommandAgent, agent_step, io_ops, shell_step
 from adws._exceptions import DefinitionError, DefinitionTypeError
 from adws.agents.scripted import ScriptedAgent
+from adws.agents.step import AgentSpec
 from adws.io_ops.environment import kept_home
+from adws.shell.step import ShellSpec
 
 NAMES = st.one_of(
     st.sampled_from(["ADWS_JOURNAL", "GH_TOKEN", "GITHUB_TOKEN", "PGPASSWORD", "PGHOST", "PATH"]),
@@ -58,12 +60,14 @@ def test_run_process_keeps_the_journal_and_tokens_home_unless_named(
     ("build", "message"),
     [
         (
-            lambda: shell_step("db", "psql", env_pass="PGPASSWORD"),
-            "shell_step 'db': env_pass must be a list or tuple of variable names, got "
-            "'PGPASSWORD' (write ('PGPASSWORD',))",
+            lambda: shell_step("db", "psql", env_pass="PGPASSWORD"),  # noqa: S106 - a name
+            (
+                "shell_step 'db': env_pass must be a list or tuple of variable names, got "
+                "'PGPASSWORD' (write ('PGPASSWORD',))"
+            ),
         ),
         (
-            lambda: agent_step("ask", prompt="p", agent=ScriptedAgent([]), env_pass=7),
+            lambda: agent_step("ask", prompt="p", agent=ScriptedAgent([]), env_pass=7),  # type: ignore[arg-type] # what the check is for
             "agent_step 'ask': env_pass must be a list or tuple of variable names, got 7",
         ),
         (
@@ -71,7 +75,7 @@ def test_run_process_keeps_the_journal_and_tokens_home_unless_named(
             "CommandAgent: env_pass holds 'GH TOKEN', which is no environment variable's name",
         ),
         (
-            lambda: shell_step("db", "psql", env_pass=[None]),
+            lambda: shell_step("db", "psql", env_pass=[None]),  # type: ignore[list-item] # as above
             "shell_step 'db': env_pass holds None, which is no environment variable's name",
         ),
     ],
@@ -87,6 +91,12 @@ def test_env_pass_that_names_no_variables_is_refused_at_definition(
 def test_the_steps_say_what_they_pass_and_rebuild_with_it() -> None:
     shell = shell_step("db", "psql", env_pass=("PGHOST", "PGPASSWORD"))
     asked = agent_step("ask", prompt="p", agent=ScriptedAgent([]), env_pass=["GH_TOKEN"])
-    assert shell.spec.env_pass == ("PGHOST", "PGPASSWORD")  # type: ignore[union-attr] # a ShellSpec
-    assert asked.spec.env_pass == ("GH_TOKEN",)  # type: ignore[union-attr] # an AgentSpec
-    assert asked.spec.build(asked).spec.env_pass == ("GH_TOKEN",)  # type: ignore[union-attr] # an AgentSpec
+    assert isinstance(shell.spec, ShellSpec)
+    assert isinstance(asked.spec, AgentSpec)
+    rebuilt = asked.spec.build(asked).spec
+    assert isinstance(rebuilt, AgentSpec)
+    assert (shell.spec.env_pass, asked.spec.env_pass, rebuilt.env_pass) == (
+        ("PGHOST", "PGPASSWORD"),
+        ("GH_TOKEN",),
+        ("GH_TOKEN",),
+    )

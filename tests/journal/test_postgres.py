@@ -193,8 +193,11 @@ def test_a_read_command_on_a_fresh_database_says_it_holds_no_runs_yet(
     assert (code, out, err) == (
         2,
         "",
-        f"adws: error: the run journal {redact(postgres_url)} holds no runs yet (no adws command "
-        "has written to this database); `adws run` or `adws submit` records runs there\n",
+        (
+            f"adws: error: the run journal {redact(postgres_url)} holds no runs yet (no adws "
+            "command has written to this database); `adws run` or `adws submit` records runs "
+            "there\n"
+        ),
     )
     with psycopg.connect(postgres_url) as db:
         assert db.execute("SELECT to_regclass('schema_version')").fetchone() == (None,)
