@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from adws.journal import Journal
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
@@ -54,22 +54,24 @@ def _forkserver_of(parent: int) -> int | None:
     return None
 
 
-def _adws(project: Path, *argv: str) -> subprocess.Popen[str]:
+def _adws(project: Path, journal: str, *argv: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "adws", *argv],
         cwd=project,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": str(REPO), "ADWS_JOURNAL": journal},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
 
 
-def test_a_forkserver_killed_during_start_is_a_summary_and_resumable_runs(tmp_path: Path) -> None:
+def test_a_forkserver_killed_during_start_is_a_summary_and_resumable_runs(
+    tmp_path: Path, journal_at: str
+) -> None:
     (tmp_path / "workflows").mkdir()
     (tmp_path / "workflows" / "flows.py").write_text(FLOWS)
     (tmp_path / "inputs.jsonl").write_text("".join(f'{{"n": {n}}}\n' for n in range(1, 7)))
-    batch = _adws(tmp_path, "batch", "noted", "inputs.jsonl", "--concurrency", "4")
+    batch = _adws(tmp_path, journal_at, "batch", "noted", "inputs.jsonl", "--concurrency", "4")
     deadline = time.monotonic() + 60
     server = None
     while server is None and time.monotonic() < deadline and batch.poll() is None:
@@ -77,9 +79,8 @@ def test_a_forkserver_killed_during_start_is_a_summary_and_resumable_runs(tmp_pa
     assert server is not None
     os.kill(server, signal.SIGKILL)
     out, err = batch.communicate(timeout=120)
-    with sqlite3.connect(tmp_path / ".adws" / "runs.db") as db:
-        [(batch_id,)] = db.execute("SELECT DISTINCT batch_id FROM runs").fetchall()
-        statuses = [row[0] for row in db.execute("SELECT status FROM runs ORDER BY line")]
+    [(batch_id,)] = Journal(journal_at).query("SELECT DISTINCT batch_id FROM runs")
+    statuses = [run.status for run in Journal(journal_at).runs(batch=batch_id)]
     assert batch.returncode == 1, err
     assert "Traceback" not in err
     assert out.startswith(f"batch {batch_id} · noted · failed\n  queued       6\n")
@@ -89,7 +90,7 @@ def test_a_forkserver_killed_during_start_is_a_summary_and_resumable_runs(tmp_pa
     assert said.startswith("adws: 6 run(s) not started: a worker process could not be started (")
     assert said.endswith(f"); adws batch --resume {batch_id} runs them")
     assert statuses == ["queued"] * 6
-    resumed = _adws(tmp_path, "batch", "--resume", batch_id)
+    resumed = _adws(tmp_path, journal_at, "batch", "--resume", batch_id)
     out, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, err
     assert sorted((tmp_path / "ran.log").read_text().split()) == ["1", "2", "3", "4", "5", "6"]
