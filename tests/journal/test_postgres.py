@@ -152,7 +152,7 @@ def test_a_journal_opened_for_reading_on_a_server_writes_nothing(postgres_url: s
 def test_an_empty_database_cannot_be_read_and_says_so(postgres_url: str) -> None:
     with pytest.raises(
         JournalError,
-        match=r"^cannot use the run journal postgresql://postgres:\*\*\*@.*schema_version",
+        match=r"^the run journal postgresql://postgres:\*\*\*@.* holds no runs yet ",
     ):
         Journal(postgres_url, readonly=True)
 
