@@ -214,7 +214,12 @@ def _print_json(
 ) -> None:
     shown = []
     for record, question in listed:
-        item = {"run_id": record.run_id, "workflow": record.workflow, **question.to_dict()}
+        item = {
+            "run_id": record.run_id,
+            "workflow": record.workflow,
+            "waits_elsewhere": record.waits_elsewhere,
+            **question.to_dict(),
+        }
         if verbose:
             item["diffs"] = [diff_dict(found) for found in diffs[record.run_id]]
         shown.append(item)
@@ -227,9 +232,10 @@ def _print_text(
     coloured = colour()
     for record, question in listed:
         expires = "never" if question.deadline is None else _when(question.deadline)
+        where = "" if record.waits_elsewhere is None else f" · {record.waits_elsewhere}"
         out(
             f"{record.run_id} · {record.workflow} · {question.step} · asked {question.asked}"
-            f" · expires {expires}"
+            f" · expires {expires}{where}"
         )
         out("\n".join(f"  {line}" for line in question.message.splitlines() or [""]))
         run_id = record.run_id

@@ -267,6 +267,32 @@ def test_a_batch_counts_parked_runs_with_blocked_ones_and_exits_75(
     assert all(": fake usage limit" in line and "parked until" in line for line in lines)
 
 
+def test_batch_resume_continues_only_the_parked_runs_that_are_due(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    limit(project, NOW + 3600)
+    (project / "inputs.jsonl").write_text('{"n": 1, "pause": 0}\n{"n": 2, "pause": 0}\n')
+    assert main(["batch", "limited", "inputs.jsonl", "--concurrency", "1", "--json"]) == 75
+    batch_id = json.loads(capsys.readouterr().out)["batch_id"]
+    journal = Journal(project / ".adws" / "runs.db")
+    first, second = (run.run_id for run in journal.runs(batch=batch_id))
+    journal.write("UPDATE runs SET wake_at = ? WHERE run_id = ?", (NOW - 1, first))
+    limit(project, None)
+    assert main(["batch", "--resume", batch_id, "--json"]) == 75
+    said = capsys.readouterr().err
+    assert f"resuming batch {batch_id}: 1 run\n" in said
+    assert (
+        "left parked, not due yet: 1 run(s) (the first due "
+        f"{time.strftime('%Y-%m-%dT%H:%M:%S+00:00', time.gmtime(NOW + 3600))}); adws worker, or "
+        "adws batch --resume then, continues them\n"
+    ) in said
+    assert [journal.find(run_id).status for run_id in (first, second)] == [  # type: ignore[union-attr] # found
+        "succeeded",
+        "parked",
+    ]
+    assert (project / "calls.log").read_text().splitlines() == ["ask", "ask", "ask"]
+
+
 @pytest.mark.slow
 def test_a_ctrl_c_during_due_stops_the_round_and_leaves_the_rest_parked(in_tmp: Path) -> None:
     (in_tmp / "workflows").mkdir()

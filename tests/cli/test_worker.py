@@ -282,6 +282,10 @@ def test_sigterm_stops_the_worker_and_leaves_its_run_interrupted_and_resumable(
         143,
         f"{run_id} held: interrupted: slow: Interrupted: interrupted by SIGTERM (exit 143)\n",
     ), err
+    assert err.splitlines()[-1] == (
+        f"adws worker: process {worker.pid} stopped by SIGTERM after 1 run(s); 1 run(s) it held "
+        f"stopped: {run_id} (adws resume RUN continues each); exit 143"
+    )
     assert Journal(journal_at).find(run_id).status == "interrupted"  # type: ignore[union-attr] # found
     assert Journal(journal_at).query("SELECT COUNT(*) FROM workers") == [(0,)]
     (project / "hold").unlink()
@@ -328,6 +332,14 @@ def test_workers_lists_a_live_worker_and_not_a_dead_or_silent_one(
                 " VALUES (?, ?, ?, '2026-11-27T09:00:00+00:00', ?, 5, ?)",
                 (worker_id, host, pid, at, "{" if worker_id == "forged" else "[]"),
             )
+        # The live worker prunes the heartbeats of the dead and the silent at its next beat.
+        wait_for(
+            lambda: (
+                {row[0] for row in Journal(journal_at).query("SELECT worker_id FROM workers")}
+                & {"dead", "silent"}
+                == set()
+            )
+        )
         listed = adws(project, journal_at, "workers", "--json")
         live = json.loads(listed.stdout)
         assert [(item["host"], item["pid"], item["runs"]) for item in live] == [
@@ -342,8 +354,12 @@ def test_workers_lists_a_live_worker_and_not_a_dead_or_silent_one(
         ]
     finally:
         worker.send_signal(signal.SIGINT)
-        worker.communicate(timeout=60)
+        _, err = worker.communicate(timeout=60)
     assert worker.returncode == 130
+    assert err.splitlines()[-1] == (
+        f"adws worker: process {worker.pid} stopped by SIGINT after 0 run(s); it held no run; "
+        "exit 130"
+    )
     journal.write("DELETE FROM workers WHERE worker_id = 'forged'", ())
     assert adws(project, journal_at, "workers").stdout == (
         f"no live adws worker in {Journal(journal_at).path}\n"
@@ -360,9 +376,28 @@ def test_a_run_held_on_another_host_is_not_checked_from_here(
     said = "running on far, pid 4242: not checked from here"
     assert said in adws(project, journal_at, "runs").stdout
     assert said in adws(project, journal_at, "status", run_id).stdout
+    listed = json.loads(adws(project, journal_at, "runs", "--json").stdout)
+    assert [(run["run_id"], run["held_elsewhere"]) for run in listed] == [(run_id, said)]
+    cost = adws(project, journal_at, "cost")
+    assert cost.stderr.splitlines()[-1] == (
+        f"note: these runs count as far as they recorded: {run_id} {said}"
+    )
     report = adws(project, journal_at, "report", run_id, "-o", str(project / "r.html"))
     assert report.returncode == 0, report.stderr
     assert f"<p>{said}</p>" in (project / "r.html").read_text()
+    Journal(journal_at).write(
+        "UPDATE runs SET status = 'waiting', failed_step = 'ship' WHERE run_id = ?", (run_id,)
+    )
+    Journal(journal_at).write(
+        "INSERT INTO approvals (run_id, step, message, asked) VALUES (?, 'ship', 'ship?', ?)",
+        (run_id, "2026-11-29T09:00:00+00:00"),
+    )
+    waiting = adws(project, journal_at, "approvals", "--json")
+    assert [(item["run_id"], item["waits_elsewhere"]) for item in json.loads(waiting.stdout)] == [
+        (run_id, "waiting on far: not checked from here")
+    ], waiting.stderr
+    text = adws(project, journal_at, "approvals").stdout.splitlines()[0]
+    assert text.endswith(" · waiting on far: not checked from here")
 
 
 def test_a_parked_run_whose_time_came_is_continued_by_worker_once(

@@ -24,7 +24,16 @@ if TYPE_CHECKING:
 
     from adws.journal.store.journal import Journal
 
-__all__ = ["beat", "due_runs", "leave", "orphans", "submit", "take_queued", "workers"]
+__all__ = [
+    "beat",
+    "due_runs",
+    "leave",
+    "orphans",
+    "prune_workers",
+    "submit",
+    "take_queued",
+    "workers",
+]
 
 
 _QUEUE: Final = (
@@ -144,6 +153,21 @@ def beat(journal: Journal, worker: WorkerRecord) -> None:
 def leave(journal: Journal, worker_id: str) -> None:
     """Remove a worker's heartbeat as it stops (one killed leaves its row, no longer live)."""
     journal.write("DELETE FROM workers WHERE worker_id = ?", (worker_id,))
+
+
+def prune_workers(journal: Journal, now: float) -> list[str]:
+    """Remove the heartbeats of workers that are no longer live (a killed one leaves its row).
+
+    A row is removed only if it has not beat since it was read: a worker
+    that was only slow keeps its row, and one whose row went writes it
+    again at its next beat. Returns the ids removed.
+    """
+    gone = [worker for worker in workers(journal) if not worker.live(now)]
+    for worker in gone:
+        journal.write(
+            "DELETE FROM workers WHERE worker_id = ? AND beat = ?", (worker.worker_id, worker.beat)
+        )
+    return [worker.worker_id for worker in gone]
 
 
 def workers(journal: Journal) -> list[WorkerRecord]:
