@@ -27,6 +27,7 @@ from adws.journal import Journal, JournalObserver
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batch_bench
 import budget_bench
+import faults_bench
 import journal_bench
 import kit_bench
 import parallel_bench
@@ -286,6 +287,7 @@ def main() -> None:
         "sessions": sessions_bench.measure(),
         "team": team_bench.measure(),
         "verify": verify_bench.measure(),
+        "faults": faults_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -368,6 +370,8 @@ def render(results: dict[str, Any]) -> str:
     lines += team_bench.render(results["team"])
     lines += ["", "| verified outcomes | measured | target |", "| --- | --- | --- |"]
     lines += verify_bench.render(results["verify"])
+    lines += ["", "| faults injected | measured | target |", "| --- | --- | --- |"]
+    lines += faults_bench.render(results["faults"])
     return "\n".join(lines)
 
 

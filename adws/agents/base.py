@@ -50,6 +50,10 @@ class AgentRequest:
     no estimate yet, given only to a backend that caps its own spend (one
     with `caps_cost = True`: the claude CLI's `--max-budget-usd`,
     `ClaudeAgent`'s `max_budget_usd`); None: no cap.
+
+    `env_pass` names the variables of adws's own environment that the step
+    lets its agent see though adws keeps them home (`GH_TOKEN`, the
+    journal's `PG*`; see `adws.io_ops.environment`).
     """
 
     prompt: str
@@ -66,6 +70,7 @@ class AgentRequest:
     session: str | None = None
     on_session: Callable[[str], None] | None = attrs.field(default=None, eq=False, repr=False)
     max_cost_usd: float | None = None
+    env_pass: tuple[str, ...] = ()
 
 
 @final

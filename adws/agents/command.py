@@ -70,6 +70,11 @@ class CommandAgent:
     `budget_flag` is the CLI's switch that caps one call's spend in dollars
     (the claude CLI's `--max-budget-usd`): with it, a request's
     `max_cost_usd` is passed to the CLI, and the command `caps_cost`.
+
+    The command sees this process's environment less adws's own
+    credentials (`ADWS_JOURNAL`, `PG*`, `GITHUB_TOKEN`, `GH_TOKEN`; see
+    `adws.io_ops.environment`), plus `env`; `env_pass` names the ones it
+    may see all the same, as the step's `env_pass` does for one step.
     """
 
     def __init__(  # noqa: PLR0913 - the command's whole configuration, all keyword-only
@@ -87,6 +92,7 @@ class CommandAgent:
         permanent_stderr: Sequence[str] = (),
         sessions: SessionSwitch | None = None,
         budget_flag: str | None = None,
+        env_pass: Sequence[str] = (),
     ) -> None:
         """Keep the command line and its defaults."""
         self.argv = tuple(shlex.split(argv) if isinstance(argv, str) else argv)
@@ -97,6 +103,7 @@ class CommandAgent:
         self.timeout = timeout
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
+        self.env_pass = io_ops.checked_env_pass("CommandAgent", env_pass)
         require_callable("CommandAgent", "parse", parse)
         self.parse = parse
         self.edits_argv = tuple(edits_argv)
@@ -147,6 +154,7 @@ class CommandAgent:
             timeout=timeout,
             cwd=request.cwd or self.cwd,
             env=self.env,
+            env_pass=(*self.env_pass, *request.env_pass),
             max_output_bytes=request.max_output_bytes * self.output_factor,
             idle_timeout=request.idle_timeout,
             on_line=hear_lines(

@@ -26,8 +26,9 @@ seconds) and why it parked (`runs.parked_reason`); 15 keeps the heartbeats of
 and the runs each holds), for `adws workers`; 16 keeps each agent call's patch
 and each worktree attempt's diff (`diffs`); 17 keeps who asked to cancel a
 run, when and why (`runs.cancel`): a request its holder acts on, then the
-record of who ended it; 18 keeps the caps that hold across runs (`caps`:
-a name, its JSON, when it was set; see `adws.journal.store.caps`).
+record of who ended it; 18 adds `runs.step_started`; 19 keeps the caps that
+hold across runs (`caps`: a name, its JSON, when it was set; see
+`adws.journal.store.caps`).
 """
 
 from __future__ import annotations
@@ -192,6 +193,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "CREATE INDEX diffs_by_run ON diffs(run_id, step, attempt)",
     ),
     ("ALTER TABLE runs ADD COLUMN cancel TEXT",),
+    ("ALTER TABLE runs ADD COLUMN step_started TEXT",),
     (
         (
             "CREATE TABLE caps ({rowid}name TEXT PRIMARY KEY, spec TEXT NOT NULL,"
