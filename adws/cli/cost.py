@@ -21,10 +21,10 @@ __all__ = ["add_cost", "cmd_cost", "cost_table"]
 
 
 def add_cost(parser: argparse.ArgumentParser) -> None:
-    """Declare `adws cost [--workflow W] [--since DATE] [--by step|workflow|day] [--json]`."""
+    """Declare `adws cost [--workflow W] [--since DATE] [--by GROUPING] [--json]`."""
     parser.description = (
         "Sum the usage the journal recorded for every attempt (failed ones "
-        "included), by step, workflow or day, with a total."
+        "included), by step, workflow, day, week, agent, ticket or host, with a total."
     )
     add_journal(parser)
     parser.add_argument("--workflow", help="only runs of this workflow")
@@ -32,7 +32,10 @@ def add_cost(parser: argparse.ArgumentParser) -> None:
         "--since", metavar="DATE", help="only attempts recorded on or after DATE (2026-11-01)"
     )
     parser.add_argument(
-        "--by", choices=["step", "workflow", "day"], default="step", help="group by (default: step)"
+        "--by",
+        choices=["step", "workflow", "day", "week", "agent", "ticket", "host"],
+        default="step",
+        help="group by (default: step); ticket is the run's ticket input",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON list")
 

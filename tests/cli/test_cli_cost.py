@@ -141,10 +141,12 @@ def test_a_budget_from_the_command_line_stops_the_run_and_says_what_was_spent(
     assert main(["run", "priced", "--max-cost", "0.2"]) == 1
     last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith("priced failed in ")
+    # $0.15 spent, draft's retry estimated at the largest call ($0.10): it never starts.
     assert last.endswith(
-        " at review: BudgetExceeded: the run has spent $0.2000 of its $0.2000 budget"
-        f" (max_cost_usd); the agent was not called (run {last.split('(run ')[1].split(')')[0]});"
-        " spent $0.2000, 330 tokens (budget $0.2000)"
+        " at draft: BudgetExceeded: the run has spent $0.1500, 220 tokens of its $0.2000 budget"
+        " and a call of step 'draft' is estimated at $0.1000, 110 tokens; the agent was not"
+        f" called (run {last.split('(run ')[1].split(')')[0]});"
+        " spent $0.1500, 220 tokens (budget $0.2000)"
     )
 
 
@@ -158,7 +160,8 @@ def test_a_resume_counts_what_the_run_spent_before(
     assert (code, again["usage"]["input_tokens"]) == (1, 300)  # type: ignore[index] # a dict
     # The recorded --max-tokens 300 still holds unless the resume gives another.
     code, done = run_json(["resume", run_id, "--max-cost", "1", "--max-tokens", "1000"], capsys)
-    assert (code, done["usage"]["cost_usd"]) == (0, 0.3)  # type: ignore[index] # a dict
+    # plan $0.10, review $0.10 and draft four times $0.05: each session began it again.
+    assert (code, done["usage"]["cost_usd"]) == (0, 0.4)  # type: ignore[index] # a dict
     assert done["options"] == {
         "max_cost": 1.0,
         "max_tokens": 1000,
