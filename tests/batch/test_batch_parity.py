@@ -100,8 +100,9 @@ def test_batch_runs_with_the_agent_and_limits_given_and_records_them(project: Pa
     assert batch.returncode == 1, err
     report = json.loads(out)
     for run in report["runs"]:
-        assert run["error"]["error_type"] == "BudgetExceeded"  # $0.02 spent of $0.015 at s3
-        assert run["error"]["step_name"] == "s3"
+        # $0.01 spent and s2 estimated at $0.01 would pass $0.015: s2 never starts.
+        assert run["error"]["error_type"] == "BudgetExceeded"
+        assert run["error"]["step_name"] == "s2"
     listing = start_adws(project, "runs", "--batch", report["batch_id"], "--json")
     out, _ = finish(listing)
     (first, _) = json.loads(out)
