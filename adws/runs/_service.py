@@ -10,6 +10,7 @@ environment adws cannot use).
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import socket
 from pathlib import Path
@@ -26,6 +27,7 @@ from adws.journal.records.codec import encode_context
 from adws.journal.records.options import RunOptions
 from adws.journal.store import queue
 from adws.journal.store.backend import JournalError, JournalUrl, where
+from adws.journal.store.caps import refusing_run
 from adws.journal.store.estimates import FinishEstimate, finish_estimate
 from adws.journal.store.journal import DEFAULT_PATH, ENV_VAR, Journal
 from adws.runs import _loading, _settings
@@ -238,6 +240,12 @@ class Runs:
         journal = self.journal() if self.records else None
         if isinstance(journal, Refused):
             return journal
+        if journal is not None:
+            full = refusing_run(
+                journal, loaded.workflow.name, loaded.options.agent, dt.datetime.now(dt.UTC)
+            )
+            if full is not None:
+                return Refused(f"not started: {full}")
         steps = step_fingerprints(loaded.workflow)
         plan = Plan(
             loaded.runnable,

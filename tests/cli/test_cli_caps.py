@@ -128,3 +128,36 @@ def test_caps_live_in_either_journal_and_a_second_set_replaces_the_first(
     assert (five["amount"], five["spent"], five["remaining"]) == (1000.0, 0.0, 1000.0)
     assert main(["caps", "rm", "five", *where]) == 0
     assert main(["caps", "rm", "five", *where]) == 2
+
+
+def test_a_full_runs_cap_refuses_adws_run_with_exit_2_naming_it_and_when_it_frees(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["caps", "set", "two", "--runs", "2", "--per", "7d", "--workflow", "priced"]) == 0
+    assert main(["caps", "set", "codex", "--runs", "1", "--per", "day", "--agent", "codex"]) == 0
+    assert main(["caps", "set", "elsewhere", "--runs", "1", "--per", "day", "--workflow", "x"]) == 0
+    assert main(["caps", "set", "money", "--usd", "100", "--per", "day"]) == 0
+    assert [main(["run", "priced", "-q"]) for _ in range(2)] == [0, 0]
+    capsys.readouterr()
+    assert main(["run", "priced", "-q"]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith(
+        "adws: error: not started: cap two: 2 of 2 runs started (2 runs per 7d, workflow priced);"
+        " it frees at 20"
+    )
+    assert main(["caps", "rm", "two"]) == 0
+    assert main(["run", "priced", "-q"]) == 0
+
+
+def test_an_unreadable_cap_refuses_every_run(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["caps", "set", "daily", "--usd", "20", "--per", "day"])
+    with sqlite3.connect(project / ".adws" / "runs.db") as db:
+        db.execute("UPDATE caps SET spec = 'nonsense' WHERE name = 'daily'")
+    capsys.readouterr()
+    assert main(["run", "priced", "-q"]) == 2
+    assert capsys.readouterr().err == (
+        "adws: error: not started: cap daily: its journal row is unreadable;"
+        " fix it or remove it (adws caps rm daily)\n"
+    )

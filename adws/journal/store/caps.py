@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import zoneinfo
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
@@ -25,7 +26,7 @@ from adws.journal.records.caps import Cap
 if TYPE_CHECKING:
     from adws.journal.store.journal import Journal
 
-__all__ = ["CapState", "remove", "set_cap", "states"]
+__all__ = ["CapState", "refusing_run", "remove", "set_cap", "states"]
 
 _UPSERT: Final = (
     "INSERT INTO caps (name, spec, created) VALUES (?, ?, ?)"
@@ -148,3 +149,26 @@ def states(journal: Journal, now: dt.datetime) -> list[CapState]:
         return []
     rows = journal.query("SELECT name, spec, created FROM caps ORDER BY name")
     return [_state(journal, str(name), spec, created, now) for name, spec, created in rows]
+
+
+def refusing_run(
+    journal: Journal, workflow: str, agent: str | None, now: dt.datetime
+) -> str | None:
+    """Say which `--runs` cap a new run of `workflow` (with `agent`) would pass; None: none.
+
+    An unreadable cap refuses too (fail closed): nobody can tell what it allows.
+    """
+    for state in states(journal, now):
+        cap = state.cap
+        if cap is None:
+            return f"{state.error}; fix it or remove it (adws caps rm {state.name})"
+        if cap.currency != "runs" or cap.workflow not in {None, workflow}:
+            continue
+        if cap.agent not in {None, agent} or state.spent < cap.amount:
+            continue
+        frees = (state.resets or now).astimezone(zoneinfo.ZoneInfo(cap.tz))
+        return (
+            f"cap {cap.name}: {state.spent:,.0f} of {cap.amount:,.0f} runs started"
+            f" ({cap.describe()}); it frees at {frees.isoformat(timespec='minutes')}"
+        )
+    return None
