@@ -27,6 +27,7 @@ from adws.agents.sessions import (
 )
 from adws.contract.template import check_template, render_for_step
 from adws.contract.validator import OutputContract, validate_agent_output
+from adws.engine.caps import CapFull, CapSettle
 from adws.engine.errors import Cancellation, ErrorType, PipelineError
 from adws.engine.events import AgentActivity, AgentExchanged
 from adws.engine.metering import charge
@@ -255,35 +256,72 @@ def _admitted(  # noqa: PLR0913 - the call, its budget and its backend
     *,
     request: AgentRequest,
     agent: AgentBackend,
-) -> tuple[Budget | None, Usage | None, AgentRequest] | PipelineError:
-    """Return the budget the call runs under, what it reserved and the request to send.
+) -> tuple[Budget | None, Usage | None, AgentRequest, CapSettle] | PipelineError:
+    """Return the budget the call runs under, what it reserved, the request and its caps' settle.
 
-    Or why it may not start. A call with no estimate to a backend that caps
-    its own spend is sent the room left (`AgentRequest.max_cost_usd`).
+    Or why it may not start (the run's budget, then the caps that hold
+    across runs, see `_capped`). A call with no estimate to a backend that
+    caps its own spend is sent the room left (`AgentRequest.max_cost_usd`).
     """
     limit = _limit(budget, scope)
-    if limit is None:
-        return None, None, request
-    if request.branch:
-        held = _admit(name, ctx, limit)
-        return held if isinstance(held, PipelineError) else (limit, held, request)
-    caps_cost = getattr(agent, "caps_cost", False) is True
-    room = _alone(name, ctx, limit, caps_cost=caps_cost)
-    if isinstance(room, PipelineError):
-        return room
-    return limit, None, attrs.evolve(request, max_cost_usd=room)
+    held: Usage | None = None
+    if limit is not None and request.branch:
+        admitted = _admit(name, ctx, limit)
+        if isinstance(admitted, PipelineError):
+            return admitted
+        held = admitted
+    elif limit is not None:
+        caps_cost = getattr(agent, "caps_cost", False) is True
+        room = _alone(name, ctx, limit, caps_cost=caps_cost)
+        if isinstance(room, PipelineError):
+            return room
+        request = attrs.evolve(request, max_cost_usd=room)
+    capped = _capped(name, scope)
+    if isinstance(capped, PipelineError):
+        _settle(scope, limit, held, None, request.branch, capped=_no_cap)
+        return capped
+    return limit, held, request, capped
 
 
-def _settle(
-    scope: RunScope, limit: Budget | None, held: Usage | None, usage: Usage | None, branch: str
+def _settle(  # noqa: PLR0913 - the call's reservations, each to give way
+    scope: RunScope,
+    limit: Budget | None,
+    held: Usage | None,
+    usage: Usage | None,
+    branch: str,
+    *,
+    capped: CapSettle,
 ) -> None:
-    """Let a charged call's reservation give way to its cost; remember its size."""
-    if limit is None:
-        return
-    if branch:
+    """Let a charged call's reservations give way to its cost; remember its size."""
+    capped(usage)
+    if limit is not None and branch:
         scope.ledger.settle(held, usage)
-    else:
+    else:  # remembered under no budget too: the caps across runs estimate calls by it
         scope.ledger.saw(usage)
+
+
+def _capped(name: str, scope: RunScope) -> CapSettle | PipelineError:
+    """Pass a call through the caps that hold across runs: how to settle it, or why not.
+
+    The call's estimate (as the budget's, see `adws.engine.reservations`)
+    is reserved against every cap that applies; a cap with no room parks
+    the run until its window frees, an unreadable one fails the call
+    `BudgetExceeded` (it is never retried).
+    """
+    gate = scope.caps
+    if gate is None:
+        return _no_cap
+    found = gate(name, scope.ledger.estimate(name, scope.estimate))
+    if not isinstance(found, CapFull):
+        return found
+    if found.wake_at is None:
+        return PipelineError(name, ErrorType.BUDGET_EXCEEDED, found.reason)
+    context = {"wake_at": found.wake_at, "reason": found.reason, "was": ErrorType.BUDGET_EXCEEDED}
+    return PipelineError(name, ErrorType.PARKED, found.reason, context)
+
+
+def _no_cap(_usage: Usage | None) -> None:
+    """Settle a call no cap watched: nothing to do."""
 
 
 @final
@@ -593,22 +631,22 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             admitted = _admitted(name, ctx, budget, scope, request=request, agent=agent)
             if isinstance(admitted, PipelineError):
                 return IOFailure(admitted)
-            limit, held, request = admitted
+            limit, held, request, capped = admitted
             watched = _Changes(name, where, judged=edits and not allow_no_change)
             changes = CallEdits()
             try:
                 answer, seconds, request = _call(
                     agent, request, calls, plan, feedback=ctx.feedback, whole=whole
                 )
-            except BaseException:  # journaled by _ask; its reservation is given back
-                _settle(scope, limit, held, None, branch)
+            except BaseException:  # journaled by _ask; its reservations are given back
+                _settle(scope, limit, held, None, branch, capped=capped)
                 raise
         answer = answer.alt(lambda error: bounded_wait(error, scope.max_wait))
         answer = calls.finish(answer)
         checked = watched.judged(answer.bind(lambda response: _outputs(response, contract, name)))
         usage = _exchanged(request, answer, checked, seconds, changes.patch())
         charge(usage)
-        _settle(scope, limit, held, usage, branch)  # charged first: spend never reads low
+        _settle(scope, limit, held, usage, branch, capped=capped)  # charged first: never reads low
         return checked.map(ctx.merge_outputs)
 
     return Step(

@@ -60,6 +60,7 @@ from adws.engine.usage import Budget
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
+    from adws.engine.caps import CapGate
     from adws.engine.step import Step, Workflow
     from adws.engine.usage import Usage
 
@@ -206,6 +207,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     raised: Budget | None = None,
     sessions: Mapping[tuple[str, str], AgentSession] | None = None,
     max_wait: float = DEFAULT_MAX_WAIT,
+    caps: CapGate | None = None,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run `workflow`'s steps in order and return the final context or the first error.
 
@@ -241,6 +243,8 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     `max_wait` (seconds, default 900) is the longest a step waits for an
     agent's limit to reset; one that resets later ends the run `parked`
     (`Parked`, with `wake_at`), its `always_run` steps not run yet either.
+    `caps` checks each agent call against the caps that hold across runs
+    (see `adws.engine.caps`; `adws.runs` passes one when the run has a journal).
     """
     if max_agents is not None:
         require_count("run_workflow", "max_agents", max_agents)
@@ -264,6 +268,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
         raised=raised,
         sessions=dict(sessions or {}),
         max_wait=max_wait,
+        caps=caps,
     )
     token = enter_scope(scope)
     try:

@@ -24,6 +24,7 @@ from typing import Final, Literal, final
 import attrs
 
 from adws import io_ops
+from adws.engine.caps import CapGate
 from adws.engine.events import RunEvent
 from adws.engine.metering import Meter
 from adws.engine.parking import DEFAULT_MAX_WAIT
@@ -118,7 +119,9 @@ class RunScope:
     resume starts it with the calls it found interrupted); the agent steps
     keep it up to date. `max_wait` is the longest an agent step waits
     in-process for a limit to reset (seconds); a reset further away parks
-    the run (see `adws.engine.parking`).
+    the run (see `adws.engine.parking`). `caps` checks and reserves each
+    agent call against the caps that hold across runs (`adws.engine.caps`;
+    None: no journal, no caps).
     """
 
     run_id: str = ""
@@ -138,6 +141,7 @@ class RunScope:
     raised: Budget | None = None
     sessions: dict[tuple[str, str], AgentSession] = attrs.field(factory=dict)
     max_wait: float = DEFAULT_MAX_WAIT
+    caps: CapGate | None = None
 
 
 _SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)

@@ -31,6 +31,7 @@ from adws.engine.usage import Usage  # as above
 from adws.journal import Journal
 from adws.journal.records.options import RunOptions  # as above
 from adws.journal.store import cancels
+from adws.journal.store.cap_holds import gate
 from adws.journal.store.children import ChildrenRecorder
 from adws.journal.store.estimates import call_estimates
 from adws.journal.store.exchanges import keeps_transcripts
@@ -46,6 +47,7 @@ from adws.workspaces.notify import notify
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
+    from adws.engine.caps import CapGate
     from adws.engine.events import RunObserver
     from adws.runs._values import Observers
 
@@ -199,6 +201,12 @@ def _estimates(journal: Journal, workflow: Workflow) -> Callable[[str], Usage | 
     return estimate
 
 
+def _caps(journal: Journal, plan: Plan) -> CapGate:
+    """Check each agent call of the run against the journal's caps (see `cap_holds`)."""
+    patience = _settings.max_wait(plan.options.max_wait)
+    return gate(journal, plan.run_id, plan.workflow.name, plan.options.agent, patience=patience)
+
+
 def _guards(
     setting: Setting, plan: Plan, interrupts: Interrupts, unrecorded: list[str]
 ) -> contextlib.ExitStack:
@@ -264,6 +272,7 @@ def execute(setting: Setting, plan: Plan, observers: Observers = ()) -> RunOutco
             decisions=plan.decisions,
             sessions=plan.sessions,
             max_wait=_settings.max_wait(options.max_wait),
+            caps=None if journal is None else _caps(journal, plan),
         )
     problems = _unrecorded(journal, recorder, summary, unrecorded)
     status = summary.status

@@ -26,7 +26,7 @@ from adws.journal.records.caps import Cap
 if TYPE_CHECKING:
     from adws.journal.store.journal import Journal
 
-__all__ = ["CapState", "refusing_run", "remove", "set_cap", "states"]
+__all__ = ["CapState", "held", "refusing_run", "remove", "set_cap", "states"]
 
 _UPSERT: Final = (
     "INSERT INTO caps (name, spec, created) VALUES (?, ?, ?)"
@@ -37,6 +37,12 @@ _SPENDS: Final = (
     " FROM attempts AS a JOIN runs USING (run_id)"
     " WHERE a.step NOT LIKE '%[%' AND a.recorded >= ? AND (? IS NULL OR runs.workflow = ?)"
     " ORDER BY a.recorded"
+)
+_HELD: Final = (
+    "SELECT COALESCE(SUM(h.amount), 0) FROM cap_holds AS h JOIN runs USING (run_id)"
+    " WHERE h.cap = ? AND runs.status = 'running' AND NOT EXISTS (SELECT 1 FROM attempts AS a"
+    " WHERE h.settled IS NOT NULL AND a.run_id = h.run_id AND a.step NOT LIKE '%[%'"
+    " AND a.id > h.settled)"
 )
 _RUNS: Final = (
     "SELECT started, options FROM runs WHERE started >= ? AND (? IS NULL OR workflow = ?)"
@@ -127,6 +133,11 @@ def _amounts(journal: Journal, cap: Cap, since: str) -> list[tuple[dt.datetime, 
     return found
 
 
+def held(journal: Journal, name: str) -> float:
+    """Return what calls in flight (and settled calls not yet recorded) hold of cap `name`."""
+    return float(journal.query(_HELD, (name,))[0][0] or 0.0)
+
+
 def _state(
     journal: Journal, name: str, spec: object, created: object, now: dt.datetime
 ) -> CapState:
@@ -140,7 +151,8 @@ def _state(
     spends = _amounts(journal, cap, start.isoformat(timespec="seconds"))
     opened, resets = cap.window(now, [when for when, _amount in spends])
     spent = round(sum(amount for when, amount in spends if opened <= when < resets), 9)
-    return CapState(name, cap, spent, 0.0, resets)
+    holding = cap.currency != "runs" and journal.has_table("cap_holds")
+    return CapState(name, cap, spent, held(journal, name) if holding else 0.0, resets)
 
 
 def states(journal: Journal, now: dt.datetime) -> list[CapState]:

@@ -28,7 +28,8 @@ and each worktree attempt's diff (`diffs`); 17 keeps who asked to cancel a
 run, when and why (`runs.cancel`): a request its holder acts on, then the
 record of who ended it; 18 adds `runs.step_started`; 19 keeps the caps that
 hold across runs (`caps`: a name, its JSON, when it was set; see
-`adws.journal.store.caps`).
+`adws.journal.store.caps`); 20 keeps what agent calls in flight hold of
+them (`cap_holds`; see `adws.journal.store.cap_holds`).
 """
 
 from __future__ import annotations
@@ -199,6 +200,14 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             "CREATE TABLE caps ({rowid}name TEXT PRIMARY KEY, spec TEXT NOT NULL,"
             " created TEXT NOT NULL)"
         ),
+    ),
+    (
+        (
+            "CREATE TABLE cap_holds ({rowid}id {id}, cap TEXT NOT NULL, run_id TEXT NOT NULL,"
+            " amount {real} NOT NULL, blind {integer} NOT NULL, created TEXT NOT NULL,"
+            " settled {integer})"
+        ),
+        "CREATE INDEX cap_holds_by_cap ON cap_holds(cap)",
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append.
