@@ -27,6 +27,7 @@ from adws.journal import Journal, JournalObserver
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batch_bench
 import budget_bench
+import caps_bench
 import faults_bench
 import journal_bench
 import kit_bench
@@ -284,6 +285,7 @@ def main() -> None:
         "transcripts": transcript_bench.measure(),
         "workspaces": workspaces_bench.measure(),
         "budget": budget_bench.measure(),
+        "caps": caps_bench.measure(),
         "sessions": sessions_bench.measure(),
         "team": team_bench.measure(),
         "verify": verify_bench.measure(),
@@ -364,6 +366,8 @@ def render(results: dict[str, Any]) -> str:
     lines += workspaces_bench.render(results["workspaces"])
     lines += ["", "| budgets | measured | target |", "| --- | --- | --- |"]
     lines += budget_bench.render(results["budget"])
+    lines += ["", "| caps across runs | measured | target |", "| --- | --- | --- |"]
+    lines += caps_bench.render(results["caps"])
     lines += ["", "| agent sessions | measured | target |", "| --- | --- | --- |"]
     lines += sessions_bench.render(results["sessions"])
     lines += ["", "| a team's journal | measured | target |", "| --- | --- | --- |"]
