@@ -145,11 +145,15 @@ def render(b: dict[str, Any]) -> list[str]:
     """Table rows, each figure beside its target."""
     shot = b["overshoot"]
     rows = [
-        f"| {PROCESSES} processes x {CALLS} calls at ${COST:.2f}, one cap ${CAP:.2f}/day |"
-        f" {shot['calls']:.0f} calls, ${shot['beyond_cap']:.2f} beyond the cap,"
-        f" {shot['seconds']:.1f} s | $0 beyond the cap with exact estimates |",
-        f"| cap check + reserve + settle per agent call, SQLite | {b['sqlite_us']:.0f} µs |"
-        " small beside an agent call (seconds) |",
+        (
+            f"| {PROCESSES} processes x {CALLS} calls at ${COST:.2f}, one cap ${CAP:.2f}/day |"
+            f" {shot['calls']:.0f} calls, ${shot['beyond_cap']:.2f} beyond the cap,"
+            f" {shot['seconds']:.1f} s | $0 beyond the cap with exact estimates |"
+        ),
+        (
+            f"| cap check + reserve + settle per agent call, SQLite | {b['sqlite_us']:.0f} µs |"
+            " small beside an agent call (seconds) |"
+        ),
     ]
     if "postgres_us" in b:
         rows.append(
