@@ -41,7 +41,7 @@ class Gate:
 def test_each_call_is_reserved_with_its_estimate_and_settled_to_its_spend() -> None:
     gate = Gate([])
     agent = ScriptedAgent([lambda _request: answer(0.1), lambda _request: answer(0.2)])
-    workflow = Workflow("w", (ask("one", agent), ask("two", agent)))  # type: ignore[arg-type] # steps
+    workflow = Workflow("w", (ask("one", agent), ask("two", agent)))
     success(run_workflow(workflow, caps=gate))
     assert gate.asked == [("one", None), ("two", Usage(0.1, 100))]
     assert gate.settled == [Usage(0.1, 100, 0, 1, "m"), Usage(0.2, 100, 0, 1, "m")]
@@ -56,7 +56,7 @@ def test_a_full_cap_parks_the_run_before_the_call_and_an_unreadable_one_refuses_
 
     parked = "parked until 00:00 UTC: cap day, $1.00 of $1.00"
     gate = Gate([CapFull(parked, 1800000000.0)])
-    workflow = Workflow("w", (ask("one", ScriptedAgent([respond])),))  # type: ignore[arg-type] # steps
+    workflow = Workflow("w", (ask("one", ScriptedAgent([respond])),))
     error = failure(run_workflow(workflow, caps=gate))
     assert (error.error_type, error.message) == (ErrorType.PARKED, parked)
     assert (error.context["wake_at"], error.context["reason"]) == (1800000000.0, parked)
@@ -89,7 +89,7 @@ def test_a_call_that_raises_releases_its_caps_reservation() -> None:
     def explode(_request: AgentRequest) -> IOResult[AgentResponse, PipelineError]:
         raise KeyboardInterrupt
 
-    workflow = Workflow("w", (ask("one", explode),))  # type: ignore[arg-type] # steps
+    workflow = Workflow("w", (ask("one", explode),))
     error = failure(run_workflow(workflow, caps=gate))
     assert error.error_type == ErrorType.INTERRUPTED
     assert gate.settled == [None]

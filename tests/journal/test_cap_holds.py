@@ -193,23 +193,28 @@ def test_calls_in_flight_make_a_call_wait_and_one_with_no_estimate_goes_alone(
     journal = Journal(tmp_path / "runs.db")
     set_cap(journal, Cap.checked(name="day", currency="usd", amount=1, per="day"), NOW)
     running(journal, "r1", "r2")
-    hold = {"run_id": "r1", "workflow": "w", "agent": None, "now": NOW}
+
+    def reserve(estimate: Usage | None) -> list[int] | CapFull | cap_holds.Busy:
+        return cap_holds.reserve(
+            journal, run_id="r1", workflow="w", agent=None, estimate=estimate, now=NOW
+        )
+
     full = CapFull("parked until 00:00 UTC: cap day, $0.60 of $1.00", 1795996800.0)
-    first = cap_holds.reserve(journal, estimate=Usage(0.6), **hold)
+    first = reserve(Usage(0.6))
     assert isinstance(first, list)
     # $0.60 in flight: $0.50 more would fit only if it spends less than it holds
-    assert cap_holds.reserve(journal, estimate=Usage(0.5), **hold) == cap_holds.Busy(full)
-    assert cap_holds.reserve(journal, estimate=None, **hold) == cap_holds.Busy(full)
+    assert reserve(Usage(0.5)) == cap_holds.Busy(full)
+    assert reserve(None) == cap_holds.Busy(full)
     waiting = cap_holds.gate(journal, "r2", "w", None, patience=0.1, clock=lambda: NOW)
     began = time.monotonic()
     assert waiting("s", None) == full  # waited its patience for the call in flight, then parks
     assert time.monotonic() - began >= 0.1
     cap_holds.settle(journal, first, None)
-    blind = cap_holds.reserve(journal, estimate=None, **hold)
+    blind = reserve(None)
     assert isinstance(blind, list)
     nothing = CapFull("parked until 00:00 UTC: cap day, $0.00 of $1.00", 1795996800.0)
-    assert cap_holds.reserve(journal, estimate=Usage(0.1), **hold) == cap_holds.Busy(nothing)
+    assert reserve(Usage(0.1)) == cap_holds.Busy(nothing)
     cap_holds.settle(journal, blind, Usage(1.0))
     spent = CapFull("parked until 00:00 UTC: cap day, $1.00 of $1.00", 1795996800.0)
-    assert cap_holds.reserve(journal, estimate=None, **hold) == spent
-    assert cap_holds.reserve(journal, estimate=Usage(0.0), **hold) == spent
+    assert reserve(None) == spent
+    assert reserve(Usage(0.0)) == spent
