@@ -24,7 +24,7 @@ from adws.engine.scope import Decision
 from adws.journal.identity.fingerprint import fingerprint, step_fingerprints
 from adws.journal.records.codec import encode_context
 from adws.journal.records.options import RunOptions
-from adws.journal.store import queue
+from adws.journal.store import queue, tickets
 from adws.journal.store.backend import JournalError, JournalUrl, where
 from adws.journal.store.estimates import FinishEstimate, finish_estimate
 from adws.journal.store.journal import DEFAULT_PATH, ENV_VAR, Journal
@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from adws.engine.scope import Sleep
     from adws.engine.step import Workflow
     from adws.journal import RunRecord
+    from adws.journal.records.tickets import TicketClaim, TicketRound
+    from adws.journal.store.schema import Statement
     from adws.runs._values import (
         CancelOutcome,
         HandedOver,
@@ -257,6 +259,29 @@ class Runs:
 
         Checked as `run` checks it; a worker records its host when it takes it.
         """
+        queued = self._queued(request)
+        if isinstance(queued, Refused):
+            return queued
+        journal, run_id, statements = queued
+        journal.apply(statements)
+        return run_id
+
+    def submit_ticket(self, request: RunRequest, ask: TicketClaim) -> TicketRound | Refused:
+        """Queue a run of `request` as the next round of a ticket, unless the journal says no.
+
+        The round and its queued run are written in one transaction, or
+        neither (see `adws.journal.store.tickets.claim`): a second ask for
+        the same ticket and event, on any host, starts nothing and returns
+        the row already there. The row's `new` says whether this call wrote it.
+        """
+        queued = self._queued(request)
+        if isinstance(queued, Refused):
+            return queued
+        journal, run_id, statements = queued
+        return tickets.claim(journal, ask, run_id, statements)
+
+    def _queued(self, request: RunRequest) -> tuple[Journal, str, list[Statement]] | Refused:
+        """Check `request` as `run` does; return the journal, a new run id and its queue rows."""
         loaded = self.prepare(request)
         if isinstance(loaded, Refused):
             return loaded
@@ -265,8 +290,7 @@ class Runs:
             return journal
         run_id = new_run_id()
         workflow = loaded.workflow
-        queue.submit(
-            journal,
+        statements = queue.queued(
             run_id,
             workflow.name,
             fingerprint=fingerprint(workflow, step_fingerprints(workflow)),
@@ -274,7 +298,7 @@ class Runs:
             inputs=encode_context(WorkflowContext(inputs=dict(request.inputs))),
             options=loaded.options.to_json(),
         )
-        return run_id
+        return journal, run_id, statements
 
     # -- going on ------------------------------------------------------------------
 
