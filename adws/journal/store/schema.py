@@ -27,8 +27,9 @@ and the runs each holds), for `adws workers`; 16 keeps each agent call's patch
 and each worktree attempt's diff (`diffs`); 17 keeps who asked to cancel a
 run, when and why (`runs.cancel`): a request its holder acts on, then the
 record of who ended it; 18 keeps the rounds of tickets (`tickets`: one row per
-ticket and event, unique, with its run, or why it was refused or deferred, and
-its status comment and the status it last showed), so a ticket starts one run per round on every host.
+ticket and event, unique, with its run, or why it was refused or deferred, its
+status comment and the status that comment last showed), so a ticket starts one
+run per round on every host.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ _ACTIVE_SQL: Final = ", ".join(f"'{status}'" for status in ACTIVE)
 _INSERT: Final = (
     "INSERT INTO tickets (ticket, event, round, state, author, source, recorded, at,"
     " run_id, parent, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (ticket, event) DO NOTHING"
 )
 
 
@@ -76,19 +77,23 @@ def claim(
 
     Returns the ticket's row for the event: `started` with `run_id` when
     this call started it; else what was there (its own run, or why it was
-    refused), or the new refusal or deferral.
+    refused), or the new refusal or deferral; `new` says which. The
+    ticket's rows are locked first (on a server; SQLite's write lock holds
+    the whole file), and the row is inserted only if none is there
+    (`ON CONFLICT DO NOTHING`): of two hosts asking at once, one writes.
     """
     with journal.transaction() as db:
+        db.execute(f"SELECT id FROM tickets WHERE ticket = ?{db.locks_rows}", (ask.ticket,))  # noqa: S608 - fixed words
         row = _row(db, ask.ticket, ask.event)
         if row is not None and row.state != "deferred":
             return row
         why = _why_not(db, ask)
         if why is not None:
-            state, reason = why
             if row is not None:  # deferred before, and still: nothing new to say
                 return row
-            db.execute(_INSERT, _values(ask, 0, state, None, None, reason))
-            return attrs.evolve(_written(db, ask.ticket, ask.event), new=True)
+            state, reason = why
+            wrote = db.execute(_INSERT, _values(ask, 0, state, None, None, reason)).rowcount
+            return attrs.evolve(_written(db, ask.ticket, ask.event), new=bool(wrote))
         last = db.execute(
             "SELECT MAX(round), (SELECT run_id FROM tickets WHERE ticket = ? AND state = 'started'"
             " ORDER BY round DESC LIMIT 1) FROM tickets WHERE ticket = ? AND state = 'started'",
@@ -96,16 +101,19 @@ def claim(
         ).fetchone()
         number = int(last[0] or 0) + 1
         if row is not None:
-            db.execute(
+            wrote = db.execute(
                 "UPDATE tickets SET state = 'started', round = ?, run_id = ?, parent = ?,"
-                " reason = NULL, at = ? WHERE ticket = ? AND event = ?",
+                " reason = NULL, at = ? WHERE ticket = ? AND event = ? AND state = 'deferred'",
                 (number, run_id, last[1], ask.at, ask.ticket, ask.event),
-            )
+            ).rowcount
         else:
-            db.execute(_INSERT, _values(ask, number, "started", run_id, last[1], None))
-        for sql, params in queued:
-            db.execute(sql, params)
-        return attrs.evolve(_written(db, ask.ticket, ask.event), new=True)
+            wrote = db.execute(
+                _INSERT, _values(ask, number, "started", run_id, last[1], None)
+            ).rowcount
+        if wrote:
+            for sql, params in queued:
+                db.execute(sql, params)
+        return attrs.evolve(_written(db, ask.ticket, ask.event), new=bool(wrote))
 
 
 def refuse(journal: Journal, ask: TicketClaim, reason: str) -> bool:
@@ -115,10 +123,7 @@ def refuse(journal: Journal, ask: TicketClaim, reason: str) -> bool:
     is answered at most once.
     """
     with journal.transaction() as db:
-        if _row(db, ask.ticket, ask.event) is not None:
-            return False
-        db.execute(_INSERT, _values(ask, 0, "refused", None, None, reason))
-        return True
+        return bool(db.execute(_INSERT, _values(ask, 0, "refused", None, None, reason)).rowcount)
 
 
 def set_comment(journal: Journal, run_id: str, comment_id: int) -> None:
@@ -208,8 +213,8 @@ def unshown(journal: Journal, source: str) -> list[tuple[TicketRound, str | None
     watcher edits its status comments from.
     """
     rows = journal.query(
-        f"{_COLUMNS}, t.shown{_FROM} WHERE t.source = ? AND t.state = 'started' AND r.status IS NOT NULL"  # noqa: S608 - fixed
-        " AND (t.shown IS NULL OR t.shown <> r.status) ORDER BY t.id",
+        f"{_COLUMNS}, t.shown{_FROM} WHERE t.source = ? AND t.state = 'started'"
+        " AND r.status IS NOT NULL AND (t.shown IS NULL OR t.shown <> r.status) ORDER BY t.id",
         (source,),
     )
     return [(_round(row[:-1]), None if row[-1] is None else str(row[-1])) for row in rows]
