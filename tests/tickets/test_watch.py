@@ -305,3 +305,28 @@ def test_watch_help_explains_itself(tmp_path: Path, github: FakeGitHub) -> None:
         ["python", "-m", "adws", "--help"], capture_output=True, text=True, check=False
     )
     assert "watch" in done.stdout
+
+
+def test_runs_ticket_lists_rounds_and_refusals_and_status_shows_the_ticket(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    folder = project(tmp_path)
+    github.add_issue("octo/app", "Crash", "It fails.", author="ana", labels=("adws",))
+    github.add_issue("octo/app", "Please", "", author="bo", labels=("adws",))
+    code, _, err = adws(folder, github, *WATCH, "--once")
+    assert code == 0, err
+    (run,) = Journal(folder / "runs.db").runs()
+    code, out, _ = adws(folder, github, "runs", "--ticket", "github:octo/app#1")
+    assert (code, out) == (0, f"round 1 · issue · by ana · run {run.run_id} (queued)\n")
+    code, out, _ = adws(folder, github, "runs", "--ticket", "github:octo/app#2", "--json")
+    (row,) = json.loads(out)
+    assert (row["state"], row["author"], row["run_id"]) == ("refused", "bo", None)
+    code, _, err = adws(folder, github, "runs", "--ticket", "github:octo/app#9")
+    assert (code, err.strip()) == (
+        0,
+        f"no rounds of ticket 'github:octo/app#9' recorded in {folder / 'runs.db'}",
+    )
+    code, out, _ = adws(folder, github, "status", run.run_id)
+    assert "ticket github:octo/app#1 · round 1 (issue, by ana)\n" in out
+    code, out, _ = adws(folder, github, "status", run.run_id, "--json")
+    assert json.loads(out)["ticket"]["ticket"] == "github:octo/app#1"
