@@ -144,12 +144,15 @@ class FakeGitHub:
         headers: Mapping[str, str] | None = None,
         body: object = None,
         raw: bool = False,
+        lost: bool = False,
     ) -> None:
         """Answer the next `times` requests `method path...` with `status` (and `headers`).
 
         `body` is sent as JSON (default: an injected message), or, `raw`, as the text it is.
+        `lost`: the request is done first, then its answer replaced (a 502 after the fact).
         """
         fault = {"method": method, "path": path, "status": status, "times": times, "raw": raw}
+        fault["lost"] = lost
         with self.lock:
             self.state["faults"].append(
                 {**fault, "headers": dict(headers or {}), "body": body, "delay": 0}
@@ -334,7 +337,7 @@ class _Handler(BaseHTTPRequestHandler):
             if github.closing.wait(fault["delay"]):
                 return
             fault = None
-        if fault is not None:
+        if fault is not None and not fault.get("lost"):
             body = fault["body"] or {"message": "injected"}
             data = str(body).encode() if fault.get("raw") else json.dumps(body).encode()
             self._send(fault["status"], data, fault["headers"])
@@ -349,6 +352,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with github.lock:
             status, payload, headers = self._route(method, path, query, login, data)
+        if fault is not None:  # lost: done, and answered as if not
+            status, payload, headers = fault["status"], {"message": "injected"}, {}
         self._send(status, json.dumps(payload).encode(), headers)
 
     def _send(self, status: int, data: bytes, headers: Mapping[str, str]) -> None:
