@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from adws.cli._options import add_journal, add_workflows, opened, refused, runs_of
+from adws.cli._options import add_journal, add_workflows, inputs_of, opened, refused, runs_of
 from adws.cli._output import err, out
 from adws.cli._values import positive
-from adws.cli.watch import add_limits, limits_of, worker_of
+from adws.cli.watch import add_inputs, add_limits, limits_of, worker_of
 from adws.runs import Refused
 from adws.tickets.events import MAX_PAYLOAD, Asked, read_event
 from adws.tickets.gate import Gate
@@ -50,6 +50,7 @@ def add_trigger(parser: argparse.ArgumentParser) -> None:
     )
     add_workflows(parser)
     add_journal(parser)
+    add_inputs(parser)
     parser.add_argument("--event", required=True, metavar="FILE", help="the payload (JSON)")
     parser.add_argument("--event-name", metavar="NAME", help="default: $GITHUB_EVENT_NAME")
     parser.add_argument("--workflow", required=True, metavar="W", help="the workflow a ticket runs")
@@ -96,7 +97,13 @@ def cmd_trigger(args: argparse.Namespace) -> int:
         api = GitHub.from_env(said=err)
         gate = Gate(api.login(), frozenset(args.allow))
         intake = Intake(
-            runs, f"github:{asked.repo}", args.workflow, gate, limits_of(args), args.workflows
+            runs,
+            f"github:{asked.repo}",
+            args.workflow,
+            gate,
+            limits_of(args),
+            args.workflows,
+            inputs=inputs_of(args.input, None),
         )
         taken = intake.take(
             asked.ticket,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
-from adws.cli._options import add_journal, add_workflows, opened, refused, runs_of
+from adws.cli._options import add_journal, add_workflows, inputs_of, opened, refused, runs_of
 from adws.cli._output import err
 from adws.cli._values import positive, seconds
 from adws.journal.records.tickets import TicketLimits
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from adws.runs import Runs
     from adws.tickets.intake import Taken
 
-__all__ = ["add_watch", "cmd_watch", "limits_of", "worker_of"]
+__all__ = ["add_inputs", "add_limits", "add_watch", "cmd_watch", "limits_of", "worker_of"]
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
@@ -73,9 +73,22 @@ def limits_of(args: argparse.Namespace) -> TicketLimits:
     return TicketLimits(args.max_rounds_per_ticket, args.max_runs_per_hour)
 
 
+def add_inputs(parser: argparse.ArgumentParser) -> None:
+    """Add `-i KEY=VALUE`: inputs every run gets besides the ticket's (`target_dir`, say)."""
+    parser.add_argument(
+        "-i",
+        "--input",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an input every run gets besides the ticket's (the ticket's own win)",
+    )
+
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
+    add_inputs(parser)
     parser.add_argument("--workflow", required=True, metavar="W", help="the workflow a ticket runs")
     parser.add_argument(
         "--poll", type=seconds, default=60.0, metavar="S", help="poll every S seconds (default 60)"
@@ -110,8 +123,10 @@ def add_watch(parser: argparse.ArgumentParser) -> None:
             "GITHUB_TOKEN, GH_TOKEN or `gh auth token`). An issue's author starts work when "
             "their permission is write, maintain or admin, or with --allow; never the token's "
             "own login or a [bot]. Each run gets one status comment, edited as it goes on, and "
-            "a label (adws-running, adws-failed, adws-done). A 403/429 rate limit is waited out "
-            "until x-ratelimit-reset."
+            "a label (adws-running, adws-failed, adws-done). A comment starting /adws on a pull "
+            "request adws opened, by a permitted author, starts the next round of its ticket "
+            "(--review-workflow) with review_body, review_path, review_line and review_branch, "
+            "and is answered. A 403/429 rate limit is waited out until x-ratelimit-reset."
         ),
     )
     _add_common(github)
@@ -161,7 +176,16 @@ def _github_poll(args: argparse.Namespace, runs: Runs) -> Callable[[], int | Non
     repo = check_repo(args.repo)
     api = GitHub.from_env(said=err)
     gate = Gate(api.login(), frozenset(args.allow))
-    intake = Intake(runs, f"github:{repo}", args.workflow, gate, limits_of(args), args.workflows)
+    intake = Intake(
+        runs,
+        f"github:{repo}",
+        args.workflow,
+        gate,
+        limits_of(args),
+        args.workflows,
+        inputs=inputs_of(args.input, None),
+        review_workflow=args.review_workflow,
+    )
     watcher = GitHubWatcher(intake, api, repo, args.label, say=err)
     err(f"adws watch: {repo} issues labelled {args.label!r}, as {gate.own}, into {runs.where}")
 
@@ -194,7 +218,8 @@ def _tickets(text: str) -> list[object]:
 def _command_poll(args: argparse.Namespace, runs: Runs) -> Callable[[], int | None]:
     argv = [word for word in args.argv if word != "--"] or args.argv
     name = args.source or f"command:{Path(argv[0]).name}"
-    intake = Intake(runs, name, args.workflow, None, limits_of(args), args.workflows)
+    given = inputs_of(args.input, None)
+    intake = Intake(runs, name, args.workflow, None, limits_of(args), args.workflows, inputs=given)
     err(f"adws watch: tickets from {argv[0]}, into {runs.where}")
 
     def poll() -> int | None:

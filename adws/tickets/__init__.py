@@ -1,7 +1,10 @@
 """Work that arrives as tickets: a labelled issue becomes one run, the run one draft pull request.
 
 ```python
-from adws.tickets import Ticket, issue_ticket, branch_name
+from adws.tickets import publish_pull_request
+
+workflow = Workflow("fix", (worktree(fix, name="workspace"),
+                            publish_pull_request("publish", worktree="workspace")), ...)
 ```
 
 `values` reads a ticket from what a source sends (GitHub's issues and
@@ -9,8 +12,11 @@ webhooks, a command's JSON), refusing anything GitHub would not send with
 the field named, and names its branch from its number and a safe slug.
 `github` is the REST client (its base URL `ADWS_GITHUB_API_URL`, its token
 `GITHUB_TOKEN`, `GH_TOKEN` or `gh auth token`); `gate` decides who may
-start work and how often; `intake` turns a ticket into one run per round
-through `adws.runs.Runs`, unique in the journal.
+start work; `intake` turns a ticket into one run per round through
+`adws.runs.Runs`, unique in the journal (which counts how often);
+`watcher` and `events` are the GitHub sources (polled, or one webhook),
+`status` what a run's comment says, `loop` a watcher's loop, and `publish`
+the one step that holds the write token.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import TYPE_CHECKING
 from adws._lazy import lazy_names
 
 if TYPE_CHECKING:
+    from adws.tickets.publish import publish_pull_request
     from adws.tickets.values import (
         Ticket,
         TicketError,
@@ -29,7 +36,15 @@ if TYPE_CHECKING:
         slug,
     )
 
-__all__ = ["Ticket", "TicketError", "branch_name", "command_ticket", "issue_ticket", "slug"]
+__all__ = [
+    "Ticket",
+    "TicketError",
+    "branch_name",
+    "command_ticket",
+    "issue_ticket",
+    "publish_pull_request",
+    "slug",
+]
 
 _HOMES = {
     "Ticket": "adws.tickets.values",
@@ -37,6 +52,7 @@ _HOMES = {
     "branch_name": "adws.tickets.values",
     "command_ticket": "adws.tickets.values",
     "issue_ticket": "adws.tickets.values",
+    "publish_pull_request": "adws.tickets.publish",
     "slug": "adws.tickets.values",
 }
 

@@ -282,6 +282,10 @@ class GitHub:
             if exc.status != 404:  # noqa: PLR2004 - not there: nothing to remove
                 raise
 
+    def pulls(self, repo: str) -> list[Any]:
+        """List the open pull requests of `repo`."""
+        return self.pages(f"/repos/{repo}/pulls", {"state": "open", "per_page": 100})
+
     def open_pulls(self, repo: str, head: str) -> list[Any]:
         """List the open pull requests of `repo` whose head is `OWNER:branch`."""
         found, _ = self.call("GET", f"/repos/{repo}/pulls", query={"head": head, "state": "open"})

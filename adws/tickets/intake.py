@@ -10,7 +10,7 @@ The ticket's words are the run's inputs, never a shell word, path or flag.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, final
 
@@ -23,8 +23,6 @@ from adws.runs import Refused, RunRequest, Runs
 from adws.tickets.gate import Gate
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from adws.tickets.values import Ticket
 
 __all__ = ["Intake", "Taken"]
@@ -63,6 +61,10 @@ class Intake:
     limits: TicketLimits = attrs.field(factory=TicketLimits)
     workflows: str | Path | None = None
     clock: Callable[[], float] = io_ops.wall_clock
+    inputs: Mapping[str, object] = attrs.field(factory=dict)
+    """Inputs every run gets besides the ticket's (`-i target_dir=.`); the ticket's win."""
+    review_workflow: str | None = None
+    """The workflow of review rounds (None: `workflow`)."""
 
     def take(  # noqa: PLR0913 - the ticket, and what a source knows of its event
         self,
@@ -95,7 +97,7 @@ class Intake:
                 return Taken(ticket.key, "refused", reason=why, new=new)
         request = RunRequest(
             workflow or self.workflow,
-            inputs={**ticket.inputs(), **(inputs or {})},
+            inputs={**self.inputs, **ticket.inputs(), **(inputs or {})},
             workflows=self.workflows,
         )
         row = self.runs.submit_ticket(request, ask)

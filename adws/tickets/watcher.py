@@ -5,32 +5,68 @@ issues too, and are skipped), takes each through the `Intake` (one run
 per ticket and round, the author checked), answers what is new (a status
 comment and the `adws-running` label for a run queued, one comment for a
 refusal), then edits the status comment of every round whose run moved
-on (`sync`). An issue GitHub would not send is skipped with the field
-named; nothing is started for it.
+on (`sync`). A comment that starts with `/adws` on a pull request adws
+opened (its branch `adws/<number>-<slug>`), by a permitted author, starts
+the ticket's next round (`reviews`) on that branch, with the comment's
+words, path and line as inputs, and is answered in reply; adws's own
+comments start nothing. An issue or comment GitHub would not send is
+skipped with the field named; nothing is started for it.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 
+from adws import io_ops
 from adws.journal.store import tickets as journal_tickets
 from adws.runs import Refused
 from adws.tickets.github import GitHub
 from adws.tickets.intake import Intake
 from adws.tickets.status import label_for, status_line
-from adws.tickets.values import TicketError, issue_ticket
+from adws.tickets.values import (
+    MAX_BODY,
+    Ticket,
+    TicketError,
+    branch_name,
+    field,
+    issue_ticket,
+)
 
 if TYPE_CHECKING:
-    from adws.journal import Journal
+    from collections.abc import Mapping
+
+    from adws.journal import Journal, RunRecord
     from adws.tickets.intake import Taken
 
 __all__ = ["GitHubWatcher", "number_of"]
 
 _NUMBER: Final = re.compile(r"#([1-9][0-9]{0,9})\Z")
+_OURS: Final = re.compile(r"adws/([1-9][0-9]{0,9})-[a-z0-9]+(?:-[a-z0-9]+)*")
+DAY: Final = 86_400.0
+
+
+def _iso(seconds: float) -> str:
+    """Write a time as GitHub's `since` takes it.
+
+    >>> _iso(0.0)
+    '1970-01-01T00:00:00Z'
+    """
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _asks(comment: object) -> bool:
+    """Tell whether a comment asks adws for a round (its body starts with `/adws`).
+
+    >>> _asks({"body": "  /adws use a guard"}), _asks({"body": "lgtm /adws"}), _asks([])
+    (True, False, False)
+    """
+    body = comment.get("body") if isinstance(comment, dict) else None
+    return isinstance(body, str) and body.lstrip().startswith("/adws")
 
 
 def number_of(key: str) -> int:
@@ -54,9 +90,22 @@ class GitHubWatcher:
     repo: str
     label: str
     say: Callable[[str], None] = lambda _line: None
+    since: str = attrs.field(factory=lambda: _iso(io_ops.wall_clock() - DAY))
+    """Comments older than this were read by an earlier poll (a restart reads a day back)."""
 
     def poll(self) -> list[Taken] | Refused:
         """Take every labelled issue once; answer what is new; edit moved-on status comments."""
+        taken = self.issues()
+        if isinstance(taken, Refused):
+            return taken
+        reviews = self.reviews()
+        if isinstance(reviews, Refused):
+            return reviews
+        self.sync()
+        return taken + reviews
+
+    def issues(self) -> list[Taken] | Refused:
+        """Take every open issue labelled `label` (its first round), answering what is new."""
         taken: list[Taken] = []
         for raw in self.api.labelled(self.repo, self.label):
             try:
@@ -71,8 +120,124 @@ class GitHubWatcher:
                 return got
             self.answer(got)
             taken.append(got)
-        self.sync()
         return taken
+
+    def reviews(self) -> list[Taken] | Refused:
+        """Start the next round of a ticket for each new `/adws` comment on its pull request."""
+        found = [
+            (comment, review)
+            for review in (True, False)
+            for comment in self.api.comments_since(self.repo, self.since, review=review)
+        ]
+        asked = [(c, r) for c, r in found if _asks(c)]
+        for comment, _ in found:
+            stamp = comment.get("updated_at") if isinstance(comment, dict) else None
+            if isinstance(stamp, str) and stamp > self.since:
+                self.since = stamp
+        if not asked:
+            return []
+        pulls = {p.get("number"): p for p in self.api.pulls(self.repo) if isinstance(p, dict)}
+        taken: list[Taken] = []
+        for comment, review in asked:
+            try:
+                got = self._review(comment, pulls, review=review)
+            except TicketError as exc:
+                self.say(f"skipped: {exc}")
+                continue
+            if isinstance(got, Refused):
+                return got
+            if got is not None:
+                taken.append(got)
+        return taken
+
+    def _review(
+        self, comment: Mapping[str, object], pulls: Mapping[object, Any], *, review: bool
+    ) -> Taken | Refused | None:
+        """Take one `/adws` comment: a round of the ticket whose pull request it is on."""
+        where = "review comment" if review else "comment"
+        comment_id = field(where, comment, "id", int)
+        body = str(field(where, comment, "body", str, MAX_BODY))
+        user = field(where, comment, "user", dict)
+        assert isinstance(user, dict)  # noqa: S101 - `field` checked it
+        author = str(field(f"{where}: user", user, "login", str))
+        url = str(field(where, comment, "pull_request_url" if review else "issue_url", str))
+        number = int(url.rsplit("/", 1)[-1]) if url.rsplit("/", 1)[-1].isdigit() else 0
+        pull = pulls.get(number)
+        head = pull.get("head") if isinstance(pull, dict) else None
+        ref = head.get("ref") if isinstance(head, dict) else None
+        matched = _OURS.fullmatch(ref) if isinstance(ref, str) else None
+        if matched is None or author.casefold() == self._own():
+            return None  # not a pull request adws opened, or adws's own words
+        key = f"github:{self.repo}#{matched.group(1)}"
+        first = self._first(key)
+        if first is None:
+            return None
+        inputs = {
+            "review_body": body,
+            "review_path": str(comment.get("path") or ""),
+            "review_line": str(comment.get("line") or ""),
+            "review_branch": str(ref),
+        }
+        got = self.intake.take(
+            first,
+            event=f"comment:{comment_id}",
+            author=author,
+            permission=self._permission,
+            inputs=inputs,
+            workflow=self.intake.review_workflow,
+        )
+        if isinstance(got, Refused) or not got.new:
+            return got
+        said = (
+            f"adws run {got.run_id} queued: round {got.round.round if got.round else '?'}"
+            if got.state == "started"
+            else f"adws will not start work here: {got.reason}"
+        )
+        self.say(f"{key}: {said}")
+        if review:
+            self.api.reply(self.repo, number, int(str(comment_id)), said)
+        else:
+            self.api.comment(self.repo, number, said)
+        return got
+
+    def _pull_url(self, run: RunRecord) -> str | None:
+        """Find the pull request a succeeded run's branch has open (None: none)."""
+        given = run.inputs().inputs
+        ticket = str(given.get("ticket", ""))
+        if not _NUMBER.search(ticket):
+            return None
+        branch = str(
+            given.get("review_branch")
+            or branch_name(number_of(ticket), str(given.get("ticket_title", "")))
+        )
+        owner = self.repo.split("/", maxsplit=1)[0]
+        found = self.api.open_pulls(self.repo, f"{owner}:{branch}")
+        url = found[0].get("html_url") if found and isinstance(found[0], dict) else None
+        return url if isinstance(url, str) else None
+
+    def _own(self) -> str:
+        gate = self.intake.gate
+        return "" if gate is None else gate.own.casefold()
+
+    def _first(self, key: str) -> Ticket | None:
+        """Rebuild a ticket from its first round's run inputs (None: adws never started it)."""
+        journal = self._journal()
+        for row in journal_tickets.rounds(journal, key):
+            if row.state != "started" or row.run_id is None:
+                continue
+            run = journal.find(row.run_id)
+            if isinstance(run, str):
+                return None
+            given = run.inputs().inputs
+            return Ticket(
+                key,
+                str(given.get("ticket_title", "")),
+                str(given.get("ticket_body", "")),
+                str(given.get("ticket_url", "")),
+                str(given.get("ticket_author", "")),
+                number_of(key),
+            )
+        return None
 
     def _permission(self, user: str) -> str:
         return self.api.permission(self.repo, user)
@@ -110,7 +275,7 @@ class GitHubWatcher:
             if isinstance(run, str):  # a row no adws wrote: shown as it is, never trusted
                 continue
             number = number_of(row.ticket)
-            body = status_line(run)
+            body = status_line(run, self._pull_url(run) if run.status == "succeeded" else None)
             if row.comment_id is None:
                 made = self.api.comment(self.repo, number, body)
                 journal_tickets.set_comment(journal, run.run_id, made)
