@@ -188,7 +188,7 @@ def test_401_403_and_422_are_typed_failures_not_retried(
         ({"app.py": "x" * 500}, {"max_bytes": 100}, "the change is "),
     ],
 )
-def test_a_change_past_the_limits_fails_closed_with_one_comment(
+def test_a_change_past_the_limits_fails_closed_with_one_comment(  # noqa: PLR0913, PLR0917 - fixtures and cases
     tmp_path: Path,
     origin: tuple[Path, Path],
     github: FakeGitHub,

@@ -93,8 +93,10 @@ def test_other_events_labels_and_actions_ask_for_nothing(
     code, out, _ = trigger(folder, github, {})
     assert (code, out) == (
         0,
-        "adws trigger: nothing to do: a push event asks for nothing "
-        "(adws acts on issues labelled adws)\n",
+        (
+            "adws trigger: nothing to do: a push event asks for nothing "
+            "(adws acts on issues labelled adws)\n"
+        ),
     )
     code, out, _ = trigger(folder, github, labelled(github, label="bug"), "--event-name", "issues")
     assert (code, out) == (0, "adws trigger: nothing to do: the label 'bug' is not 'adws'\n")
