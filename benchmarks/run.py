@@ -32,6 +32,7 @@ import kit_bench
 import parallel_bench
 import sessions_bench
 import team_bench
+import tickets_bench
 import timing
 import transcript_bench
 import verify_bench
@@ -286,6 +287,7 @@ def main() -> None:
         "sessions": sessions_bench.measure(),
         "team": team_bench.measure(),
         "verify": verify_bench.measure(),
+        "tickets": tickets_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -368,6 +370,8 @@ def render(results: dict[str, Any]) -> str:
     lines += team_bench.render(results["team"])
     lines += ["", "| verified outcomes | measured | target |", "| --- | --- | --- |"]
     lines += verify_bench.render(results["verify"])
+    lines += ["", "| tickets | measured | target |", "| --- | --- | --- |"]
+    lines += tickets_bench.render(results["tickets"])
     return "\n".join(lines)
 
 

@@ -28,7 +28,13 @@ def note(ctx):
     return IOSuccess(ctx)
 
 
-ticketed = Workflow("ticketed", (Step("note", note, reads=TICKET, writes=()),), inputs=TICKET)
+REVIEW = ("review_body", "review_path", "review_line", "review_branch")
+ticketed = Workflow(
+    "ticketed",
+    (Step("note", note, reads=TICKET + REVIEW, writes=()),),
+    inputs=TICKET,
+    optional_inputs=REVIEW,
+)
 untaking = Workflow("untaking", (Step("note", note, reads=("n",), writes=()),), inputs=("n",))
 """
 
