@@ -222,22 +222,20 @@ class GitHubWatcher:
     def _first(self, key: str) -> Ticket | None:
         """Rebuild a ticket from its first round's run inputs (None: adws never started it)."""
         journal = self._journal()
-        for row in journal_tickets.rounds(journal, key):
-            if row.state != "started" or row.run_id is None:
-                continue
-            run = journal.find(row.run_id)
-            if isinstance(run, str):
-                return None
-            given = run.inputs().inputs
-            return Ticket(
-                key,
-                str(given.get("ticket_title", "")),
-                str(given.get("ticket_body", "")),
-                str(given.get("ticket_url", "")),
-                str(given.get("ticket_author", "")),
-                number_of(key),
-            )
-        return None
+        rows = journal_tickets.rounds(journal, key)
+        first = next((row.run_id for row in rows if row.state == "started" and row.run_id), None)
+        run = journal.find(first) if first is not None else "never started"
+        if isinstance(run, str):
+            return None
+        given = run.inputs().inputs
+        return Ticket(
+            key,
+            str(given.get("ticket_title", "")),
+            str(given.get("ticket_body", "")),
+            str(given.get("ticket_url", "")),
+            str(given.get("ticket_author", "")),
+            number_of(key),
+        )
 
     def _permission(self, user: str) -> str:
         return self.api.permission(self.repo, user)

@@ -273,7 +273,13 @@ def test_a_repo_placeholder_with_no_value_fails_the_step(
             worktree(editing({"a.py": "1"}), name="fix", base="main"),
             publish_pull_request("publish", worktree="fix", repo="{elsewhere}"),
         ),
-        inputs=("target_dir", "elsewhere", *TICKET),
+        inputs=("target_dir", *TICKET),
+        optional_inputs=("elsewhere",),
     )
-    report = run(wf, {"target_dir": str(checkout), **TICKET, "elsewhere": str(tmp_path / "no")})
+    report = run(wf, {"target_dir": str(checkout), **TICKET})
     assert report.status == "failed"
+    assert report.error is not None
+    assert (report.error.step_name, report.error.error_type) == ("publish", "MissingInput")
+    report = run(wf, {"target_dir": str(checkout), **TICKET, "elsewhere": str(tmp_path / "no")})
+    assert report.error is not None
+    assert (report.error.step_name, report.error.error_type) == ("publish", "PublishFailed")

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from adws.engine.context import WorkflowContext
 from adws.journal import Journal
+from adws.journal.records.codec import encode_context
 from adws.journal.records.tickets import TicketLimits
 from adws.journal.store import tickets as journal_tickets
 from adws.runs import Refused, Runs
@@ -191,12 +193,20 @@ def test_the_status_comment_follows_the_run_as_it_parks_waits_and_runs(
         journal_tickets.shown(journal, run.run_id, "queued")
         watching.sync()
         bodies.append(github.comments("octo/app", 1)[0]["body"])
+    journal.write(
+        "UPDATE run_inputs SET inputs = ?",
+        (encode_context(WorkflowContext(inputs={"ticket": "jira:X-1"})),),
+    )
+    journal.write("UPDATE runs SET status = 'succeeded'", ())
+    watching.sync()
+    bodies.append(github.comments("octo/app", 1)[0]["body"])
     rid = run.run_id
     assert bodies == [
         f"adws run {rid} started (ticketed)",
         f"adws run {rid} parked until 00:00 UTC; it goes on by itself",
         f"adws run {rid} parked until later; it goes on by itself",
         f"adws run {rid} waiting for approval: adws approve {rid}",
+        f"adws run {rid} succeeded",
     ]
 
 
