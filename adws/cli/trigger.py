@@ -19,7 +19,7 @@ from adws.cli._output import err, out
 from adws.cli._values import positive
 from adws.cli.watch import add_inputs, add_limits, limits_of, worker_of
 from adws.runs import Refused
-from adws.tickets.events import MAX_PAYLOAD, Asked, read_event
+from adws.tickets.events import MAX_PAYLOAD, Asked, Commented, read_event
 from adws.tickets.gate import Gate
 from adws.tickets.github import GitHub, GitHubError
 from adws.tickets.intake import Intake
@@ -29,6 +29,8 @@ from adws.tickets.watcher import GitHubWatcher
 
 if TYPE_CHECKING:
     import argparse
+
+    from adws.tickets.intake import Taken
 
 __all__ = ["add_trigger", "cmd_trigger"]
 
@@ -80,7 +82,25 @@ def _payload(path: str) -> object:
         raise TicketError(msg) from None
 
 
-def cmd_trigger(args: argparse.Namespace) -> int:
+def _taken(asked: Asked | Commented, watcher: GitHubWatcher) -> Taken | Refused | None:
+    """Take what the payload asks: an issue's first round, or a `/adws` comment's round."""
+    api, repo = watcher.api, asked.repo
+    if isinstance(asked, Commented):
+        pulls: dict[object, object] = (
+            {asked.number: asked.pull}
+            if asked.pull is not None
+            else {p.get("number"): p for p in api.pulls(repo) if isinstance(p, dict)}
+        )
+        return watcher.review_round(asked.comment, pulls, review=asked.review)
+    taken = watcher.intake.take(
+        asked.ticket, author=asked.sender, permission=lambda user: api.permission(repo, user)
+    )
+    if not isinstance(taken, Refused):
+        watcher.answer(taken)
+    return taken
+
+
+def cmd_trigger(args: argparse.Namespace) -> int:  # noqa: PLR0911 - one exit per outcome
     """Queue the run one payload asks for; say what became of it."""
     name = args.event_name or os.environ.get("GITHUB_EVENT_NAME") or ""
     try:
@@ -88,7 +108,7 @@ def cmd_trigger(args: argparse.Namespace) -> int:
     except TicketError as exc:
         err(f"adws: error: {exc}")
         return EXIT_USAGE
-    if not isinstance(asked, Asked):
+    if isinstance(asked, str):
         out(f"adws trigger: nothing to do: {asked}")
         return EXIT_OK
     runs = runs_of(args, create=True)
@@ -105,15 +125,15 @@ def cmd_trigger(args: argparse.Namespace) -> int:
             args.workflows,
             inputs=inputs_of(args.input, None),
         )
-        taken = intake.take(
-            asked.ticket,
-            author=asked.sender,
-            permission=lambda user: api.permission(asked.repo, user),
-        )
+        watcher = GitHubWatcher(intake, api, asked.repo, args.label, say=err)
+        taken = _taken(asked, watcher)
         if isinstance(taken, Refused):
             return refused(taken)
-        watcher = GitHubWatcher(intake, api, asked.repo, args.label, say=err)
-        watcher.answer(taken)
+        if taken is None:
+            out(
+                "adws trigger: nothing to do: not a pull request adws opened, or adws's own comment"
+            )
+            return EXIT_OK
     except (GitHubError, TicketError) as exc:
         err(f"adws: error: {exc}")
         return EXIT_FAILED

@@ -140,7 +140,7 @@ class GitHubWatcher:
         taken: list[Taken] = []
         for comment, review in asked:
             try:
-                got = self._review(comment, pulls, review=review)
+                got = self.review_round(comment, pulls, review=review)
             except TicketError as exc:
                 self.say(f"skipped: {exc}")
                 continue
@@ -150,10 +150,14 @@ class GitHubWatcher:
                 taken.append(got)
         return taken
 
-    def _review(
+    def review_round(
         self, comment: Mapping[str, object], pulls: Mapping[object, Any], *, review: bool
     ) -> Taken | Refused | None:
-        """Take one `/adws` comment: a round of the ticket whose pull request it is on."""
+        """Take one `/adws` comment: a round of the ticket whose pull request it is on.
+
+        `pulls` are the open pull requests by number. None: the comment is
+        not on a pull request adws opened, or is adws's own.
+        """
         where = "review comment" if review else "comment"
         comment_id = field(where, comment, "id", int)
         body = str(field(where, comment, "body", str, MAX_BODY))

@@ -95,7 +95,7 @@ def test_other_events_labels_and_actions_ask_for_nothing(
         0,
         (
             "adws trigger: nothing to do: a push event asks for nothing "
-            "(adws acts on issues labelled adws)\n"
+            "(adws acts on issues labelled adws and /adws comments on its pull requests)\n"
         ),
     )
     code, out, _ = trigger(folder, github, labelled(github, label="bug"), "--event-name", "issues")
@@ -201,3 +201,77 @@ def test_an_issue_opened_with_the_label_asks_and_one_without_it_does_not() -> No
     assert read_event(payload, "issues", "other") == "the issue opened without the label 'other'"
     with pytest.raises(TicketError, match=r"^the payload: field 'sender' is missing$"):
         read_event({k: v for k, v in payload.items() if k != "sender"}, "issues", "adws")
+
+
+def comment_payload(
+    github: FakeGitHub, name: str, body: str, number: int, **more: object
+) -> dict[str, Any]:
+    """Comment as Ana (on the fake), and return the payload GitHub sends for it."""
+    payload: dict[str, Any] = {
+        "action": "created",
+        "repository": {"full_name": "octo/app"},
+        "sender": {"login": "ana"},
+    }
+    if name == "pull_request_review_comment":
+        payload["comment"] = github.add_review_comment(
+            "octo/app", number, body, author="ana", path="README", line=1
+        )
+        payload["pull_request"] = dict(github.issue("octo/app", number))
+    else:
+        payload["comment"] = github.comment("octo/app", number, "ana", body)
+        payload["issue"] = github.issue("octo/app", number)
+    return {**payload, **more}
+
+
+@pytest.mark.parametrize("name", ["pull_request_review_comment", "issue_comment"])
+def test_a_slash_adws_comment_event_on_adws_s_pull_request_starts_the_next_round(
+    tmp_path: Path, github: FakeGitHub, name: str
+) -> None:
+    folder = project(tmp_path)
+    code, _, err = trigger(folder, github, labelled(github), "--event-name", "issues")
+    assert code == 0, err
+    journal = Journal(folder / "runs.db")
+    journal.write("UPDATE runs SET status = 'succeeded'", ())
+    pull = github.open_issue("octo/app", "adws-bot", {"title": "Fix", "head": "adws/1-crash"})
+    payload = comment_payload(github, name, "/adws also the empty case", pull["number"])
+    code, out, err = trigger(folder, github, payload, "--event-name", name)
+    assert code == 0, err
+    assert len(journal.runs()) == 2
+    assert out.startswith("github:octo/app#1: started ")
+    code, out, _ = trigger(folder, github, payload, "--event-name", name)
+    assert (code, len(journal.runs())) == (0, 2)
+
+
+def test_comment_events_that_ask_for_nothing_are_said_and_start_nothing(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    folder = project(tmp_path)
+    github.add_issue("octo/app", "Crash", "b", author="ana")
+    review = "pull_request_review_comment"
+    pull = github.open_issue("octo/app", "adws-bot", {"title": "Fix", "head": "feature/x"})
+    said = {
+        "edited": comment_payload(github, review, "/adws", pull["number"], action="edited"),
+        "plain": comment_payload(github, review, "thanks", pull["number"]),
+        "issue": comment_payload(github, "issue_comment", "/adws", 1),
+        "theirs": comment_payload(github, review, "/adws", pull["number"]),
+    }
+    outs = {}
+    for what, payload in said.items():
+        name = "issue_comment" if what == "issue" else review
+        code, out, err = trigger(folder, github, payload, "--event-name", name)
+        assert code == 0, err
+        outs[what] = out.strip()
+    assert outs == {
+        "edited": (
+            "adws trigger: nothing to do: a pull_request_review_comment event with action"
+            " 'edited' asks for nothing"
+        ),
+        "plain": "adws trigger: nothing to do: the comment does not start with /adws",
+        "issue": (
+            "adws trigger: nothing to do: a comment on an issue, not on a pull request,"
+            " asks for nothing"
+        ),
+        "theirs": (
+            "adws trigger: nothing to do: not a pull request adws opened, or adws's own comment"
+        ),
+    }
