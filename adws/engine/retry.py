@@ -8,7 +8,6 @@ combinators and the parallel branches all run their steps through here.
 
 from __future__ import annotations
 
-import contextlib
 import random
 import traceback
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from adws.engine.context import WorkflowContext
 from adws.engine.errors import INFRASTRUCTURE, ErrorType, PipelineError
 from adws.engine.metering import METER as _ATTEMPT
 from adws.engine.metering import Meter
-from adws.engine.scope import Sleep, current_round, current_sleep, in_round
+from adws.engine.scope import Sleep, current_round, current_sleep, enter_round, leave_round
 from adws.engine.step import retry_after
 
 if TYPE_CHECKING:
@@ -201,23 +200,18 @@ def retry_step(  # noqa: PLR0913 - the step, its context, and keyword-only hooks
     its own (`record_as`) are one round (see `adws.engine.scope.Round`); a
     combinator's inner steps share the round they run in.
     """
-    fresh = record_as is not None or current_round() is None
-    with in_round() if fresh else contextlib.nullcontext():
-        return _attempts(
-            step,
-            ctx,
-            sleep=sleep,
-            on_attempt_failed=on_attempt_failed,
-            meters=meters,
-            record_as=record_as,
-            cancelled=cancelled,
-        )
+    if record_as is None and current_round() is not None:
+        return _attempts(step, ctx, sleep, on_attempt_failed, meters, record_as, cancelled)
+    token = enter_round()  # not `with in_round()`: this runs for every step of every run
+    try:
+        return _attempts(step, ctx, sleep, on_attempt_failed, meters, record_as, cancelled)
+    finally:
+        leave_round(token)
 
 
-def _attempts(  # noqa: C901, PLR0913 - retry_step's body, in a round
+def _attempts(  # noqa: C901, PLR0913, PLR0917 - retry_step's body, in a round; private
     step: Step,
     ctx: WorkflowContext,
-    *,
     sleep: Sleep | None,
     on_attempt_failed: OnAttemptFailed | None,
     meters: list[Meter] | None,

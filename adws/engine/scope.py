@@ -44,9 +44,11 @@ __all__ = [
     "current_sleep",
     "current_worktree",
     "enter_branch",
+    "enter_round",
     "enter_scope",
     "in_round",
     "in_worktree",
+    "leave_round",
     "leave_scope",
 ]
 
@@ -257,3 +259,17 @@ def in_round() -> Iterator[Round]:
         yield fresh
     finally:
         _ROUND.reset(token)
+
+
+def enter_round() -> Token[Round | None]:
+    """Start a fresh round; `leave_round` with the token ends it (`in_round`, unwrapped).
+
+    The executor starts a round for every step: a plain call and a `try`
+    cost less there than a context manager's generator.
+    """
+    return _ROUND.set(Round())
+
+
+def leave_round(token: Token[Round | None]) -> None:
+    """End the round `enter_round` started."""
+    _ROUND.reset(token)

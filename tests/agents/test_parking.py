@@ -171,10 +171,10 @@ def test_resume_due_in_another_process_finishes_the_run_with_the_failed_call_cha
     notes.write_text("one\n")
     # The limit comes mid-call, after a tool call that cost 1000 input tokens.
     read = Reply.tool("Read", {"file_path": str(notes)}, input_tokens=1000)
-    limit = Reply.usage_limit(10, time.time())
+    limit = Reply.usage_limit(30, time.time())  # room for a loaded machine before the park
     fake_model_api.script(read, limit)
     folder = f"folder={project / 'repo'}"
-    # A reset 10s away would be waited for in the process: --max-wait 1 makes it park.
+    # A reset 30s away would be waited for in the process: --max-wait 1 makes it park.
     ran = adws(project, env, "run", "ask", "-i", folder, "--agent", "claude", "--max-wait", "1")
     assert ran.returncode == 75, ran.stderr
     assert len(fake_model_api.requests) == 2
@@ -219,11 +219,11 @@ def test_a_fan_out_parks_only_the_branch_and_a_resume_keeps_its_siblings(
     items = ["ITEM-0", "ITEM-1", "ITEM-2"]
     inputs = project / "inputs.json"
     inputs.write_text(json.dumps({"folder": str(project / "repo"), "items": items}))
-    limit = Reply.usage_limit(10, time.time())
+    limit = Reply.usage_limit(30, time.time())  # room for a loaded machine before the park
     fake_model_api.script(Reply.text("STATUS: done\nSUMMARY: zero"), marker="ITEM-0")
     fake_model_api.script(limit, marker="ITEM-1")
     fake_model_api.script(Reply.text("STATUS: done\nSUMMARY: two", delay=2), marker="ITEM-2")
-    waits = {**env, "ADWS_MAX_WAIT": "1"}  # the reset, 10s away, is past it: the branch parks
+    waits = {**env, "ADWS_MAX_WAIT": "1"}  # the reset, 30s away, is past it: the branch parks
     ran = adws(project, waits, "run", "fan", "--inputs", str(inputs), "--agent", "claude")
     assert ran.returncode == 75, ran.stderr
     assert re.search(r"each\[1\] … parked for \d+ s, until \d\d:\d\d:\d\d: ", ran.stderr)
@@ -258,7 +258,7 @@ def test_make_demo_parked_parks_a_run_and_resume_due_finishes_it(tmp_path: Path)
             "PYTHON": sys.executable,
             "PYTHONPATH": str(REPO),
             "TMPDIR": str(tmp_path),
-            "RESET": "15",  # room for a loaded machine: the first resume must come before it
+            "RESET": "40",  # room for a loaded machine: the first resume must come before it
             "PATH": on_path(),
         },
         capture_output=True,

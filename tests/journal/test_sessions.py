@@ -280,7 +280,9 @@ def test_a_forged_session_id_is_a_named_row_that_no_resume_continues(
     again = ScriptedAgent([DONE], sessions=True)
     with pytest.raises(ValueError, match="session_id is refused") as raised:
         resume(workflow(), first.run_id, journal=path, agent=again)
-    assert str(raised.value).startswith(refused + "; agent_sessions row of run")
+    assert str(raised.value).startswith(
+        f"run {first.run_id} cannot be resumed: {refused}; agent_sessions row of run"
+    )
     assert again.requests == ()
     journal = Journal(path, readonly=True)
     [found] = sessions_of(journal, first.run_id)
