@@ -295,6 +295,14 @@ def test_the_token_is_in_no_output_journal_byte_or_step_environment(
     for requested in github.requests:
         assert FAKE_TOKEN not in json.dumps(requested)
     assert os.environ.get("GITHUB_TOKEN") != FAKE_TOKEN
+    (run,) = Journal(folder / "runs.db").runs()
+    for argv in (("status", run.run_id, "-v"), ("status", run.run_id, "--json")):
+        code, out, err = adws(folder, github, *argv)
+        assert code == 0, err
+        assert FAKE_TOKEN not in out + err
+    code, _, err = adws(folder, github, "report", run.run_id, "-o", "page.html")
+    assert code == 0, err
+    assert FAKE_TOKEN not in (folder / "page.html").read_text()
 
 
 def test_watch_help_explains_itself(tmp_path: Path, github: FakeGitHub) -> None:
