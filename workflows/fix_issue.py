@@ -30,13 +30,7 @@ import re
 import subprocess
 from typing import TYPE_CHECKING
 
-from _common import (
-    DEMO_AGENT,
-    asked_to_reproduce,
-    implement_until_checks_pass,
-    reproducer,
-    targets_step,
-)
+from _common import DEMO_AGENT, verified_workspace
 from returns.io import IOFailure, IOSuccess
 
 from adws import (
@@ -47,8 +41,6 @@ from adws import (
     Workflow,
     WorkflowContext,
     agent_step,
-    sequence,
-    worktree,
 )
 from adws.tickets import publish_pull_request
 
@@ -133,18 +125,7 @@ workflow = Workflow(
             timeout=900,
             idle_timeout=600,
         ),
-        worktree(
-            sequence(
-                "work",
-                [
-                    reproducer(when=asked_to_reproduce),
-                    targets_step(),
-                    implement_until_checks_pass(IMPLEMENT_PROMPT),
-                ],
-            ),
-            name="workspace",
-            base="{base_ref}",
-        ),
+        verified_workspace(IMPLEMENT_PROMPT, base="{base_ref}"),
         publish_pull_request("publish", worktree="workspace", protect=(".github/**",)),
     ),
     description=(

@@ -14,23 +14,21 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from adws.cli._options import add_journal, add_workflows, inputs_of, opened, refused, runs_of
+from adws.cli._options import add_journal, add_workflows, opened, refused, runs_of
 from adws.cli._output import err, out
 from adws.cli._values import positive
-from adws.cli.watch import add_inputs, add_limits, limits_of, worker_of
+from adws.cli.watch import add_inputs, add_limits, github_watcher, worker_of
 from adws.runs import Refused
 from adws.tickets.events import MAX_PAYLOAD, Asked, Commented, read_event
-from adws.tickets.gate import Gate
-from adws.tickets.github import GitHub, GitHubError
-from adws.tickets.intake import Intake
+from adws.tickets.github import GitHubError
 from adws.tickets.loop import Loop
 from adws.tickets.values import TicketError
-from adws.tickets.watcher import GitHubWatcher
 
 if TYPE_CHECKING:
     import argparse
 
     from adws.tickets.intake import Taken
+    from adws.tickets.watcher import GitHubWatcher
 
 __all__ = ["add_trigger", "cmd_trigger"]
 
@@ -114,18 +112,7 @@ def cmd_trigger(args: argparse.Namespace) -> int:  # noqa: PLR0911 - one exit pe
     runs = runs_of(args, create=True)
     opened(runs)
     try:
-        api = GitHub.from_env(said=err)
-        gate = Gate(api.login(), frozenset(args.allow))
-        intake = Intake(
-            runs,
-            f"github:{asked.repo}",
-            args.workflow,
-            gate,
-            limits_of(args),
-            args.workflows,
-            inputs=inputs_of(args.input, None),
-        )
-        watcher = GitHubWatcher(intake, api, asked.repo, args.label, say=err)
+        watcher = github_watcher(args, runs, asked.repo)
         taken = _taken(asked, watcher)
         if isinstance(taken, Refused):
             return refused(taken)

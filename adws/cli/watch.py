@@ -36,7 +36,15 @@ if TYPE_CHECKING:
     from adws.runs import Runs
     from adws.tickets.intake import Taken
 
-__all__ = ["add_inputs", "add_limits", "add_watch", "cmd_watch", "limits_of", "worker_of"]
+__all__ = [
+    "add_inputs",
+    "add_limits",
+    "add_watch",
+    "cmd_watch",
+    "github_watcher",
+    "limits_of",
+    "worker_of",
+]
 
 EXIT_OK: Final = 0
 EXIT_FAILED: Final = 1
@@ -172,8 +180,8 @@ def _said(taken: list[Taken]) -> str:
     return f"{len(taken)} tickets: {started} started, {refused} refused"
 
 
-def _github_poll(args: argparse.Namespace, runs: Runs) -> Callable[[], int | None]:
-    repo = check_repo(args.repo)
+def github_watcher(args: argparse.Namespace, runs: Runs, repo: str) -> GitHubWatcher:
+    """Build the watcher of `repo` the flags describe (its token's login asked of GitHub)."""
     api = GitHub.from_env(said=err)
     gate = Gate(api.login(), frozenset(args.allow))
     intake = Intake(
@@ -184,9 +192,16 @@ def _github_poll(args: argparse.Namespace, runs: Runs) -> Callable[[], int | Non
         limits_of(args),
         args.workflows,
         inputs=inputs_of(args.input, None),
-        review_workflow=args.review_workflow,
+        review_workflow=getattr(args, "review_workflow", None),
     )
-    watcher = GitHubWatcher(intake, api, repo, args.label, say=err)
+    return GitHubWatcher(intake, api, repo, args.label, say=err)
+
+
+def _github_poll(args: argparse.Namespace, runs: Runs) -> Callable[[], int | None]:
+    repo = check_repo(args.repo)
+    watcher = github_watcher(args, runs, repo)
+    gate = watcher.intake.gate
+    assert gate is not None  # noqa: S101 - a GitHub watcher's intake has one
     err(f"adws watch: {repo} issues labelled {args.label!r}, as {gate.own}, into {runs.where}")
 
     def poll() -> int | None:

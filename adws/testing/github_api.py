@@ -222,16 +222,20 @@ class FakeGitHub:
 
     def comment(self, repo: str, number: int, author: str, body: str) -> dict[str, Any]:
         """Comment on issue (or pull request) `number` as `author`; return the comment."""
-        found = {
-            "id": self.next_id(),
+        where = {
             "body": body,
-            "user": {"login": author},
             "issue_url": f"/repos/{repo}/issues/{number}",
             "html_url": f"https://github.example/{repo}/issues/{number}#comment",
-            "created_at": _now(),
-            "updated_at": _now(),
         }
-        self.state["repos"][repo]["comments"].append(found)
+        return self._kept(repo, "comments", author, where)
+
+    def _kept(
+        self, repo: str, kind: str, author: str, fields: Mapping[str, object]
+    ) -> dict[str, Any]:
+        """Keep a new comment of `kind` (`comments`, `review_comments`) by `author`; return it."""
+        found = {"id": self.next_id(), **fields, "user": {"login": author}}
+        found["created_at"] = found["updated_at"] = _now()
+        self.state["repos"][repo][kind].append(found)
         self._saved()
         return found
 
@@ -239,21 +243,15 @@ class FakeGitHub:
         self, repo: str, number: int, author: str, data: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Comment on a line of pull request `number` (or reply, `in_reply_to`); return it."""
-        found = {
-            "id": self.next_id(),
+        where = {
             "body": str(data.get("body", "")),
             "path": data.get("path"),
             "line": data.get("line"),
             "in_reply_to_id": data.get("in_reply_to"),
-            "user": {"login": author},
             "pull_request_url": f"/repos/{repo}/pulls/{number}",
             "html_url": f"https://github.example/{repo}/pull/{number}#discussion",
-            "created_at": _now(),
-            "updated_at": _now(),
         }
-        self.state["repos"][repo]["review_comments"].append(found)
-        self._saved()
-        return found
+        return self._kept(repo, "review_comments", author, where)
 
     def fault_for(self, method: str, path: str) -> dict[str, Any] | None:
         """Take the first injected fault that matches this request (one of its `times`)."""

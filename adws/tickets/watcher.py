@@ -263,18 +263,28 @@ class GitHubWatcher:
             return
         run_id = str(taken.run_id)
         self.say(f"{taken.ticket}: run {run_id} queued")
-        made = self.api.comment(self.repo, number, f"adws run {run_id} queued; a worker starts it")
         journal = self._journal()
+        if not journal_tickets.shown(journal, run_id, None, "queued"):
+            return  # another watcher's sync shows it
+        made = self.api.comment(self.repo, number, f"adws run {run_id} queued; a worker starts it")
         journal_tickets.set_comment(journal, run_id, made)
         self.api.add_labels(self.repo, number, [label_for("queued")])
-        journal_tickets.shown(journal, run_id, "queued")
 
     def sync(self) -> None:
-        """Edit the status comment (and label) of every round whose run moved on since shown."""
+        """Edit the status comment (and label) of every round whose run moved on since shown.
+
+        Each change of status is taken compare-and-set in the journal first,
+        so of several watchers one shows it. A round whose comment is being
+        made (shown, no comment id yet) waits for the next sync.
+        """
         journal = self._journal()
         for row, was in journal_tickets.unshown(journal, self.intake.source):
             run = journal.find(str(row.run_id))
             if isinstance(run, str):  # a row no adws wrote: shown as it is, never trusted
+                continue
+            if (row.comment_id is None and was is not None) or not journal_tickets.shown(
+                journal, run.run_id, was, run.status
+            ):
                 continue
             number = number_of(row.ticket)
             body = status_line(run, self._pull_url(run) if run.status == "succeeded" else None)
@@ -288,5 +298,4 @@ class GitHubWatcher:
                 self.api.add_labels(self.repo, number, [now])
                 if was is not None:
                     self.api.remove_label(self.repo, number, before)
-            journal_tickets.shown(journal, run.run_id, run.status)
             self.say(f"{row.ticket}: {body}")

@@ -190,7 +190,7 @@ def test_the_status_comment_follows_the_run_as_it_parks_waits_and_runs(
         ("waiting", ""),
     ):
         journal.write(f"UPDATE runs SET status = ?{extra}", (status,))  # noqa: S608 - the test's
-        journal_tickets.shown(journal, run.run_id, "queued")
+        journal.write("UPDATE tickets SET shown = 'queued'", ())
         watching.sync()
         bodies.append(github.comments("octo/app", 1)[0]["body"])
     journal.write(
@@ -235,3 +235,24 @@ def test_a_diffstat_s_paths_are_read_safely() -> None:
 
 def test_taken_values_say_what_became_of_a_ticket() -> None:
     assert Taken("k", "seen").new is False
+
+
+def test_of_two_watchers_one_shows_a_status_and_a_comment_being_made_is_left_alone(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    first, second = watcher(tmp_path, github), watcher(tmp_path, github)
+    taken = first.issues()
+    assert not isinstance(taken, Refused)
+    # As if the first had not answered yet: the second's sync shows the run, the first keeps quiet.
+    journal = journal_of(tmp_path)
+    journal.write("UPDATE tickets SET shown = NULL, comment_id = NULL", ())
+    github.state["repos"]["octo/app"]["comments"].clear()
+    second.sync()
+    first.answer(taken[0])
+    assert len(github.comments("octo/app", 1)) == 1
+    # A round whose comment another watcher is making (shown, no id yet) waits.
+    journal.write("UPDATE tickets SET comment_id = NULL", ())
+    journal.write("UPDATE runs SET status = 'running'", ())
+    before = len(github.requests)
+    second.sync()
+    assert len(github.requests) == before

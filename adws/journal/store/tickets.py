@@ -220,6 +220,16 @@ def unshown(journal: Journal, source: str) -> list[tuple[TicketRound, str | None
     return [(_round(row[:-1]), None if row[-1] is None else str(row[-1])) for row in rows]
 
 
-def shown(journal: Journal, run_id: str, status: str) -> None:
-    """Keep the status the round of `run_id`'s comment now shows."""
-    journal.write("UPDATE tickets SET shown = ? WHERE run_id = ?", (status, run_id))
+def shown(journal: Journal, run_id: str, was: str | None, status: str) -> bool:
+    """Take the showing of `status` for `run_id`'s comment, compare-and-set on `was`.
+
+    True: this caller moved it from `was` and shows it; False: another
+    watcher (on any host) got there first, and this one leaves the comment
+    alone, so a status is shown by one watcher, once.
+    """
+    with journal.transaction() as db:
+        if was is None:
+            sql = "UPDATE tickets SET shown = ? WHERE run_id = ? AND shown IS NULL"
+            return bool(db.execute(sql, (status, run_id)).rowcount)
+        sql = "UPDATE tickets SET shown = ? WHERE run_id = ? AND shown = ?"
+        return bool(db.execute(sql, (status, run_id, was)).rowcount)
