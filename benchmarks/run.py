@@ -27,6 +27,7 @@ from adws.journal import Journal, JournalObserver
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import batch_bench
 import budget_bench
+import faults_bench
 import journal_bench
 import kit_bench
 import parallel_bench
@@ -287,6 +288,7 @@ def main() -> None:
         "sessions": sessions_bench.measure(),
         "team": team_bench.measure(),
         "verify": verify_bench.measure(),
+        "faults": faults_bench.measure(),
         "tickets": tickets_bench.measure(),
     }
     p = results["pipeline"]
@@ -370,6 +372,8 @@ def render(results: dict[str, Any]) -> str:
     lines += team_bench.render(results["team"])
     lines += ["", "| verified outcomes | measured | target |", "| --- | --- | --- |"]
     lines += verify_bench.render(results["verify"])
+    lines += ["", "| faults injected | measured | target |", "| --- | --- | --- |"]
+    lines += faults_bench.render(results["faults"])
     lines += ["", "| tickets | measured | target |", "| --- | --- | --- |"]
     lines += tickets_bench.render(results["tickets"])
     return "\n".join(lines)

@@ -45,6 +45,10 @@ class AgentRequest:
     `adws.agents.sessions`). `on_session` hears the id of the session the
     call runs in as soon as the agent names it, so a call stopped halfway
     still has its session journaled.
+
+    `env_pass` names the variables of adws's own environment that the step
+    lets its agent see though adws keeps them home (`GH_TOKEN`, the
+    journal's `PG*`; see `adws.io_ops.environment`).
     """
 
     prompt: str
@@ -60,6 +64,7 @@ class AgentRequest:
     on_activity: Callable[[str], None] | None = attrs.field(default=None, eq=False, repr=False)
     session: str | None = None
     on_session: Callable[[str], None] | None = attrs.field(default=None, eq=False, repr=False)
+    env_pass: tuple[str, ...] = ()
 
 
 @final

@@ -70,7 +70,9 @@ class ClaudeAgent:
     output). A step's `edits=True` sets the SDK's `permission_mode` to
     `acceptEdits` (unless one is given here); Claude Code's own system
     prompt is kept unless `system_prompt` is given. `env` is added to the
-    session's environment (and so the CLI's: `ANTHROPIC_BASE_URL`, say).
+    session's environment (and so the CLI's: `ANTHROPIC_BASE_URL`, say),
+    which holds none of adws's own credentials but those the step names in
+    `env_pass` (see `adws.io_ops.environment`).
     Failures read as the `claude` preset's do; the request's timeout (or
     this agent's) bounds the whole call (`Timeout`), its `idle_timeout` the
     silences (`AgentHung`), and either stops the session within a second.
@@ -142,6 +144,7 @@ class ClaudeAgent:
             stdin_text=json.dumps(payload),
             timeout=timeout,
             env=self.env,
+            env_pass=request.env_pass,
             grace=STOP_GRACE_SECONDS,
             max_output_bytes=request.max_output_bytes * _OUTPUT_FACTOR,
             idle_timeout=request.idle_timeout,

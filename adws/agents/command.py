@@ -67,6 +67,11 @@ class CommandAgent:
     cannot continue sessions and is always sent the whole prompt. A session
     that is not a plain token (`adws.agents.sessions.plain_session`) is
     never put on the command line: the call fails, permanent, and runs nothing.
+
+    The command sees this process's environment less adws's own
+    credentials (`ADWS_JOURNAL`, `PG*`, `GITHUB_TOKEN`, `GH_TOKEN`; see
+    `adws.io_ops.environment`), plus `env`; `env_pass` names the ones it
+    may see all the same, as the step's `env_pass` does for one step.
     """
 
     def __init__(  # noqa: PLR0913 - the command's whole configuration, all keyword-only
@@ -83,6 +88,7 @@ class CommandAgent:
         activity: Callable[[str], str | None] | None = None,
         permanent_stderr: Sequence[str] = (),
         sessions: SessionSwitch | None = None,
+        env_pass: Sequence[str] = (),
     ) -> None:
         """Keep the command line and its defaults."""
         self.argv = tuple(shlex.split(argv) if isinstance(argv, str) else argv)
@@ -93,6 +99,7 @@ class CommandAgent:
         self.timeout = timeout
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
+        self.env_pass = io_ops.checked_env_pass("CommandAgent", env_pass)
         require_callable("CommandAgent", "parse", parse)
         self.parse = parse
         self.edits_argv = tuple(edits_argv)
@@ -135,6 +142,7 @@ class CommandAgent:
             timeout=timeout,
             cwd=request.cwd or self.cwd,
             env=self.env,
+            env_pass=(*self.env_pass, *request.env_pass),
             max_output_bytes=request.max_output_bytes * self.output_factor,
             idle_timeout=request.idle_timeout,
             on_line=hear_lines(

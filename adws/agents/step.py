@@ -45,7 +45,7 @@ from adws.io_ops.changes import stat_snapshot
 from adws.workspaces.patches import CallEdits
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from adws.engine.context import WorkflowContext
 
@@ -69,6 +69,7 @@ class AgentSpec:
     idle_timeout: float | None = None
     sessions: SessionMode = "continue"
     allow_no_change: bool = False
+    env_pass: tuple[str, ...] = ()
 
     def build(self, step: Step) -> Step:
         """Build `step` again as this spec says; what `agent_step` does not know of, it keeps.
@@ -87,6 +88,7 @@ class AgentSpec:
             idle_timeout=self.idle_timeout,
             sessions=self.sessions,
             allow_no_change=self.allow_no_change,
+            env_pass=self.env_pass,
         )
         return attrs.evolve(
             rebuilt,
@@ -420,6 +422,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     idle_timeout: float | None = None,
     sessions: SessionMode = "continue",
     allow_no_change: bool = False,
+    env_pass: Sequence[str] = (),
 ) -> Step:
     """Build a step that asks `agent` and lets only a proven answer through.
 
@@ -481,6 +484,12 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     `ClaudeAgent`; see `adws.agents.sessions`); a session the agent's CLI
     lost is asked again afresh with the whole prompt, and the journal says
     why. `"fresh"` starts every call in a new session with the whole prompt.
+
+    The agent's process sees the user's environment less adws's own
+    credentials: `ADWS_JOURNAL`, every `PG*` variable, `GITHUB_TOKEN` and
+    `GH_TOKEN` (a prompt-injected agent could print them into its answer).
+    `env_pass=("GH_TOKEN",)` lets it see the ones named (see
+    `adws.io_ops.environment`).
     """
     owner = f"agent_step {name!r}"
     require_type(owner, "prompt", prompt, str, "a str")
@@ -498,7 +507,10 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         require_type(owner, flag, value, bool, "a bool")
     require_seconds(owner, "idle_timeout", idle_timeout, optional=True)
     check_sessions(owner, sessions)
-    continuing = sessions == "continue" and continues_sessions(agent)
+    passed, continuing = (
+        io_ops.checked_env_pass(owner, env_pass),
+        sessions == "continue" and continues_sessions(agent),
+    )
     check_template(prompt, owner=f"step {name!r}", what="the prompt")
     if cwd is not None:
         check_template(cwd, owner=f"step {name!r}", what="the cwd")
@@ -534,6 +546,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             on_activity=report,
             session=None if plan is None else plan.session,
             on_session=calls.announce,
+            env_pass=passed,
         )
         agents = scope.agents  # the run's cap on agent calls in flight
         with agents if agents is not None else contextlib.nullcontext():
@@ -578,5 +591,6 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             idle_timeout,
             sessions,
             allow_no_change,
+            passed,
         ),
     )

@@ -91,6 +91,8 @@ class _Coordinator:
         self.spent_before = batch_spent(journal, batch.batch_id) if batch.max_cost else 0.0
         self.over_budget = False
         self.warnings: list[str] = []
+        self.unstarted: str | None = None
+        """Why a worker process could not be started (its forkserver killed, say), if so."""
         self.cancelled: set[str] = set()
         """The runs in flight whose cancel was passed to their worker."""
         self.total = len(runs)
@@ -152,7 +154,7 @@ class _Coordinator:
         if slot in self.idle:  # it died waiting for work: nothing to resume, one worker fewer
             self.idle.remove(slot)
         if not self.stop.signals:
-            self.idle.append(self.pool.start())
+            self._start_worker()
         if task is None:  # it ended between runs: stopping, told to stop, or idle
             return
         run_id = task.run_id
@@ -266,14 +268,37 @@ class _Coordinator:
         if warning is not None:
             self.warnings.append(f"run {run_id}: {warning}")
 
+    def _start_worker(self) -> bool:
+        """Start a worker; tell whether it started (one that cannot leaves the runs queued).
+
+        The local pool forks its workers from a forkserver: killed while it
+        forks, the start reads an end of file. The runs not started stay
+        `queued`, for `--resume`; the workers that started go on.
+        """
+        try:
+            self.idle.append(self.pool.start())
+        except (EOFError, OSError) as exc:
+            why = str(exc) or type(exc).__name__
+            self.unstarted = f"a worker process could not be started ({why})"
+            return False
+        return True
+
     def loop(self, on_progress: Callable[[Progress], None]) -> None:
         last = 0.0
         self._check_budget()  # a resumed batch may have spent its cap already
         if not self.over_budget:
-            self.idle.extend(self.pool.start() for _ in range(self.workers))
+            for _ in range(self.workers):
+                if not self._start_worker():
+                    break
         while self.waiting or self.assigned:
             self.feed()
             if (self.stop.signals or self.over_budget) and not self.assigned:
+                break
+            if self.unstarted is not None and not (self.assigned or self.idle):
+                self.skipped.append(
+                    f"{len(self.waiting)} run(s) not started: {self.unstarted}; "
+                    f"adws batch --resume {self.batch.batch_id} runs them"
+                )
                 break
             for slot, message in self.pool.receive(_TICK):
                 self.handle(slot, message)

@@ -3,13 +3,21 @@
 Each round (every `poll` seconds, and whenever a run ends) the worker
 writes its heartbeat, then fills its free slots: first the runs of this
 host to continue (a decision given elsewhere, a parked run whose time
-came; each claimed compare-and-set), then queued runs (`take_queued`:
+came, a run interrupted or whose holder died: each claimed compare-and-set;
+an orphan at most once per worker, so a run that cannot start is not
+started again every round), then queued runs (`take_queued`:
 `SKIP LOCKED`, so workers on several hosts split them). A claimed run is
 recorded as held by the worker; a child process (`held`, built by the
 caller) takes it over from its parent and runs it as `adws run` or `adws
 resume` would, with its own signals, process groups and journal
 connection: that is why runs are processes, not threads (a run's signal
 handlers, subreaper and `ADWS_RUN_ID` belong to its whole process).
+
+The child is told where the journal is (a team journal's URL holds its
+password) through a file descriptor: an unlinked file, readable by this
+user only, whose number follows `--journal-fd` on its command line. Never
+through the environment, which every step of the run would inherit (and
+an agent could print), nor the command line, which `ps` shows.
 
 A run that fails does not stop the worker. A journal it cannot reach (a
 server restarting, a dropped connection) is said once; the worker waits
@@ -22,7 +30,9 @@ waits for them, removes its heartbeat and returns the signal's exit code.
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import tempfile
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
@@ -30,8 +40,8 @@ import attrs
 from adws import io_ops
 from adws.journal import JournalError
 from adws.journal.records.workers import WorkerRecord
-from adws.journal.store.backend import ERRORS
-from adws.journal.store.queue import beat, leave
+from adws.journal.store.backend import ERRORS, JournalUrl
+from adws.journal.store.queue import beat, leave, prune_workers
 from adws.runs import Refused
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 
@@ -45,6 +55,8 @@ __all__ = ["Worker"]
 
 _TICK: Final = 0.05
 """How often the loop looks at its children and at the signals it got."""
+_ORPHANED: Final = frozenset({"interrupted", "running"})
+"""What a run nobody runs any more is due as (see `adws.journal.store.queue.orphans`)."""
 
 
 @final
@@ -52,7 +64,8 @@ class Worker:
     """Continue, on this host, every run that is due, `concurrency` at a time.
 
     `held(run_id, kind)` is the command line of the child that runs a run
-    this worker claimed (`kind`: `queued`, `waiting` or `parked`); `ended`
+    this worker claimed (`kind`: `queued`, or its status: `waiting`,
+    `parked`, `interrupted`, `running` for a dead holder's); `ended`
     is told each run's exit code as it ends; `say` prints a line. Runs are
     claimed through `runs` (`Runs.take`, `Runs.take_queued`), the one code
     outside the journal that claims a run.
@@ -85,10 +98,14 @@ class Worker:
         self.codes: list[int] = []
         """The exit code of each run this worker ran, in the order they ended."""
         self.signal: int | None = None
+        self._stopped: list[str] = []
+        """The runs it held when a signal stopped it (each told to stop, ends interrupted)."""
         self._children: dict[str, subprocess.Popen[bytes]] = {}
         self._ended: list[tuple[str, int]] = []
         """Runs that ended and are not yet settled in the journal (`_settle`)."""
         self._unreachable = False
+        self._taken_back: set[str] = set()
+        """The orphans this worker took back: each once (see the module's docstring)."""
         pid, host = os.getpid(), socket.gethostname()
         self.me = WorkerRecord(
             f"{host}:{pid}:{io_ops.wall_clock():.6f}", host, pid, io_ops.utc_now(), 0.0, poll, ()
@@ -110,8 +127,9 @@ class Worker:
                 finished = self._reap()
                 if self.signal is not None:
                     if not forwarded:
-                        for child in self._children.values():
+                        for run_id, child in self._children.items():
                             child.send_signal(self.signal)
+                            self._stopped.append(run_id)
                         forwarded = True
                     if not self._children:
                         break
@@ -124,7 +142,24 @@ class Worker:
                         break
                 io_ops.sleep(_TICK)
         self._leave()
-        return None if self.signal is None else EXIT_BY_SIGNAL[self.signal]
+        if self.signal is None:
+            return None
+        self._closing(self.signal)
+        return EXIT_BY_SIGNAL[self.signal]
+
+    def _closing(self, signum: int) -> None:
+        """Say, last, that a signal stopped the worker and what became of the runs it held."""
+        code = EXIT_BY_SIGNAL[signum]
+        held = (
+            f"{len(self._stopped)} run(s) it held stopped: {', '.join(self._stopped)} "
+            "(adws resume RUN continues each)"
+            if self._stopped
+            else "it held no run"
+        )
+        self.say(
+            f"adws worker: process {self.me.pid} stopped by {signal.Signals(signum).name} after "
+            f"{len(self.codes)} run(s); {held}; exit {code}"
+        )
 
     def _reap(self) -> bool:
         """Collect the runs that ended (settled at the next round); tell whether any did."""
@@ -176,6 +211,7 @@ class Worker:
     def _beat(self) -> None:
         self.me = attrs.evolve(self.me, beat=io_ops.wall_clock(), runs=tuple(self._children))
         beat(self.journal, self.me)
+        prune_workers(self.journal, self.me.beat)  # dead workers' rows go, not only out of sight
 
     def _fill(self) -> bool:
         """Claim and start runs while slots are free: runs to continue first, then the queue."""
@@ -184,7 +220,12 @@ class Worker:
             for run_id, kind in self.runs.due_on(self.me.host):
                 if len(self._children) >= self.concurrency:
                     break
+                orphan = kind in _ORPHANED
+                if orphan and run_id in self._taken_back:
+                    continue
                 if self.runs.take(run_id):
+                    if orphan:
+                        self._taken_back.add(run_id)
                     self._start(run_id, kind)
         while len(self._children) < self.concurrency:
             queued = self.runs.take_queued()
@@ -194,7 +235,17 @@ class Worker:
         return len(self._children) > started
 
     def _start(self, run_id: str, kind: str) -> None:
-        self._children[run_id] = io_ops.start_process(self.held(run_id, kind), self.env)
+        """Start the child that runs `run_id`, handing it the journal's location by a descriptor."""
+        where = self.runs.where
+        location = where.url if isinstance(where, JournalUrl) else str(where)
+        # An unlinked file of this user's (0600): nothing on disk, in `ps` or in the environment.
+        with tempfile.TemporaryFile() as handed:
+            handed.write(location.encode("utf-8", "surrogateescape"))
+            handed.flush()
+            handed.seek(0)
+            fd = handed.fileno()
+            argv = [*self.held(run_id, kind), "--journal-fd", str(fd)]
+            self._children[run_id] = io_ops.start_process(argv, self.env, pass_fds=(fd,))
 
     def _leave(self) -> None:
         """Settle the runs that ended and remove this worker's heartbeat, as it stops.

@@ -114,6 +114,6 @@ HIDDEN: Final = frozenset({"held-run"})
 
 MAINTAIN: Final = (
     ("runs --prune", "delete finished runs (--older-than DAYS, --keep N) and reclaim the space"),
-    ("resume --due", "resume every parked run of this host whose time has come (for cron)"),
+    ("resume --due", "resume every run of this host that is due: parked, interrupted, orphaned"),
 )
 """What keeps a journal tidy: flags of commands listed above, shown under `maintain`."""

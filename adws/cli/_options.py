@@ -32,6 +32,7 @@ __all__ = [
     "MAX_INPUTS_BYTES",
     "add_going_on",
     "add_journal",
+    "add_journal_wait",
     "add_running",
     "add_transcripts",
     "add_workflows",
@@ -66,6 +67,18 @@ def add_journal(parser: argparse.ArgumentParser) -> None:
         "--journal",
         metavar="PATH",
         help="the run journal (default: $ADWS_JOURNAL or .adws/runs.db)",
+    )
+
+
+def add_journal_wait(parser: argparse.ArgumentParser) -> None:
+    """Add `--journal-wait SECONDS` (the commands that run a run, and `adws worker`)."""
+    parser.add_argument(
+        "--journal-wait",
+        type=seconds,
+        metavar="SECONDS",
+        help="when a journal write fails (a server restarting, a full disk), try it again on a "
+        "new connection for this long (default: $ADWS_JOURNAL_WAIT, else 30); then the run stops "
+        "before its next step, interrupted (its cleanup steps run), and adws resume continues it",
     )
 
 
@@ -304,6 +317,7 @@ def runs_of(
         create=create,
         whole_process=whole_process,
         say=err,
+        journal_wait=getattr(args, "journal_wait", None),
     )
 
 

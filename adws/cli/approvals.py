@@ -18,6 +18,7 @@ from adws.cli import EXIT_CODES
 from adws.cli._options import (
     add_going_on,
     add_journal,
+    add_journal_wait,
     add_running,
     add_workflows,
     given_options,
@@ -84,6 +85,7 @@ def _deciding(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
     add_running(parser)
+    add_journal_wait(parser)
     parser.add_argument("run", help="run id (or a unique prefix)")
     parser.add_argument("--by", metavar="NAME", help="who decides (default: your login name)")
 
@@ -212,7 +214,12 @@ def _print_json(
 ) -> None:
     shown = []
     for record, question in listed:
-        item = {"run_id": record.run_id, "workflow": record.workflow, **question.to_dict()}
+        item = {
+            "run_id": record.run_id,
+            "workflow": record.workflow,
+            "waits_elsewhere": record.waits_elsewhere,
+            **question.to_dict(),
+        }
         if verbose:
             item["diffs"] = [diff_dict(found) for found in diffs[record.run_id]]
         shown.append(item)
@@ -225,9 +232,10 @@ def _print_text(
     coloured = colour()
     for record, question in listed:
         expires = "never" if question.deadline is None else _when(question.deadline)
+        where = "" if record.waits_elsewhere is None else f" · {record.waits_elsewhere}"
         out(
             f"{record.run_id} · {record.workflow} · {question.step} · asked {question.asked}"
-            f" · expires {expires}"
+            f" · expires {expires}{where}"
         )
         out("\n".join(f"  {line}" for line in question.message.splitlines() or [""]))
         run_id = record.run_id

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeAlias
 
@@ -169,6 +170,19 @@ _Started: TypeAlias = "tuple[Journal, Workflow, str, list[BatchRun], float | Non
 """A batch ready to run: its journal, workflow, id, runs, spending cap and workflows folder."""
 
 
+def _say_parked(journal: Journal, batch_id: str) -> None:
+    """Name the batch's parked runs whose time has not come: they stay parked."""
+    now = io_ops.wall_clock()
+    waiting = [run for run in journal.runs(batch=batch_id, status="parked") if not run.due(now)]
+    if waiting:
+        first = min(run.wake_at or now for run in waiting)  # not due: each has a wake_at
+        due = datetime.fromtimestamp(first, tz=UTC).isoformat(timespec="seconds")
+        err(
+            f"left parked, not due yet: {len(waiting)} run(s) (the first due {due}); "
+            "adws worker, or adws batch --resume then, continues them"
+        )
+
+
 def _resumed(args: argparse.Namespace, connect: Callable[[str], None]) -> _Started:
     journal = opened(runs_of(args, create=False))
     found = find_batch(journal, args.resume)
@@ -206,6 +220,7 @@ def _resumed(args: argparse.Namespace, connect: Callable[[str], None]) -> _Start
         described = options.describe(changed, hide=("workflows",))
         used = f" with {described}" if described else ""
         err(f"resuming batch {batch_id}: {len(runs)} run{'s' * (len(runs) != 1)}{used}")
+        _say_parked(journal, batch_id)
     cap = args.batch_max_cost if args.batch_max_cost is not None else recorded_cap
     return journal, workflow, batch_id, runs, cap, folder
 

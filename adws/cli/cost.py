@@ -84,4 +84,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
         out(cost_table(rows, args.by))
     else:
         err(f"no agent usage recorded in {journal.path}")
+    running = journal.runs(status="running", workflow=args.workflow)
+    elsewhere = [f"{run.run_id} {run.held_elsewhere}" for run in running if run.held_elsewhere]
+    if elsewhere:
+        err(f"note: these runs count as far as they recorded: {'; '.join(elsewhere)}")
     return 0

@@ -64,7 +64,18 @@ if TYPE_CHECKING:
 
 __all__ = ["Variant", "add_eval", "cmd_eval", "evaluation_of", "parse_variant"]
 
-_OPTIONS: Final = ("agent", "model", "agent_output", "max_cost", "max_tokens", "max_agents")
+_OPTIONS: Final = (
+    "agent",
+    "model",
+    "agent_output",
+    "max_cost",
+    "max_tokens",
+    "max_agents",
+    "on_budget",
+    "max_wait",
+    "notify",
+)
+"""Every option a variant takes, each applied to its runs (none parsed and dropped)."""
 
 
 @attrs.frozen
@@ -82,11 +93,11 @@ def add_eval(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Run WORKFLOW on every task of TASKS.jsonl (a JSON object of inputs per "
         "line) N times under every variant, as one batch, and print per variant the pass rate "
-        "with its 95%% Wilson interval, the mean cost and time; two variants are compared with "
+        "with its 95% Wilson interval, the mean cost and time; two variants are compared with "
         "Fisher's exact test. A variant is NAME:OPTIONS, the options split like a shell command "
         "line (-i KEY=VALUE, --agent, --model, --agent-output, --max-cost, --max-tokens, "
-        "--max-agents). Exit codes: 0 the evaluation ran (whatever its runs did), 2 usage, "
-        "130 interrupted."
+        "--max-agents, --on-budget, --max-wait, --notify). Exit codes: 0 the evaluation ran "
+        "(whatever its runs did), 2 usage, 130 interrupted."
     )
     add_workflows(parser)
     add_journal(parser)

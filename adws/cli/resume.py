@@ -9,6 +9,7 @@ from adws.cli._args import UsageError
 from adws.cli._options import (
     add_going_on,
     add_journal,
+    add_journal_wait,
     add_running,
     add_workflows,
     given_options,
@@ -51,8 +52,9 @@ def add_resume(parser: argparse.ArgumentParser) -> None:
         "is refused. The run is claimed compare-and-set: if it changed since this command read "
         "it (another resume, an approval), nothing is done (exit 2). A run parked on an agent's "
         "usage limit is resumed only once its time has come (before: exit 75, naming the time; "
-        "see --now), and --due resumes, one after another, every parked run of this host whose "
-        "time has come (for cron or a timer), printing one line per run; its exit code is the "
+        "see --now), and --due resumes, one after another, every run of this host that is due "
+        "(parked runs whose time has come, interrupted runs, runs whose process died; not a "
+        "batch's) for cron or a timer, printing one line per run; its exit code is the "
         "worst of theirs: 130 (or the signal's) if one was interrupted (no later run starts), "
         "else 1 if one failed, else 2 if one could not be resumed, else 3 if one is blocked or "
         "waits for approval, else 75 if one parked again, else 0 (also when none was due)."
@@ -60,6 +62,7 @@ def add_resume(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
     add_running(parser)
+    add_journal_wait(parser)
     parser.add_argument("run", nargs="?", help="run id (or a unique prefix)")
     parser.add_argument(
         "--now",
@@ -69,7 +72,8 @@ def add_resume(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--due",
         action="store_true",
-        help="resume every parked run of this host whose time has come, oldest first",
+        help="resume every run of this host that is due, oldest first: parked runs whose time "
+        "has come, then interrupted runs and runs whose process died",
     )
     parser.add_argument(
         "--plan",
@@ -149,20 +153,20 @@ def _plan(args: argparse.Namespace, runs: Runs) -> int:
 
 
 def _due(args: argparse.Namespace) -> int:
-    """Resume every parked run of this host whose time has come, oldest first."""
+    """Resume every run of this host that is due (parked and come, interrupted, orphaned)."""
     for given, flag in ((args.run, "a run id"), (args.plan, "--plan"), (args.from_step, "--from")):
         if given:
-            msg = f"--due resumes every parked run whose time has come; leave out {flag}"
+            msg = f"--due resumes every run of this host that is due; leave out {flag}"
             raise UsageError(msg)
     if args.input or args.inputs:
-        msg = "--due resumes every parked run whose time has come; leave out -i and --inputs"
+        msg = "--due resumes every run of this host that is due; leave out -i and --inputs"
         raise UsageError(msg)
     runs = runs_of(args, create=False)
     due = runs.due()
     if isinstance(due, Refused):
         return refused(due)
     if not due:
-        out(f"no parked run of this host is due in {runs.where}")
+        out(f"no run of this host is due in {runs.where}")
         return EXIT_OK
     codes: list[int] = []
     for record in due:
@@ -196,7 +200,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     A run waiting for approval whose wait expired is ended as rejected
     (reason `timeout`); one still waiting waits again. A parked run goes on
     only once its time has come, unless `--now`; `--due` resumes every
-    parked run of this host whose time has come.
+    run of this host that is due (see `adws.runs.Runs.due`).
     """
     if args.due:
         return _due(args)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from adws.cli._options import (
     add_journal,
+    add_journal_wait,
     add_running,
     add_workflows,
     given_options,
@@ -31,6 +32,7 @@ def add_run(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
     add_running(parser)
+    add_journal_wait(parser)
     parser.add_argument("workflow", help="workflow name")
     parser.add_argument(
         "--plan",

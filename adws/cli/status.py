@@ -22,6 +22,7 @@ from adws.render import attempt_text, status_text, step_outcomes, to_mermaid, wo
 from adws.render.diffs import diff_dict, shows_diff, step_diff_lines
 from adws.render.proved import proofs_of
 from adws.render.tickets import round_dict, ticket_line
+from adws.render.words import waits
 
 if TYPE_CHECKING:
     import argparse
@@ -74,7 +75,10 @@ def _attempt_dict(
     return {
         "step": attempt.step,
         "attempt": attempt.attempt,
-        "status": attempt.status,
+        # An approval's pause is journaled as a failed row; it is no failure (as `status` says).
+        "status": "waiting"
+        if attempt.status == "failed" and waits(attempt.error)
+        else attempt.status,
         "recorded": attempt.recorded,
         "started": attempt.started,
         "seconds": attempt.seconds,

@@ -8,6 +8,7 @@ worker and runs it through `Runs.run_held`, the path every run takes.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from typing import TYPE_CHECKING, Final
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 from adws.batch.worker import Worker
 from adws.cli._options import (
     add_journal,
+    add_journal_wait,
     add_running,
     add_workflows,
     given_options,
@@ -25,14 +27,11 @@ from adws.cli._output import err, out
 from adws.cli._runs import ended
 from adws.cli._values import positive, seconds
 from adws.cli.resume import worst
-from adws.journal.store.backend import JournalUrl
+from adws.journal.store.journal import ENV_VAR
 from adws.render.words import ended as ended_words
 
 if TYPE_CHECKING:
-    import argparse
-
     from adws.journal import Journal
-    from adws.runs import Runs
 
 __all__ = ["add_held_run", "add_worker", "cmd_held_run", "cmd_worker"]
 
@@ -44,7 +43,9 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Continue, on this host, every run that is due: queued runs (adws submit; "
         "workers on several hosts split them), runs of this host approved, rejected or cancelled "
-        "on another, and parked runs whose time has come. Each run runs in a process of its own, "
+        "on another, parked runs whose time has come, and runs nobody runs any more: "
+        "interrupted ones and those whose process died (each taken back once per worker). "
+        "Each run runs in a process of its own, "
         "as adws run or adws resume would run it; a run that fails does not stop the worker, "
         "and a journal it cannot reach is tried again every poll interval. Ctrl-C or SIGTERM "
         "stops it: the runs it holds end interrupted (adws resume continues them), exit 130 or "
@@ -53,6 +54,7 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
     )
     add_workflows(parser)
     add_journal(parser)
+    add_journal_wait(parser)
     parser.add_argument("--once", action="store_true", help="continue what is due now, then exit")
     parser.add_argument(
         "--poll",
@@ -67,25 +69,32 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
 
 
 def add_held_run(parser: argparse.ArgumentParser) -> None:
-    """Declare `adws held-run RUN --kind K`: what a worker starts for each run it holds."""
+    """Declare `adws held-run RUN --kind K --journal-fd N`: what a worker starts for each run."""
     add_workflows(parser)
     add_journal(parser)
     add_running(parser)
+    add_journal_wait(parser)
     parser.add_argument("run")
-    parser.add_argument("--kind", choices=["queued", "waiting", "parked"], required=True)
+    parser.add_argument(
+        "--kind", choices=["queued", "waiting", "parked", "interrupted", "running"], required=True
+    )
+    parser.add_argument("--journal-fd", type=int, metavar="N", help=argparse.SUPPRESS)
 
 
-def _held(args: argparse.Namespace, runs: Runs) -> tuple[list[str], dict[str, str]]:
+def _held(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     """Return the child's command line (its tail: run id and kind) and its environment.
 
-    The journal goes in the environment, never on the command line, where
-    `ps` would show a server's password.
+    The journal is handed over by a file descriptor (see
+    `adws.batch.worker`), never in the environment, which every step of the
+    run would inherit, nor on the command line, where `ps` shows it: so
+    `ADWS_JOURNAL` is left out of the child's environment.
     """
-    where = runs.where
-    env = {**os.environ, "ADWS_JOURNAL": where.url if isinstance(where, JournalUrl) else str(where)}
+    env = {key: value for key, value in os.environ.items() if key != ENV_VAR}
     command = [sys.executable, "-m", "adws", "held-run", "-q"]
     if args.workflows is not None:
         command += ["--workflows", args.workflows]
+    if args.journal_wait is not None:
+        command += ["--journal-wait", str(args.journal_wait)]
     return command, env
 
 
@@ -104,7 +113,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """
     runs = runs_of(args, create=True)
     journal = opened(runs)
-    command, env = _held(args, runs)
+    command, env = _held(args)
     worker = Worker(
         runs,
         held=lambda run_id, kind: [*command, run_id, "--kind", kind],
@@ -125,8 +134,16 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return worst(worker.codes) if worker.codes else EXIT_OK
 
 
+def _handed(fd: int) -> str:
+    """Read the journal's location from the descriptor the worker passed, and close it."""
+    with os.fdopen(fd, "rb") as handed:
+        return handed.read().decode("utf-8", "surrogateescape")
+
+
 def cmd_held_run(args: argparse.Namespace) -> int:
     """Run a run this process's parent `adws worker` claimed for it (and nothing else)."""
+    if args.journal_fd is not None:
+        args.journal = _handed(args.journal_fd)
     runs = runs_of(args, create=False)
     outcome = runs.run_held(args.run, args.kind, options=given_options(args, resume=True))
     return ended(args, outcome)

@@ -9,6 +9,8 @@ the package stays pure and tests can swap these functions for fakes:
 - `streams`: reading a process's output as capped streams, line by line;
 - `marks`: marks in a child's environment, to find what left its group and
   to tell a run's processes from others';
+- `environment`: what a step's process sees of the environment (adws's
+  own credentials kept home unless the step names them in `env_pass=`);
 - `process`: `run_process`, which puts the three together;
 - `reaper`: adws as a child subreaper, and the orphans it adopts stopped
   when a run ends;
@@ -29,6 +31,7 @@ from adws._lazy import lazy_names
 
 if TYPE_CHECKING:
     from adws.io_ops.clock import monotonic, sleep, utc_now, wall_clock
+    from adws.io_ops.environment import checked_env_pass, child_environment
     from adws.io_ops.groups import (
         CANCEL,
         GRACE_SECONDS,
@@ -58,6 +61,8 @@ __all__ = [
     "TAG",
     "ProcessOutcome",
     "become_subreaper",
+    "checked_env_pass",
+    "child_environment",
     "group_alive",
     "group_belongs_to",
     "handling_signals",
@@ -86,6 +91,8 @@ _HOMES = {
     "RUN_MARK": "adws.io_ops.marks",
     "TAG": "adws.io_ops.groups",
     "become_subreaper": "adws.io_ops.reaper",
+    "checked_env_pass": "adws.io_ops.environment",
+    "child_environment": "adws.io_ops.environment",
     "group_alive": "adws.io_ops.groups",
     "group_belongs_to": "adws.io_ops.marks",
     "handling_signals": "adws.io_ops.groups",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import subprocess
 from pathlib import Path
@@ -12,12 +11,13 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 
 from adws.io_ops.clock import monotonic
+from adws.io_ops.environment import child_environment
 from adws.io_ops.groups import CANCEL, GRACE_SECONDS, GROUPS, kill_group
 from adws.io_ops.marks import MARK, forget, kill_marked, new_mark
 from adws.io_ops.streams import DRAIN_SECONDS, Streams
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
 
 __all__ = ["ProcessOutcome", "run_process", "start_process"]
 
@@ -116,6 +116,7 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     timeout: float | None = None,
     cwd: str | Path | None = None,
     env: Mapping[str, str] | None = None,
+    env_pass: Collection[str] = (),
     grace: float = GRACE_SECONDS,
     max_output_bytes: int = 16 << 20,
     drain: float = DRAIN_SECONDS,
@@ -137,7 +138,9 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     the process ends, whatever it started that left its group (`setsid`) is
     found by the mark in its environment and killed too (see
     `adws.io_ops.marks`). `env` is added to this process's environment
-    rather than replacing it. The
+    rather than replacing it, less adws's own credentials (the journal's
+    URL, `PG*`, the GitHub tokens) but for the names in `env_pass` (see
+    `adws.io_ops.environment`). The
     prompt (`stdin_text`) is written, then stdin is closed. `on_line` hears
     each complete stdout line as it arrives. `stdout_errors` decodes stdout
     (`"surrogateescape"` keeps bytes that are not UTF-8, for a patch).
@@ -153,7 +156,7 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
         error = f"{argv[0]}: its input cannot be written as bytes ({exc.reason} at {exc.start})"
         return ProcessOutcome(argv, None, "", "", 0.0, error=error)
     mark = new_mark()
-    full_env = {**os.environ, **(env or {}), MARK: mark}
+    full_env = {**child_environment(env, env_pass), MARK: mark}
     try:
         process = subprocess.Popen(  # noqa: S603 - argv is never run through a shell here
             argv,
@@ -207,12 +210,20 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
     )
 
 
-def start_process(argv: Sequence[str], env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+def start_process(
+    argv: Sequence[str], env: Mapping[str, str], pass_fds: Sequence[int] = ()
+) -> subprocess.Popen[bytes]:
     """Start a child that outlives this call, in a session of its own, its output inherited.
 
     No terminal's Ctrl-C reaches it: its parent forwards the one signal it
-    should get (an `adws worker` to the runs it holds).
+    should get (an `adws worker` to the runs it holds). The file
+    descriptors in `pass_fds` are its too (a worker hands the journal's
+    location through one); no other is.
     """
     return subprocess.Popen(  # noqa: S603 - argv is adws's own command line
-        list(argv), env=dict(env), stdin=subprocess.DEVNULL, start_new_session=True
+        list(argv),
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        pass_fds=tuple(pass_fds),
     )

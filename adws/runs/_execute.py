@@ -36,6 +36,7 @@ from adws.journal.store.estimates import call_estimates
 from adws.journal.store.exchanges import keeps_transcripts
 from adws.journal.store.journal import BUSY_TIMEOUT_SECONDS
 from adws.journal.store.observer import JournalObserver
+from adws.journal.store.patience import JOURNAL_WAIT
 from adws.runs import _settings
 from adws.runs._values import RunOutcome, Starting
 from adws.runs.interrupts import Interrupts
@@ -102,6 +103,8 @@ class Setting:
     say: Callable[[str], None] = attrs.field(default=lambda _line: None, kw_only=True)
     notifies: bool = attrs.field(default=True, kw_only=True)
     """Run a waiting run's `--notify` command (a batch's coordinator runs it for its runs)."""
+    journal_wait: float = attrs.field(default=JOURNAL_WAIT, kw_only=True)
+    """Seconds a failed journal write is tried again before the run stops (`--journal-wait`)."""
 
 
 def _observers(given: Observers, starting: Starting) -> list[RunObserver]:
@@ -109,19 +112,22 @@ def _observers(given: Observers, starting: Starting) -> list[RunObserver]:
 
 
 @contextlib.contextmanager
-def _children_recorded(journal: Journal, run_id: str, unrecorded: list[str]) -> Iterator[None]:
+def _children_recorded(
+    journal: Journal, run_id: str, unrecorded: list[str], wait: float
+) -> Iterator[None]:
     """Record in the journal, off the step's thread, which process groups the step has started.
 
     A resume reads them to refuse resuming a run whose child still runs.
-    A write that fails is kept in `unrecorded`, never raised into the step.
+    A write that fails (after `wait` seconds of tries) is kept in
+    `unrecorded`, never raised into the step.
     """
-    recorder = ChildrenRecorder(journal, run_id, unrecorded)
+    recorder = ChildrenRecorder(journal, run_id, unrecorded, wait)
     io_ops.GROUPS.on_change = recorder
     try:
         yield
     finally:
         io_ops.GROUPS.on_change = None
-        recorder.close(BUSY_TIMEOUT_SECONDS + 1.0)
+        recorder.close(wait + BUSY_TIMEOUT_SECONDS + 1.0)
 
 
 @contextlib.contextmanager
@@ -203,7 +209,9 @@ def _guards(
         io_ops.become_subreaper()  # a run's orphans come to adws, which stops them as it ends
         stack.enter_context(interrupts.installed())
     if journal is not None:
-        stack.enter_context(_children_recorded(journal, plan.run_id, unrecorded))
+        stack.enter_context(
+            _children_recorded(journal, plan.run_id, unrecorded, setting.journal_wait)
+        )
     stack.enter_context(_run_marked(plan.run_id))
     if setting.whole_process:
         stack.enter_context(_adopted_stopped())
@@ -229,6 +237,7 @@ def execute(setting: Setting, plan: Plan, observers: Observers = ()) -> RunOutco
             options,
             transcripts=transcripts,
             queued=plan.queued,
+            wait=setting.journal_wait,
         )
         watching.append(recorder)
     watching.append(summary)

@@ -94,8 +94,13 @@ class Runs:
         sleep: Sleep = io_ops.sleep,
         say: Callable[[str], None] = _quiet,
         worktrees: str | None = None,
+        journal_wait: float | None = None,
     ) -> None:
-        """Keep where the runs are recorded; open nothing yet."""
+        """Keep where the runs are recorded; open nothing yet.
+
+        `journal_wait` is how long a failed journal write is tried again
+        before a run stops `interrupted` (None: `$ADWS_JOURNAL_WAIT`, else 30 s).
+        """
         self._journal = journal
         self.where: Path | JournalUrl = (
             journal.path if journal is not None else where or DEFAULT_PATH
@@ -107,6 +112,7 @@ class Runs:
         self.sleep = sleep
         self.say = say
         self._worktrees = worktrees
+        self.journal_wait = journal_wait
 
     @classmethod
     def open(  # noqa: PLR0913 - where the journal is, and how the runs run
@@ -118,6 +124,7 @@ class Runs:
         create: bool = True,
         whole_process: bool = True,
         say: Callable[[str], None] = _quiet,
+        journal_wait: float | None = None,
     ) -> Runs:
         """Name the journal (`$ADWS_JOURNAL`, else `.adws/runs.db`, unless given); open it later."""
         chosen = journal if journal is not None else os.environ.get(ENV_VAR)
@@ -128,6 +135,7 @@ class Runs:
             create=create,
             whole_process=whole_process,
             say=say,
+            journal_wait=journal_wait,
         )
 
     # -- the journal ---------------------------------------------------------------
@@ -157,7 +165,14 @@ class Runs:
         worktrees = self._worktrees
         if worktrees is None:
             worktrees = str(self.home / "worktrees")
-        return Setting(journal, self.sleep, worktrees, self.whole_process, say=self.say)
+        return Setting(
+            journal,
+            self.sleep,
+            worktrees,
+            self.whole_process,
+            say=self.say,
+            journal_wait=_settings.journal_wait(self.journal_wait),
+        )
 
     def _replayed(self) -> Journal | Refused:
         """Open the journal a replay of a run reads: this one, or (not recording) read-only."""
@@ -496,13 +511,20 @@ class Runs:
         )
 
     def due(self) -> list[RunRecord] | Refused:
-        """List the parked runs of this host whose time has come, oldest first, read whole."""
+        """List the runs of this host to resume now, oldest first, read whole (`resume --due`).
+
+        Parked runs whose time has come, then the runs nobody runs any more:
+        interrupted ones and those whose holder died on this host (see
+        `adws.journal.store.queue.orphans`).
+        """
         journal = self.journal()
         if isinstance(journal, Refused):
             return journal
         now, host = io_ops.wall_clock(), socket.gethostname()
         listed = [run for run in journal.runs(status="parked") if run.host == host and run.due(now)]
-        found = [journal.find(run.run_id) for run in reversed(listed)]
+        chosen = [run.run_id for run in reversed(listed)]
+        chosen += [run_id for run_id, _ in queue.orphans(journal, host)]
+        found = [journal.find(run_id) for run_id in chosen]
         return [run for run in found if not isinstance(run, str)]
 
     # -- a worker's ----------------------------------------------------------------
@@ -511,11 +533,11 @@ class Runs:
         """List `(run_id, why)` of the runs of `host` to continue now, oldest first (a worker's).
 
         Parked runs whose time has come, waiting runs decided (or cancelled)
-        on another host; `why` is their status.
+        on another host, then interrupted runs and runs whose holder died
+        on this host; `why` is their status.
         """
-        return queue.due_runs(
-            setting_journal(self._setting(self._journal)), host, io_ops.wall_clock()
-        )
+        journal = setting_journal(self._setting(self._journal))
+        return queue.due_runs(journal, host, io_ops.wall_clock()) + queue.orphans(journal, host)
 
     def take(self, run_id: str) -> bool:
         """Claim a due run for this process, compare-and-set; another worker may have it first."""
@@ -546,8 +568,8 @@ class Runs:
         held = ("running", os.getppid(), socket.gethostname())
         if (record.status, record.pid, record.host) != held:
             return Refused(
-                f"run {record.run_id} is not held for this process by an adws worker; "
-                f"adws worker runs it (or adws resume {record.run_id})"
+                f"run {record.run_id} is {record.status}, not held for this process by an adws "
+                f"worker; nothing was run here (adws resume {record.run_id} continues it)"
             )
         given = options or RunOptions()
         setting = self._setting(self._journal)

@@ -3,8 +3,11 @@
 `ADWS_MAX_WAIT` is how long a run waits in its process for an agent's
 limit to reset before it parks (`--max-wait` overrides it, and a run
 records the value it used); `ADWS_JOURNAL_BUSY_TIMEOUT` how long a journal
-write waits for another process's transaction. A value that is not a
-number of seconds is a `SettingError` naming the variable.
+write waits for another process's transaction; `ADWS_JOURNAL_WAIT` how long
+a journal write that failed (a server restarting, a full disk) is tried
+again before the run stops `interrupted` (`--journal-wait` overrides it).
+A value that is not a number of seconds is a `SettingError` naming the
+variable.
 """
 
 from __future__ import annotations
@@ -16,8 +19,18 @@ from typing import Final
 from adws._exceptions import SettingError
 from adws.engine.parking import DEFAULT_MAX_WAIT
 from adws.journal.store.journal import BUSY_TIMEOUT_SECONDS
+from adws.journal.store.patience import JOURNAL_WAIT
 
-__all__ = ["BUSY_VAR", "MAX_WAIT_VAR", "MOST_WAIT", "busy_timeout", "max_wait", "seconds_in"]
+__all__ = [
+    "BUSY_VAR",
+    "JOURNAL_WAIT_VAR",
+    "MAX_WAIT_VAR",
+    "MOST_WAIT",
+    "busy_timeout",
+    "journal_wait",
+    "max_wait",
+    "seconds_in",
+]
 
 MAX_WAIT_VAR: Final = "ADWS_MAX_WAIT"
 """Seconds a run waits in its process for an agent's limit to reset (default 900)."""
@@ -25,6 +38,8 @@ MOST_WAIT: Final = 30 * 86_400.0
 """A month: no usage window a service names is longer; waiting longer in one process is a bug."""
 BUSY_VAR: Final = "ADWS_JOURNAL_BUSY_TIMEOUT"
 """Seconds a journal write waits for another process's transaction (default 30)."""
+JOURNAL_WAIT_VAR: Final = "ADWS_JOURNAL_WAIT"
+"""Seconds a failed journal write is tried again before the run stops (default 30)."""
 
 
 def seconds_in(name: str, most: float | None = None) -> float | None:
@@ -66,3 +81,14 @@ def busy_timeout() -> float:
     """Return how long a journal write waits: `$ADWS_JOURNAL_BUSY_TIMEOUT`, else 30 s."""
     found = seconds_in(BUSY_VAR)
     return BUSY_TIMEOUT_SECONDS if found is None else found
+
+
+def journal_wait(given: float | None = None) -> float:
+    """Return how long a failed journal write is tried again: `given`, else `$ADWS_JOURNAL_WAIT`.
+
+    Else 30 s; at most a month, as `--max-wait`.
+    """
+    if given is not None:
+        return given
+    found = seconds_in(JOURNAL_WAIT_VAR, MOST_WAIT)
+    return JOURNAL_WAIT if found is None else found

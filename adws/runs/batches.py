@@ -168,15 +168,20 @@ def resume_batch(  # noqa: PLR0913 - the batch, and every way a resume can be as
     when a child process it left still runs, or when a live process other
     than a dead coordinator holds it (`force` stops the child and takes the
     run over). A run whose every step succeeded, though its end was not
-    recorded, is marked `succeeded` and left out. Each run carries what was
-    read of it (`BatchRun.seen`): its claim refuses a run that changed since.
+    recorded, is marked `succeeded` and left out; so is a parked run whose
+    time has not come (it stays parked: `adws worker`, or a later resume,
+    continues it once due). Each run carries what was read of it
+    (`BatchRun.seen`): its claim refuses a run that changed since.
     """
     runs: list[BatchRun] = []
+    now = io_ops.wall_clock()
     for line, run_id, status, _ in batch_runs(journal, batch_id):
         if status in {"succeeded", "cancelled"}:  # done, or ended on a person's word
             continue
         record = journal.find(run_id)
         assert not isinstance(record, str)  # noqa: S101 - listed just now, under its full id
+        if status == "parked" and not record.due(now):
+            continue
         options = record.options.merged(given)[0]
         if status == "queued":
             runs.append(BatchRun(line, run_id, record.inputs_json, options, seen=record.seen))

@@ -52,6 +52,8 @@ class ShellSpec:
     """The script in `script_from` may come from an earlier step (a plan's commands)."""
     failures: str | None = None
     """The name of the parser that names its failures (see `adws.shell.failures`)."""
+    env_pass: tuple[str, ...] = ()
+    """The variables adws keeps from steps that this one sees (see `adws.io_ops.environment`)."""
 
 
 def _parser(name: str, failures: str | FailureParser | None) -> FailureParser | None:
@@ -117,6 +119,7 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     allow_generated: bool = False,
     rerun_on_resume: bool = False,
     failures: str | FailureParser | None = None,
+    env_pass: Sequence[str] = (),
 ) -> Step:
     """Build a step that runs `command` and records its output.
 
@@ -165,8 +168,14 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
     A success writes `<name>_failures` (`[]`). A parser that lists passes
     (`pytest`, `auto`, `junit(PATH)`) adds the ids that passed: a failure's
     `context["passed"]`, a success's `<name>_passed` (sorted).
+
+    The command sees the user's environment less adws's own credentials:
+    `ADWS_JOURNAL`, every `PG*` variable, `GITHUB_TOKEN` and `GH_TOKEN`.
+    `env_pass=("PGHOST", "PGPASSWORD")` lets it see the ones named (see
+    `adws.io_ops.environment`).
     """
     parser = _parser(name, failures)
+    passed = io_ops.checked_env_pass(f"shell_step {name!r}", env_pass)
     spec_command = _checked_options(
         name,
         command=command,
@@ -191,7 +200,11 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             return IOFailure(where)
         where = where if where is not None else current_worktree()
         outcome = io_ops.run_process(
-            rendered, timeout=timeout, cwd=where, max_output_bytes=max_output_bytes
+            rendered,
+            timeout=timeout,
+            cwd=where,
+            env_pass=passed,
+            max_output_bytes=max_output_bytes,
         )
         script = None if plan is not None else rendered[2]
         shown = label or f"`{script}`"
@@ -225,5 +238,6 @@ def shell_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             max_output_bytes,
             allow_generated,
             None if parser is None else name_of(parser),
+            passed,
         ),
     )

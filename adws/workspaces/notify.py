@@ -20,6 +20,8 @@ def notify(command: str, run_id: str, message: str, timeout: float = NOTIFY_TIME
     notification that fails never fails the run. It runs as any command
     adws starts does (its own process group, a timeout, no shell), so the
     message, which may hold an agent's words, is one argument and never code.
+    It sees the GitHub tokens (`GITHUB_TOKEN`, `GH_TOKEN`: `gh` may post
+    the notice) but not the journal's credentials (`ADWS_JOURNAL`, `PG*`).
     """
     try:
         parts = shlex.split(command)
@@ -27,8 +29,13 @@ def notify(command: str, run_id: str, message: str, timeout: float = NOTIFY_TIME
         return f"--notify {command!r} is not a command line: {exc}"
     if not parts:
         return "--notify was given an empty command"
+    # The user's own command, not a step: it may post with the GitHub CLI (`gh`), but it
+    # sees no journal credential (see `adws.io_ops.environment`).
     outcome = io_ops.run_process(
-        [*parts, run_id, message], timeout=timeout, max_output_bytes=1 << 20
+        [*parts, run_id, message],
+        timeout=timeout,
+        max_output_bytes=1 << 20,
+        env_pass=("GITHUB_TOKEN", "GH_TOKEN"),
     )
     if outcome.finished and outcome.returncode == 0:
         return None

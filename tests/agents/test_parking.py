@@ -187,7 +187,7 @@ def test_resume_due_in_another_process_finishes_the_run_with_the_failed_call_cha
 
     nothing = adws(project, env, "resume", "--due")
     assert (nothing.returncode, len(fake_model_api.requests)) == (0, 2)
-    assert nothing.stdout.startswith("no parked run of this host is due in ")
+    assert nothing.stdout.startswith("no run of this host is due in ")
 
     wait_until(float(limit.body["resets_at"]))
     fake_model_api.script(Reply.text(DONE, input_tokens=10))

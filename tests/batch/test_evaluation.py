@@ -147,6 +147,28 @@ def test_a_metric_scores_by_a_numeric_output_and_prints_a_table(
     )
 
 
+def test_a_variant_applies_every_option_it_takes_to_its_runs(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    variant = "a:-i mode=good --on-budget ask --max-wait 7 --notify 'echo hi' --max-agents 2"
+    argv = ["eval", "graded", "tasks.jsonl", "-n", "1", "-q", "--json", "--variant", variant]
+    assert main([*argv, "--variant", "b:-i mode=good"]) == 0
+    journal = Journal(project / ".adws" / "runs.db")
+    batch = json.loads(capsys.readouterr().out)["batch_id"]
+    chosen = [
+        (run.options.on_budget, run.options.max_wait, run.options.notify, run.options.max_agents)
+        for run in journal.runs(batch=batch)
+    ]
+    assert chosen == [("ask", 7.0, "echo hi", 2)] * 3 + [(None, None, None, None)] * 3
+
+
+def test_eval_help_says_95_percent_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--help"]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "with its 95% Wilson interval" in said
+    assert "%%" not in said
+
+
 def test_one_default_variant_without_a_comparison(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -196,6 +196,8 @@ def test_a_waiting_run_runs_its_cleanup_seeing_cancelled_and_cannot_be_approved(
     code, _, err = adws(project, journal_at, "run", "gated", "-i", "n=1")
     assert code == 3, err
     run_id = only_run(journal_at)
+    waiting = status_json(project, journal_at, run_id)
+    assert [(a["step"], a["status"]) for a in waiting["attempts"]] == [("ship", "waiting")]  # type: ignore[attr-defined] # a list of dicts
 
     code, out, err = adws(project, journal_at, "cancel", run_id, "--by", "bo", "-q")
     assert (code, out) == (0, f"run {run_id} cancelled\n"), err

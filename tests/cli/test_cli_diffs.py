@@ -244,7 +244,19 @@ def test_approvals_shows_no_diff_without_verbose(reviewed: tuple[Path, str]) -> 
     code, listed, err = adws(project, "approvals", "--json")
     assert (code, err) == (0, "")
     assert [(item["run_id"], sorted(item)) for item in json.loads(listed)] == [
-        (run_id, ["asked", "decision", "message", "run_id", "step", "timeout", "workflow"])
+        (
+            run_id,
+            [
+                "asked",
+                "decision",
+                "message",
+                "run_id",
+                "step",
+                "timeout",
+                "waits_elsewhere",
+                "workflow",
+            ],
+        )
     ]
 
 

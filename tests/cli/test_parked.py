@@ -168,7 +168,7 @@ def test_due_resumes_the_runs_whose_time_has_come_oldest_first(
     assert main(["resume", "--due", "-q"]) == 0
     assert capsys.readouterr().out == f"{first} limited: succeeded (exit 0)\n"
     assert main(["resume", "--due"]) == 0
-    assert capsys.readouterr().out == "no parked run of this host is due in .adws/runs.db\n"
+    assert capsys.readouterr().out == "no run of this host is due in .adws/runs.db\n"
     # Its time comes, but the limit holds: it parks again (75), the worst of one.
     monkeypatch.setattr(io_ops, "wall_clock", lambda: NOW + 7200)
     limit(project, NOW + 9000)
@@ -207,7 +207,7 @@ def test_due_takes_no_run_plan_or_inputs(
 ) -> None:
     assert main(argv) == 2
     assert capsys.readouterr().err == (
-        f"adws: error: --due resumes every parked run whose time has come; leave out {leave_out}\n"
+        f"adws: error: --due resumes every run of this host that is due; leave out {leave_out}\n"
     )
 
 
@@ -265,6 +265,32 @@ def test_a_batch_counts_parked_runs_with_blocked_ones_and_exits_75(
     lines = [line for line in printed.out.splitlines() if line.startswith("  line ")]
     assert len(lines) == 2
     assert all(": fake usage limit" in line and "parked until" in line for line in lines)
+
+
+def test_batch_resume_continues_only_the_parked_runs_that_are_due(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    limit(project, NOW + 3600)
+    (project / "inputs.jsonl").write_text('{"n": 1, "pause": 0}\n{"n": 2, "pause": 0}\n')
+    assert main(["batch", "limited", "inputs.jsonl", "--concurrency", "1", "--json"]) == 75
+    batch_id = json.loads(capsys.readouterr().out)["batch_id"]
+    journal = Journal(project / ".adws" / "runs.db")
+    first, second = (run.run_id for run in journal.runs(batch=batch_id))
+    journal.write("UPDATE runs SET wake_at = ? WHERE run_id = ?", (NOW - 1, first))
+    limit(project, None)
+    assert main(["batch", "--resume", batch_id, "--json"]) == 75
+    said = capsys.readouterr().err
+    assert f"resuming batch {batch_id}: 1 run\n" in said
+    assert (
+        "left parked, not due yet: 1 run(s) (the first due "
+        f"{time.strftime('%Y-%m-%dT%H:%M:%S+00:00', time.gmtime(NOW + 3600))}); adws worker, or "
+        "adws batch --resume then, continues them\n"
+    ) in said
+    assert [journal.find(run_id).status for run_id in (first, second)] == [  # type: ignore[union-attr] # found
+        "succeeded",
+        "parked",
+    ]
+    assert (project / "calls.log").read_text().splitlines() == ["ask", "ask", "ask"]
 
 
 @pytest.mark.slow

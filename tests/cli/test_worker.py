@@ -187,17 +187,73 @@ def test_a_failed_run_does_not_stop_the_worker_and_the_exit_is_the_worst(
     assert lines(project / "ran.log") == ["2"]
 
 
-def test_a_run_its_worker_cannot_load_is_left_interrupted_and_resumable(
+def test_a_run_its_worker_cannot_load_is_taken_back_once_then_left_interrupted_and_resumable(
     project: Path, journal_at: str
 ) -> None:
     run_id = submit(project, journal_at, "noted", "3")
     (project / "workflows" / "flows.py").rename(project / "flows.py")
     worker = adws(project, journal_at, "worker", "--once", "--poll", "0.2")
-    assert (worker.returncode, worker.stdout) == (2, f"{run_id} noted: interrupted (exit 2)\n")
+    assert (worker.returncode, worker.stdout) == (2, f"{run_id} noted: interrupted (exit 2)\n" * 2)
     (project / "flows.py").rename(project / "workflows" / "flows.py")
     resumed = adws(project, journal_at, "resume", run_id)
     assert resumed.returncode == 0, resumed.stderr
     assert lines(project / "ran.log") == ["3"]
+
+
+def test_an_interrupted_run_is_taken_back_by_the_next_worker_and_runs_once(
+    project: Path, journal_at: str
+) -> None:
+    run_id = submit(project, journal_at, "noted", "8")
+    (project / "workflows" / "flows.py").rename(project / "flows.py")
+    adws(project, journal_at, "worker", "--once", "--poll", "0.2")
+    assert Journal(journal_at).find(run_id).status == "interrupted"  # type: ignore[union-attr] # found
+    (project / "flows.py").rename(project / "workflows" / "flows.py")
+    worker = adws(project, journal_at, "worker", "--once", "--poll", "0.2", "--journal-wait", "5")
+    assert (worker.returncode, worker.stdout) == (0, f"{run_id} noted: succeeded (exit 0)\n")
+    assert lines(project / "ran.log") == ["8"]
+
+
+def test_a_worker_killed_just_after_its_claim_leaves_a_run_the_next_worker_takes_back(
+    project: Path, journal_at: str
+) -> None:
+    run_id = submit(project, journal_at, "noted", "9")
+    claim = (
+        "import sys; from adws.journal import Journal; from adws.journal.store.queue import "
+        "take_queued; print(take_queued(Journal(sys.argv[1])))"
+    )
+    claimed = subprocess.run(
+        [sys.executable, "-c", claim, journal_at],
+        env=environment(journal_at),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert claimed.stdout == f"{run_id}\n"  # the claiming process has ended: its claim is orphaned
+    record = Journal(journal_at).find(run_id)
+    assert (record.status, record.stale) == ("running", True)  # type: ignore[union-attr] # found
+    worker = adws(project, journal_at, "worker", "--once", "--poll", "0.2")
+    assert (worker.returncode, worker.stdout) == (0, f"{run_id} noted: succeeded (exit 0)\n")
+    assert lines(project / "ran.log") == ["9"]
+
+
+def test_resume_due_takes_back_interrupted_runs_and_runs_whose_holder_died(
+    project: Path, journal_at: str
+) -> None:
+    dead = submit(project, journal_at, "noted", "10")
+    journal = Journal(journal_at)
+    journal.write(
+        "UPDATE runs SET status = 'running', pid = ?, host = ? WHERE run_id = ?",
+        (dead_pid(), socket.gethostname(), dead),
+    )
+    done = adws(project, journal_at, "resume", "--due")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{dead} noted: succeeded (exit 0)\n"
+    assert lines(project / "ran.log") == ["10"]
+    again = adws(project, journal_at, "resume", "--due")
+    assert (again.returncode, again.stdout) == (
+        0,
+        f"no run of this host is due in {journal.path}\n",
+    )
 
 
 def test_held_run_refuses_a_run_no_worker_handed_to_it(project: Path, journal_at: str) -> None:
@@ -206,8 +262,8 @@ def test_held_run_refuses_a_run_no_worker_handed_to_it(project: Path, journal_at
     assert (done.returncode, done.stderr) == (
         2,
         (
-            f"adws: error: run {run_id} is not held for this process by an adws worker; "
-            f"adws worker runs it (or adws resume {run_id})\n"
+            f"adws: error: run {run_id} is queued, not held for this process by an adws "
+            f"worker; nothing was run here (adws resume {run_id} continues it)\n"
         ),
     )
     assert Journal(journal_at).find(run_id).status == "queued"  # type: ignore[union-attr] # found
@@ -226,6 +282,10 @@ def test_sigterm_stops_the_worker_and_leaves_its_run_interrupted_and_resumable(
         143,
         f"{run_id} held: interrupted: slow: Interrupted: interrupted by SIGTERM (exit 143)\n",
     ), err
+    assert err.splitlines()[-1] == (
+        f"adws worker: process {worker.pid} stopped by SIGTERM after 1 run(s); 1 run(s) it held "
+        f"stopped: {run_id} (adws resume RUN continues each); exit 143"
+    )
     assert Journal(journal_at).find(run_id).status == "interrupted"  # type: ignore[union-attr] # found
     assert Journal(journal_at).query("SELECT COUNT(*) FROM workers") == [(0,)]
     (project / "hold").unlink()
@@ -234,7 +294,7 @@ def test_sigterm_stops_the_worker_and_leaves_its_run_interrupted_and_resumable(
     assert lines(project / "ran.log") == ["5"]
 
 
-def test_a_run_whose_process_is_killed_counts_as_failed_and_the_worker_goes_on(
+def test_a_held_run_killed_is_taken_back_by_its_worker_and_its_step_finishes_once(
     project: Path, journal_at: str
 ) -> None:
     (project / "hold").touch()
@@ -244,8 +304,14 @@ def test_a_run_whose_process_is_killed_counts_as_failed_and_the_worker_goes_on(
     pid = Journal(journal_at).find(run_id).pid  # type: ignore[union-attr] # found
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
+    (project / "hold").unlink()
     out, err = worker.communicate(timeout=60)
-    assert (worker.returncode, out) == (1, f"{run_id} held: running (exit 1)\n"), err
+    assert (worker.returncode, out) == (
+        1,
+        f"{run_id} held: running (exit 1)\n{run_id} held: succeeded (exit 0)\n",
+    ), err
+    assert lines(project / "ran.log") == ["6"]  # the killed attempt never got there
+    assert lines(project / "started.log") == ["6", "6"]
 
 
 def test_workers_lists_a_live_worker_and_not_a_dead_or_silent_one(
@@ -266,6 +332,14 @@ def test_workers_lists_a_live_worker_and_not_a_dead_or_silent_one(
                 " VALUES (?, ?, ?, '2026-11-27T09:00:00+00:00', ?, 5, ?)",
                 (worker_id, host, pid, at, "{" if worker_id == "forged" else "[]"),
             )
+        # The live worker prunes the heartbeats of the dead and the silent at its next beat.
+        wait_for(
+            lambda: (
+                {row[0] for row in Journal(journal_at).query("SELECT worker_id FROM workers")}
+                & {"dead", "silent"}
+                == set()
+            )
+        )
         listed = adws(project, journal_at, "workers", "--json")
         live = json.loads(listed.stdout)
         assert [(item["host"], item["pid"], item["runs"]) for item in live] == [
@@ -280,8 +354,12 @@ def test_workers_lists_a_live_worker_and_not_a_dead_or_silent_one(
         ]
     finally:
         worker.send_signal(signal.SIGINT)
-        worker.communicate(timeout=60)
+        _, err = worker.communicate(timeout=60)
     assert worker.returncode == 130
+    assert err.splitlines()[-1] == (
+        f"adws worker: process {worker.pid} stopped by SIGINT after 0 run(s); it held no run; "
+        "exit 130"
+    )
     journal.write("DELETE FROM workers WHERE worker_id = 'forged'", ())
     assert adws(project, journal_at, "workers").stdout == (
         f"no live adws worker in {Journal(journal_at).path}\n"
@@ -298,9 +376,28 @@ def test_a_run_held_on_another_host_is_not_checked_from_here(
     said = "running on far, pid 4242: not checked from here"
     assert said in adws(project, journal_at, "runs").stdout
     assert said in adws(project, journal_at, "status", run_id).stdout
+    listed = json.loads(adws(project, journal_at, "runs", "--json").stdout)
+    assert [(run["run_id"], run["held_elsewhere"]) for run in listed] == [(run_id, said)]
+    cost = adws(project, journal_at, "cost")
+    assert cost.stderr.splitlines()[-1] == (
+        f"note: these runs count as far as they recorded: {run_id} {said}"
+    )
     report = adws(project, journal_at, "report", run_id, "-o", str(project / "r.html"))
     assert report.returncode == 0, report.stderr
     assert f"<p>{said}</p>" in (project / "r.html").read_text()
+    Journal(journal_at).write(
+        "UPDATE runs SET status = 'waiting', failed_step = 'ship' WHERE run_id = ?", (run_id,)
+    )
+    Journal(journal_at).write(
+        "INSERT INTO approvals (run_id, step, message, asked) VALUES (?, 'ship', 'ship?', ?)",
+        (run_id, "2026-11-29T09:00:00+00:00"),
+    )
+    waiting = adws(project, journal_at, "approvals", "--json")
+    assert [(item["run_id"], item["waits_elsewhere"]) for item in json.loads(waiting.stdout)] == [
+        (run_id, "waiting on far: not checked from here")
+    ], waiting.stderr
+    text = adws(project, journal_at, "approvals").stdout.splitlines()[0]
+    assert text.endswith(" · waiting on far: not checked from here")
 
 
 def test_a_parked_run_whose_time_came_is_continued_by_worker_once(

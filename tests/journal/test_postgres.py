@@ -152,7 +152,7 @@ def test_a_journal_opened_for_reading_on_a_server_writes_nothing(postgres_url: s
 def test_an_empty_database_cannot_be_read_and_says_so(postgres_url: str) -> None:
     with pytest.raises(
         JournalError,
-        match=r"^cannot use the run journal postgresql://postgres:\*\*\*@.*schema_version",
+        match=r"^the run journal postgresql://postgres:\*\*\*@.* holds no runs yet ",
     ):
         Journal(postgres_url, readonly=True)
 
@@ -181,3 +181,23 @@ def test_pruning_on_a_server_deletes_the_runs_and_rows_unpack(postgres_url: str)
     assert journal.runs() == []
     [(run_id, status)] = [tuple(row) for row in journal._db.execute("SELECT 'r', 'ok'").fetchall()]
     assert (run_id, status, report.status) == ("r", "ok", "succeeded")
+
+
+@pytest.mark.parametrize(
+    "argv", [("runs",), ("runs", "--json"), ("status", "r1"), ("cost",), ("report", "r1")]
+)
+def test_a_read_command_on_a_fresh_database_says_it_holds_no_runs_yet(
+    project: Path, postgres_url: str, argv: tuple[str, ...]
+) -> None:
+    code, out, err = adws(project, postgres_url, *argv)
+    assert (code, out, err) == (
+        2,
+        "",
+        (
+            f"adws: error: the run journal {redact(postgres_url)} holds no runs yet (no adws "
+            "command has written to this database); `adws run` or `adws submit` records runs "
+            "there\n"
+        ),
+    )
+    with psycopg.connect(postgres_url) as db:
+        assert db.execute("SELECT to_regclass('schema_version')").fetchone() == (None,)

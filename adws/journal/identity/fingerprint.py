@@ -52,9 +52,10 @@ if TYPE_CHECKING:
 
 __all__ = ["describe_workflow", "fingerprint", "helper_sources", "step_fingerprints"]
 
-_SKIPPED_SPEC_FIELDS = frozenset({"agent", "sessions"})
-"""Spec fields no fingerprint covers: the backend an agent step asks (see above), and
-whether its retries continue the agent's session (how it asks, not what it proves)."""
+_SKIPPED_SPEC_FIELDS = frozenset({"agent", "sessions", "env_pass"})
+"""Spec fields no fingerprint covers: the backend an agent step asks (see above),
+whether its retries continue the agent's session, and the credentials its process may
+see (`env_pass`): how it asks, not what it proves."""
 
 
 def _spec(spec: object, describer: Describer) -> object:

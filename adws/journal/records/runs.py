@@ -198,6 +198,16 @@ class RunRecord:
             return None
         return f"running on {self.host}, pid {self.pid}: not checked from here"
 
+    @property
+    def waits_elsewhere(self) -> str | None:
+        """Say that the run waits for approval on another host (its worker there continues it).
+
+        None: it does not wait, or waits on this host.
+        """
+        if self.status != "waiting" or self.host in {None, socket.gethostname()}:
+            return None
+        return f"waiting on {self.host}: not checked from here"
+
     def live_children(self) -> tuple[int, ...]:
         """Return the recorded child process groups still alive on this host and still the run's.
 
@@ -220,6 +230,7 @@ class RunRecord:
             "workflow": self.workflow,
             "status": self.status,
             "stale": self.stale,
+            "held_elsewhere": self.held_elsewhere,
             "started": self.started,
             "finished": self.finished,
             "seconds": self.seconds,

@@ -60,23 +60,59 @@ def is_url(text: str) -> bool:
     return text.startswith(SCHEMES)
 
 
+def _split(url: str) -> tuple[str, str, str, str, str]:
+    """Split a URL as `urllib.parse.urlsplit` does, never refusing one (`[::1` unclosed).
+
+    Returns what precedes the host's part (`postgresql://`), the user part
+    (with its `@`), the host and port, the path, the query (with its `?`)
+    and the fragment (with its `#`), glued back by `"".join`.
+
+    >>> _split("postgresql://u:pw@[::1:54329/x?password=q")
+    ('postgresql://', 'u:pw@', '[::1:54329', '/x', '?password=q')
+    >>> _split("u:pw@db/adws#top")
+    ('', 'u:pw@', 'db', '/adws', '#top')
+    """
+    head, sep, rest = url.partition("://")
+    if not sep:
+        head, rest = "", url
+    rest, hash_, fragment = rest.partition("#")
+    rest, mark, query = rest.partition("?")
+    netloc, slash, path = rest.partition("/")
+    user, at, host = netloc.rpartition("@")
+    return head + sep, user + at, host, slash + path, mark + query + hash_ + fragment
+
+
+def _query_secrets(query: str) -> list[str]:
+    """Return the values of `password=` in a query (`?...#...`), as written and as meant."""
+    words = query.lstrip("?").partition("#")[0]
+    pairs = (pair.partition("=") for pair in words.split("&"))
+    found = [value for name, _, value in pairs if name.lower() == "password" and value]
+    return [*found, *(urllib.parse.unquote_plus(value) for value in found)]
+
+
 def redact(url: str) -> str:
     """Show a URL with its password (in the user part or the query) replaced by `***`.
+
+    A URL no parser takes (`postgresql://u:pw@[::1:54329/x`) is redacted all the same.
 
     >>> redact("postgresql://team:s3cret@db:5432/adws?password=x&sslmode=require")
     'postgresql://team:***@db:5432/adws?password=***&sslmode=require'
     >>> redact("postgresql://db/adws")
     'postgresql://db/adws'
+    >>> redact("postgresql://u:pw@[::1:54329/x")
+    'postgresql://u:***@[::1:54329/x'
     """
-    parts = urllib.parse.urlsplit(url)
-    user, at, host = parts.netloc.rpartition("@")
-    if at and ":" in user:
-        user = user.split(":", 1)[0] + ":***"
-    query = "&".join(
-        f"{name}=***" if name.lower() == "password" else f"{name}={value}"
-        for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    )
-    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}{at}{host}", query=query))
+    head, user, host, path, query = _split(url)
+    if ":" in user:
+        user = user.split(":", 1)[0] + ":***@"
+    words, hash_, fragment = query.partition("#")
+    if words:
+        pairs = (pair.partition("=") for pair in words[1:].split("&"))
+        words = "?" + "&".join(
+            f"{name}{eq}***" if name.lower() == "password" else f"{name}{eq}{value}"
+            for name, eq, value in pairs
+        )
+    return head + user + host + path + words + hash_ + fragment
 
 
 @final
@@ -99,16 +135,13 @@ class JournalUrl:
 
         >>> JournalUrl("postgresql://a:p%40ss@h/d?password=q").secrets()
         ('p%40ss', 'p@ss', 'q')
+        >>> JournalUrl("postgresql://u:pw@[::1:54329/x").secrets()
+        ('pw',)
         """
-        parts = urllib.parse.urlsplit(self.url)
-        user = parts.netloc.rpartition("@")[0]
+        user = _split(self.url)[1].removesuffix("@")
         found = [user.split(":", 1)[1]] if ":" in user else []
         found.extend(urllib.parse.unquote(text) for text in list(found))
-        found.extend(
-            value
-            for name, value in urllib.parse.parse_qsl(parts.query)
-            if name.lower() == "password"
-        )
+        found.extend(_query_secrets(_split(self.url)[4]))
         return tuple(dict.fromkeys(text for text in found if text))
 
 

@@ -5,13 +5,18 @@ The step must never wait for this bookkeeping: a journal another process
 holds write-locked would otherwise make a `sleep 1` step with `timeout=5`
 fail as `Timeout` after the journal's 30 s busy wait. So the step only
 hands over the groups; a thread of the recorder writes the latest ones
-(older ones it never got to are superseded) while the step goes on.
+(older ones it never got to are superseded) while the step goes on. A
+write that fails is tried again on a new connection for `wait` seconds
+(`--journal-wait`), each try with the latest groups.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import TYPE_CHECKING, final
+
+from adws.journal.store.patience import JOURNAL_WAIT, persist
 
 if TYPE_CHECKING:
     from adws.journal.store.journal import Journal
@@ -29,9 +34,12 @@ class ChildrenRecorder:
     report; nothing is raised into a step.
     """
 
-    def __init__(self, journal: Journal, run_id: str, unrecorded: list[str]) -> None:
-        """Start the writer thread for `run_id`'s groups."""
+    def __init__(
+        self, journal: Journal, run_id: str, unrecorded: list[str], wait: float = JOURNAL_WAIT
+    ) -> None:
+        """Start the writer thread for `run_id`'s groups; a failed write is tried for `wait` s."""
         self.journal, self.run_id, self.unrecorded = journal, run_id, unrecorded
+        self.wait = wait
         self._changed = threading.Condition()
         self._latest: tuple[int, ...] | None = None
         self._closed = False
@@ -53,10 +61,18 @@ class ChildrenRecorder:
                 groups, self._latest = self._latest, None
             if groups is None:  # closed with nothing left to write
                 return
+            latest = [groups]
             try:
-                self.journal.record_children(self.run_id, groups)
+                persist(self.journal, functools.partial(self._record, latest), wait=self.wait)
             except Exception as exc:  # noqa: BLE001 - bookkeeping never breaks a step; reported
-                self.unrecorded.append(f"child process groups {list(groups)}: {exc}")
+                self.unrecorded.append(f"child process groups {list(latest[0])}: {exc}")
+
+    def _record(self, latest: list[tuple[int, ...]]) -> None:
+        """Write the newest groups: those handed over while an earlier try failed supersede it."""
+        with self._changed:
+            if self._latest is not None:
+                latest[0], self._latest = self._latest, None
+        self.journal.record_children(self.run_id, latest[0])
 
     def close(self, timeout: float) -> None:
         """Let the last groups be written, waiting at most `timeout` seconds for it."""

@@ -67,6 +67,8 @@ __all__ = [
 DEFAULT_PATH: Final = Path(".adws") / "runs.db"
 ENV_VAR: Final = "ADWS_JOURNAL"
 BUSY_TIMEOUT_SECONDS: Final = 30.0
+ROOM_BYTES: Final = 256 * 1024
+"""The free space a journal file's file system must have for a step to start (`has_room`)."""
 
 
 class Journal:
@@ -98,20 +100,44 @@ class Journal:
         self._copy: tempfile.TemporaryDirectory[str] | None = None
         """A private copy of a read-only journal; removed with this object, or at exit."""
         self._tables: dict[str, bool] = {}
+        self._opening = (busy_timeout, sleep)
         self._db: Connection
-        if isinstance(self.path, JournalUrl):
-            self._db = self._serve(self.path, busy_timeout, readonly=readonly)
-        elif readonly:
+        if readonly and not isinstance(self.path, JournalUrl):
             self._db, self._copy = open_readonly(self.path, busy_timeout)
         else:
-            try:
-                self._db = open_writable(self.path, busy_timeout, sleep)
-            except (*ERRORS, OSError) as exc:
-                msg = (
-                    f"cannot use the run journal {self.path}: {exc}; move it aside, "
-                    "point --journal elsewhere, or run with --no-journal"
-                )
-                raise JournalError(msg) from exc
+            self._db = self._connect(readonly=readonly)
+        self._readonly = readonly
+
+    def _connect(self, *, readonly: bool) -> Connection:
+        """Open a connection to a server, or to a file for writing; raise `JournalError`."""
+        busy_timeout, sleep = self._opening
+        if isinstance(self.path, JournalUrl):
+            return self._serve(self.path, busy_timeout, readonly=readonly)
+        try:
+            return open_writable(self.path, busy_timeout, sleep)
+        except (*ERRORS, OSError) as exc:
+            msg = (
+                f"cannot use the run journal {self.path}: {exc}; move it aside, "
+                "point --journal elsewhere, or run with --no-journal"
+            )
+            raise JournalError(msg) from exc
+
+    def reopen(self) -> None:
+        """Replace the connection with a new one: a write failed (a server restarted, a full disk).
+
+        The old connection is closed once the new one is open (quietly: it
+        may be broken). A journal file opened only for reading keeps its
+        connection (it writes nothing to try again). Raises `JournalError`
+        when no new connection can be opened (the old one stays, and is
+        tried again next time).
+        """
+        if self._readonly and not isinstance(self.path, JournalUrl):
+            return
+        with self._lock:
+            fresh = self._connect(readonly=self._readonly)
+            with contextlib.suppress(*ERRORS, OSError):
+                self._db.close()
+            self._db = fresh
 
     @staticmethod
     def _serve(url: JournalUrl, busy_timeout: float, *, readonly: bool) -> Connection:
@@ -289,6 +315,24 @@ class Journal:
         """Remember the process groups a run's current step has started (empty: none)."""
         children = json.dumps(list(groups)) if groups else None
         self.write("UPDATE runs SET children = ? WHERE run_id = ?", (children, run_id))
+
+    def has_room(self) -> None:
+        """Raise `JournalError` when a journal file's file system has no room for a step's record.
+
+        SQLite on a full disk still takes some writes (a page it rewrites in
+        place) and fails others (a new row), so the journal's own writes
+        cannot tell before a step whether its end will be recorded: the free
+        space can (`ROOM_BYTES`; root may use the blocks kept for it). A
+        server's journal always has room here (its writes say otherwise).
+        """
+        if isinstance(self.path, JournalUrl):
+            return
+        found = os.statvfs(self.path.parent)
+        blocks = found.f_bfree if os.geteuid() == 0 else found.f_bavail
+        free = blocks * found.f_frsize
+        if free < ROOM_BYTES:
+            msg = f"database or disk is full: {free:,} bytes free for {self.path}"
+            raise JournalError(msg)
 
     def mark(self, run_id: str, status: str) -> None:
         """Set a run's status (a second Ctrl-C marks the run interrupted on its way out)."""

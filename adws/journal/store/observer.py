@@ -1,19 +1,42 @@
-"""`JournalObserver`: record each event of one run in the journal as it happens."""
+"""`JournalObserver`: record each event of one run in the journal as it happens; the journal first.
+
+A run never takes a step the journal has not recorded. A write that fails
+is tried again on a new connection for up to `wait` seconds
+(`adws.journal.store.patience`; a value the journal cannot hold, such as
+an integer past SQLite's, is not tried again); one still failing stops the run at that
+step boundary: the step about to start does not (`JournalLost`, a
+`KeyboardInterrupt`, so the executor records it `interrupted` and runs
+the cleanup steps only), and after any other lost event the next step
+that is not cleanup does not start either. Cleanup steps run, and each
+write they need (and the run's end) is tried the same way; the other
+events of a stopping run are tried once.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, final
 
-from adws.journal.store.statements import statements_for
+from adws import io_ops
+from adws.engine.events import AttemptFailed, RunFinished, StepStarted, StepSucceeded
+from adws.journal.store.patience import JOURNAL_WAIT, persist
+from adws.journal.store.statements import starting_statement, statements_for
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from adws.engine.events import RunEvent
     from adws.journal.records.options import RunOptions
     from adws.journal.store.journal import Journal
 
-__all__ = ["JournalObserver"]
+__all__ = ["JournalLost", "JournalObserver"]
+
+
+class JournalLost(KeyboardInterrupt):
+    """The journal could not record the run for `--journal-wait`: it stops at this step boundary.
+
+    A `KeyboardInterrupt`, as a Ctrl-C: the executor fails the step that was
+    about to start `Interrupted` with this message, and runs only cleanup.
+    """
 
 
 @final
@@ -29,6 +52,8 @@ class JournalObserver:
         *,
         transcripts: bool = True,
         queued: bool = False,
+        wait: float = JOURNAL_WAIT,
+        sleep: Callable[[float], None] = io_ops.sleep,
     ) -> None:
         """Record runs of a workflow whose definition hashes to `fingerprint`.
 
@@ -40,7 +65,8 @@ class JournalObserver:
         were asked and answered, and of what agents and commands said in
         errors (`--no-transcripts`; see `adws.journal.records.codec`). `queued`: the
         run's row was made before it started (`adws submit`), so its start
-        updates the row.
+        updates the row. `wait` is how long a failed write is tried again
+        (`--journal-wait`), pausing with `sleep`.
         """
         self.journal = journal
         self.fingerprint = fingerprint
@@ -48,23 +74,60 @@ class JournalObserver:
         self.options = None if options is None else options.to_json()
         self.transcripts = transcripts
         self.queued = queued
+        self.wait = wait
+        self.sleep = sleep
         self.failure: str | None = None
         """What could not be recorded, first failure only; None while all is recorded."""
+        self.lost = 0
+        """How many events could not be recorded."""
+        self.retried = 0
+        """How many failed writes were recorded on a later try (a journal back within the wait)."""
+        self._cleanup: str | None = None
+        """The cleanup (`always_run`) step in flight, whose writes are waited for."""
 
     def __call__(self, event: RunEvent, /) -> None:
-        """Record one event in its own transaction; remember, then raise, a failure.
+        """Record one event in its own transaction, waiting for the journal; stop the run if lost.
 
-        Raising detaches this observer from the run (the executor reports it);
-        `failure` lets the CLI say what was not recorded and exit non-zero.
+        Raises `JournalLost` instead of starting a step (not cleanup) once
+        an event could not be recorded: that one's, or an earlier one's.
+        `failure` lets the caller say what was not recorded and exit non-zero.
         """
+        starts = isinstance(event, StepStarted) and not event.always_run
+        if starts and self.failure is not None:
+            raise JournalLost(self._stopping())
+        if isinstance(event, StepStarted):
+            self._cleanup = event.step if event.always_run else None
+        wait = self.wait if self.failure is None or self._waited_for(event) else 0.0
         try:
-            self._record(event)
-        except Exception as exc:
-            # Raising detaches this observer, so this is its first and only failure.
-            self.failure = f"{type(event).__name__} of step {_step_of(event)}: {exc}"
-            raise
+            tries = persist(self.journal, lambda: self._record(event), wait=wait, sleep=self.sleep)
+        except Exception as exc:  # noqa: BLE001 - any write that fails stops the run, named
+            self.lost += 1
+            if self.failure is None:
+                self.failure = f"{type(event).__name__} of step {_step_of(event)}: {exc}"
+            if starts:
+                raise JournalLost(self._stopping()) from None
+        else:
+            self.retried += bool(tries)
+
+    def _waited_for(self, event: RunEvent) -> bool:
+        """Tell whether a stopping run waits for this event: a cleanup step's, or the run's end."""
+        if isinstance(event, RunFinished):
+            return True
+        if isinstance(event, StepStarted | StepSucceeded | AttemptFailed):
+            return event.step == self._cleanup
+        return False
+
+    def _stopping(self) -> str:
+        return (
+            f"interrupted: the journal {self.journal.path} did not record the run for "
+            f"{self.wait:g}s ({self.failure}); no further step starts unrecorded"
+        )
 
     def _record(self, event: RunEvent) -> None:
+        if isinstance(event, StepStarted):
+            self.journal.has_room()
+            self.journal.apply([starting_statement(event.run_id)])
+            return
         statements = statements_for(
             event,
             self.fingerprint,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from adws._optional import import_optional
 from adws.journal.store._open import migrate, newer
-from adws.journal.store.backend import BackendError
+from adws.journal.store.backend import BackendError, JournalError
 from adws.journal.store.schema import MIGRATIONS
 
 if TYPE_CHECKING:
@@ -228,11 +228,20 @@ def open_server(url: JournalUrl, busy_timeout: float, *, readonly: bool) -> Post
 
     Raises `BackendError` (or `ImportError`, without the `postgres` extra)
     or `sqlite3.DatabaseError` (a newer schema); the caller names the journal.
+    A database no adws command has written to, opened only for reading, is
+    a `JournalError` saying it holds no runs yet (as a missing journal
+    file is), not the server's `relation "schema_version" does not exist`.
     """
     db = PostgresConnection(url, busy_timeout=busy_timeout, readonly=readonly)
     try:
         if not readonly:
             migrate(db)
+        elif db.execute("SELECT to_regclass('schema_version')").fetchone()[0] is None:
+            msg = (
+                f"the run journal {url} holds no runs yet (no adws command has written to this "
+                "database); `adws run` or `adws submit` records runs there"
+            )
+            raise JournalError(msg)  # noqa: TRY301 - closed with the connection below
         row = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
     except BaseException:
         db.close()

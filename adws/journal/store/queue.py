@@ -5,7 +5,8 @@ takes one at a time with `take_queued` (`FOR UPDATE SKIP LOCKED` on a
 server, so workers on several hosts split the queue; `BEGIN IMMEDIATE` on
 SQLite), and finds with `due_runs` the runs of its host it should continue:
 parked runs whose time came, and waiting runs whose question was decided
-on another host. Each worker writes a heartbeat (`beat`); `workers` lists
+on another host; and with `orphans` those nobody runs any more: interrupted
+ones, and those whose recorded holder died. Each worker writes a heartbeat (`beat`); `workers` lists
 them, each with whether it is live.
 """
 
@@ -15,7 +16,7 @@ import json
 from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
-from adws.journal.records.holders import here
+from adws.journal.records.holders import alive, here
 from adws.journal.records.workers import WorkerRecord
 
 if TYPE_CHECKING:
@@ -24,7 +25,17 @@ if TYPE_CHECKING:
     from adws.journal.store.journal import Journal
     from adws.journal.store.schema import Statement
 
-__all__ = ["beat", "due_runs", "leave", "queued", "submit", "take_queued", "workers"]
+__all__ = [
+    "beat",
+    "due_runs",
+    "leave",
+    "orphans",
+    "prune_workers",
+    "queued",
+    "submit",
+    "take_queued",
+    "workers",
+]
 
 
 _QUEUE: Final = (
@@ -110,6 +121,28 @@ def due_runs(journal: Journal, host: str, now: float) -> list[tuple[str, str]]:
     return [(str(run_id), str(status)) for run_id, status in journal.query(_DUE, (host, now))]
 
 
+_ORPHANS: Final = (
+    "SELECT run_id, status, pid FROM runs WHERE host = ? AND batch_id IS NULL"
+    " AND status IN ('interrupted', 'running') ORDER BY started, rowid"
+)
+
+
+def orphans(journal: Journal, host: str) -> list[tuple[str, str]]:
+    """List `(run_id, status)` of the runs of `host` that nobody runs, oldest first.
+
+    Runs `interrupted` (a signal, a journal out of reach, a held run that
+    could not start), and runs `running` whose recorded holder is dead on
+    this host (a worker killed after its claim, a held run killed). A
+    batch's runs are left to `adws batch --resume`, which knows the batch.
+    """
+    found = journal.query(_ORPHANS, (host,))
+    return [
+        (str(run_id), str(status))
+        for run_id, status, pid in found
+        if status == "interrupted" or not alive(pid, host)
+    ]
+
+
 def beat(journal: Journal, worker: WorkerRecord) -> None:
     """Write a worker's heartbeat: when it beat, and the runs it holds."""
     runs = json.dumps(list(worker.runs))
@@ -137,6 +170,21 @@ def beat(journal: Journal, worker: WorkerRecord) -> None:
 def leave(journal: Journal, worker_id: str) -> None:
     """Remove a worker's heartbeat as it stops (one killed leaves its row, no longer live)."""
     journal.write("DELETE FROM workers WHERE worker_id = ?", (worker_id,))
+
+
+def prune_workers(journal: Journal, now: float) -> list[str]:
+    """Remove the heartbeats of workers that are no longer live (a killed one leaves its row).
+
+    A row is removed only if it has not beat since it was read: a worker
+    that was only slow keeps its row, and one whose row went writes it
+    again at its next beat. Returns the ids removed.
+    """
+    gone = [worker for worker in workers(journal) if not worker.live(now)]
+    for worker in gone:
+        journal.write(
+            "DELETE FROM workers WHERE worker_id = ? AND beat = ?", (worker.worker_id, worker.beat)
+        )
+    return [worker.worker_id for worker in gone]
 
 
 def workers(journal: Journal) -> list[WorkerRecord]:

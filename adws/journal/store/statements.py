@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from adws.engine.errors import PipelineError
     from adws.journal.store.schema import Statement
 
-__all__ = ["statements_for"]
+__all__ = ["starting_statement", "statements_for"]
 
 _INSERT_ATTEMPT = (
     "INSERT INTO attempts (run_id, step, step_index, attempt, status, recorded, seconds,"
@@ -151,6 +151,18 @@ def _started(
             (event.run_id, encode_context(event.context)),
         ),
     ]
+
+
+def starting_statement(run_id: str) -> Statement:
+    """Return the write a step's start makes in a run's own journal: when the step started.
+
+    A real change of a row (SQLite skips an update that changes nothing,
+    and a full disk may still take that), so a journal that cannot take
+    writes (a server gone, a full disk) is found before the step runs, not
+    after (see `JournalObserver`). A batch's workers send no such
+    statement: their coordinator writes for them.
+    """
+    return ("UPDATE runs SET step_started = ? WHERE run_id = ?", (io_ops.utc_now(), run_id))
 
 
 def statements_for(  # noqa: C901, PLR0911, PLR0913 - one case per kind of event; keyword-only options
