@@ -258,8 +258,8 @@ def test_a_run_held_by_no_worker_is_refused(runs: Runs) -> None:
     outcome = ran(runs, gated())
     refused = runs.run_held(outcome.run_id, "waiting")
     assert refused == Refused(
-        f"run {outcome.run_id} is not held for this process by an adws worker; "
-        f"adws worker runs it (or adws resume {outcome.run_id})"
+        f"run {outcome.run_id} is waiting, not held for this process by an adws worker; "
+        f"nothing was run here (adws resume {outcome.run_id} continues it)"
     )
 
 

@@ -7,12 +7,16 @@ repository as `origin`, the demo agent; the token searched for everywhere.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from adws.discovery import discover_workflows
+from adws.engine.step import iter_steps
+from adws.io_ops.environment import kept_home
 from adws.journal import Journal
 from adws.testing.github_api import FAKE_TOKEN, FakeGitHub
 from tests.conftest import REPO, start_adws
@@ -53,7 +57,20 @@ def checkout_of(tmp_path: Path) -> tuple[Path, Path]:
     return bare, checkout
 
 
-def watch(tmp_path: Path, github: FakeGitHub, checkout: Path) -> tuple[int, str, str]:
+# Loaded by every Python process of the run (PYTHONPATH): the demo agent's writes the whole
+# environment it was started with, for the test to search.
+DUMP_AGENT_ENVIRONMENT = """
+import json, os, sys
+if sys.argv[0].endswith("demo_agent.py"):
+    with open(os.path.join(os.environ["ENV_DUMPS"], f"agent-{os.getpid()}.json"), "w") as out:
+        json.dump(dict(os.environ), out)
+"""
+
+CHECKS = 'env -0 > "$ENV_DUMPS/checks-$$.env"; grep -q Fix ADWS_DEMO.md'
+"""The checks: the shell step's whole environment kept, then the real check."""
+
+
+def watch(tmp_path: Path, github: FakeGitHub, checkout: Path, **env: str) -> tuple[int, str, str]:
     process = start_adws(
         tmp_path,
         "watch",
@@ -67,11 +84,11 @@ def watch(tmp_path: Path, github: FakeGitHub, checkout: Path) -> tuple[int, str,
         "-i",
         f"target_dir={checkout}",
         "-i",
-        "check_command=grep -q Fix ADWS_DEMO.md",
+        f"check_command={CHECKS}",
         "--once",
         "--work",
         "1",
-        env={"ADWS_GITHUB_API_URL": github.url, "GITHUB_TOKEN": github.token},
+        env={"ADWS_GITHUB_API_URL": github.url, "GITHUB_TOKEN": github.token, **env},
     )
     out, err = process.communicate(timeout=300)
     return process.returncode, out, err
@@ -88,11 +105,37 @@ def test_an_issue_becomes_a_draft_pull_request_and_a_review_comment_a_second_com
         author="ana",
         labels=("adws",),
     )
-    code, out, err = watch(tmp_path, github, checkout)
+    dumps = tmp_path / "environments"
+    dumps.mkdir()
+    (tmp_path / "dumper").mkdir()
+    (tmp_path / "dumper" / "sitecustomize.py").write_text(DUMP_AGENT_ENVIRONMENT)
+    kept = {
+        "ENV_DUMPS": str(dumps),
+        "PYTHONPATH": f"{tmp_path / 'dumper'}{os.pathsep}{REPO}",
+        "GH_TOKEN": FAKE_TOKEN,
+        "PGPASSWORD": "pg-secret-in-the-watcher",
+    }
+    code, out, err = watch(tmp_path, github, checkout, **kept)
     assert code == 0, err
     journal = Journal(tmp_path / "runs.db")
     (run,) = journal.runs()
     assert run.status == "succeeded", err
+    agents = sorted(dumps.glob("agent-*.json"))
+    shells = sorted(dumps.glob("checks-*.env"))
+    # triage and implement; the checks on the baseline and after the change
+    assert (len(agents), len(shells)) == (2, 2)
+    for dump in agents:
+        environment = json.loads(dump.read_text())
+        assert [name for name in environment if kept_home(name)] == [], dump.name
+        assert FAKE_TOKEN not in dump.read_text(), dump.name
+        assert "pg-secret-in-the-watcher" not in dump.read_text(), dump.name
+    for dump in shells:
+        text = dump.read_text()
+        environment = dict(line.split("=", 1) for line in text.split("\0") if line)
+        assert environment["ENV_DUMPS"] == str(dumps)
+        assert [name for name in environment if kept_home(name)] == [], dump.name
+        assert FAKE_TOKEN not in text, dump.name
+        assert "pg-secret-in-the-watcher" not in text, dump.name
     pull = github.issue("octo/app", 2)
     assert (pull["head"]["ref"], pull["draft"]) == (BRANCH, True)
     assert pull["body"].startswith("Fixes #1\n\n")
@@ -151,3 +194,20 @@ def test_an_issue_becomes_a_draft_pull_request_and_a_review_comment_a_second_com
     assert row["parent"] == run.run_id
     assert FAKE_TOKEN.encode() not in (tmp_path / "runs.db").read_bytes()
     assert FAKE_TOKEN not in out + err
+
+
+def test_no_step_of_fix_issue_but_publish_asks_for_a_credential() -> None:
+    steps = tuple(iter_steps(discover_workflows(REPO / "workflows").workflows["fix_issue"].steps))
+    asking = [
+        (step.name, step.spec.env_pass)  # type: ignore[attr-defined] # agent and shell specs have it
+        for step in steps
+        if step.kind in {"agent", "shell"}
+    ]
+    assert asking == [
+        ("triage", ()),
+        ("write_reproducer", ()),
+        ("checks", ()),
+        ("implement", ()),
+        ("checks", ()),
+    ]
+    assert [step.name for step in steps if step.kind == "publish"] == ["publish"]
