@@ -27,9 +27,10 @@ import json
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from adws.testing._server import LocalServer, QuietHandler
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -53,7 +54,7 @@ def empty_state() -> dict[str, Any]:
 
 
 @final
-class FakeGitHub:
+class FakeGitHub(LocalServer):
     """Serve the fake on 127.0.0.1 (an ephemeral port, unless given) until closed."""
 
     def __init__(
@@ -65,38 +66,12 @@ class FakeGitHub:
         self.requests: list[dict[str, Any]] = []
         """Every request: `method`, `path`, `query`, `login` (None: no valid token)."""
         self.save = save
-        self.closing = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
-        self._server.daemon_threads = True
-        self._server.github = self  # type: ignore[attr-defined] # the handler finds the fake here
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        """Return the base URL (`http://127.0.0.1:PORT`)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__(_Handler, port)
 
     @property
     def token(self) -> str:
         """Return the bot's token (the first token the state names)."""
         return str(next(iter(self.state["tokens"])))
-
-    def __enter__(self) -> FakeGitHub:
-        """Return the running fake."""
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        """Stop serving."""
-        self.close()
-
-    def close(self) -> None:
-        """Stop serving; a delayed answer ends at once."""
-        self.closing.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
 
     # -- arranging a test ----------------------------------------------------------
 
@@ -291,32 +266,28 @@ def _not_found(path: str) -> _Answer:
     return 404, {"message": "Not Found", "path": path}, {}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     """Answer one request from the fake's state."""
 
-    protocol_version = "HTTP/1.1"
     server_version = "adws-fake-github/1"
-
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
-        """Keep the test's output clean."""
 
     @property
     def github(self) -> FakeGitHub:
-        return self.server.github  # type: ignore[attr-defined, no-any-return] # set by FakeGitHub
+        return self.server.owner  # type: ignore[attr-defined, no-any-return] # set by LocalServer
 
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 - BaseHTTPRequestHandler names it
         """Answer a read."""
         self._answer("GET")
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802 - BaseHTTPRequestHandler names it
         """Answer a creation."""
         self._answer("POST")
 
-    def do_PATCH(self) -> None:
+    def do_PATCH(self) -> None:  # noqa: N802 - BaseHTTPRequestHandler names it
         """Answer an edit."""
         self._answer("PATCH")
 
-    def do_DELETE(self) -> None:
+    def do_DELETE(self) -> None:  # noqa: N802 - BaseHTTPRequestHandler names it
         """Answer a removal."""
         self._answer("DELETE")
 
