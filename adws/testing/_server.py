@@ -4,16 +4,24 @@
 127.0.0.1 (an ephemeral port unless given one), serves in a daemon thread
 until `close` (or the end of a `with` block), and sets `closing` first, so a
 reply waiting out a delay ends at once. Its handler reaches the fake as
-`self.server.owner`.
+`self.server.owner`. `serving` and `until_signalled` are what the fakes'
+programs (`python -m adws.testing.model_api`, `... github_api`) share.
 """
 
 from __future__ import annotations
 
+import signal
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+from typing import TYPE_CHECKING, Self, TypeVar
 
-__all__ = ["LocalServer", "QuietHandler"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["LocalServer", "QuietHandler", "serving", "until_signalled"]
+
+Served = TypeVar("Served", bound="LocalServer")
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -57,3 +65,20 @@ class LocalServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
+
+
+def serving(program: str, port: int, start: Callable[[], Served]) -> Served:
+    """Start a fake's server on `port`, or exit 2 saying why `program` cannot serve there."""
+    try:
+        return start()
+    except OSError as exc:
+        sys.stderr.write(f"{program}: cannot serve on port {port}: {exc}\n")
+        raise SystemExit(2) from exc
+
+
+def until_signalled() -> threading.Event:
+    """Return the event SIGTERM or Ctrl-C sets: a fake's program serves until then."""
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    return stop

@@ -30,7 +30,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from adws.testing._server import LocalServer, QuietHandler
+from adws.testing._server import LocalServer, QuietHandler, serving, until_signalled
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -486,7 +486,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     bot's token, so a script reads both before it goes on.
     """
     import argparse  # noqa: PLC0415 - only the command line needs it
-    import signal  # noqa: PLC0415 - as above
     import sys  # noqa: PLC0415 - as above
     from pathlib import Path  # noqa: PLC0415 - as above
 
@@ -501,14 +500,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             state = json.loads(save.read_text())
         except ValueError as exc:
             parser.exit(2, f"adws.testing.github_api: {save}: not JSON: {exc}\n")
-    try:
-        github = FakeGitHub(args.port, state, save)
-    except OSError as exc:
-        parser.exit(2, f"adws.testing.github_api: cannot serve on port {args.port}: {exc}\n")
-    stop = threading.Event()
+    github = serving(
+        "adws.testing.github_api", args.port, lambda: FakeGitHub(args.port, state, save)
+    )
     with github:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: stop.set())
+        stop = until_signalled()
         github._saved()  # noqa: SLF001 - the fake's own: the file exists once it serves
         sys.stdout.write(f"{github.url}\n{github.token}\n")
         sys.stdout.flush()

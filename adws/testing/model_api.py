@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 import attrs
 
 from adws._exceptions import MalformedError
-from adws.testing._server import LocalServer
+from adws.testing._server import LocalServer, serving, until_signalled
 from adws.testing._wire import Handler
 from adws.testing.replies import Reply, replies_from_json
 
@@ -186,7 +186,6 @@ def main(argv: list[str] | None = None) -> int:
     """
     import argparse  # noqa: PLC0415 - only the command line needs it
     import shlex  # noqa: PLC0415 - as above
-    import signal  # noqa: PLC0415 - as above
     import sys  # noqa: PLC0415 - as above
     import tempfile  # noqa: PLC0415 - as above
     import time  # noqa: PLC0415 - as above
@@ -210,12 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         "--text", action="append", dest="replies_given", metavar="TEXT", help="queue an answer"
     )
     args = parser.parse_args(argv)
-    stop = threading.Event()
     with tempfile.TemporaryDirectory(prefix="adws-fake-home-") as default_home:
-        try:
-            api = FakeModelAPI(args.port)
-        except OSError as exc:
-            parser.exit(2, f"adws.testing.model_api: cannot serve on port {args.port}: {exc}\n")
+        api = serving("adws.testing.model_api", args.port, lambda: FakeModelAPI(args.port))
         with api:
             try:
                 if args.replies is not None:
@@ -228,8 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     api.script(Reply.text(reply.replace("\\n", "\n")))
             # Before the environment is out: whoever read it may stop the server at once.
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(signum, lambda *_: stop.set())
+            stop = until_signalled()
             home = Path(args.home or default_home)
             if args.env_file is not None:
                 both = {**api.claude_env(home, oauth=True), **api.codex_env(home)}
