@@ -24,10 +24,12 @@ from adws.engine.scope import Decision
 from adws.journal.identity.fingerprint import fingerprint, step_fingerprints
 from adws.journal.records.codec import encode_context
 from adws.journal.records.options import RunOptions
-from adws.journal.store import queue
+from adws.journal.records.sessions import parent_sessions
+from adws.journal.store import queue, tickets
 from adws.journal.store.backend import JournalError, JournalUrl, where
 from adws.journal.store.estimates import FinishEstimate, finish_estimate
 from adws.journal.store.journal import DEFAULT_PATH, ENV_VAR, Journal
+from adws.journal.store.sessions import sessions_of
 from adws.runs import _loading, _settings
 from adws.runs._cancel import cancel_run
 from adws.runs._continue import Resuming, continue_run, login, options_for, workflow_for
@@ -40,9 +42,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from adws.agents.base import AgentBackend
-    from adws.engine.scope import Sleep
+    from adws.engine.scope import AgentSession, Sleep
     from adws.engine.step import Workflow
     from adws.journal import RunRecord
+    from adws.journal.records.tickets import TicketClaim, TicketRound
+    from adws.journal.store.schema import Statement
     from adws.runs._values import (
         CancelOutcome,
         HandedOver,
@@ -272,6 +276,29 @@ class Runs:
 
         Checked as `run` checks it; a worker records its host when it takes it.
         """
+        queued = self._queued(request)
+        if isinstance(queued, Refused):
+            return queued
+        journal, run_id, statements = queued
+        journal.apply(statements)
+        return run_id
+
+    def submit_ticket(self, request: RunRequest, ask: TicketClaim) -> TicketRound | Refused:
+        """Queue a run of `request` as the next round of a ticket, unless the journal says no.
+
+        The round and its queued run are written in one transaction, or
+        neither (see `adws.journal.store.tickets.claim`): a second ask for
+        the same ticket and event, on any host, starts nothing and returns
+        the row already there. The row's `new` says whether this call wrote it.
+        """
+        queued = self._queued(request)
+        if isinstance(queued, Refused):
+            return queued
+        journal, run_id, statements = queued
+        return tickets.claim(journal, ask, run_id, statements)
+
+    def _queued(self, request: RunRequest) -> tuple[Journal, str, list[Statement]] | Refused:
+        """Check `request` as `run` does; return the journal, a new run id and its queue rows."""
         loaded = self.prepare(request)
         if isinstance(loaded, Refused):
             return loaded
@@ -280,8 +307,7 @@ class Runs:
             return journal
         run_id = new_run_id()
         workflow = loaded.workflow
-        queue.submit(
-            journal,
+        statements = queue.queued(
             run_id,
             workflow.name,
             fingerprint=fingerprint(workflow, step_fingerprints(workflow)),
@@ -289,7 +315,7 @@ class Runs:
             inputs=encode_context(WorkflowContext(inputs=dict(request.inputs))),
             options=loaded.options.to_json(),
         )
-        return run_id
+        return journal, run_id, statements
 
     # -- going on ------------------------------------------------------------------
 
@@ -564,10 +590,24 @@ class Runs:
             steps,
             fingerprint(loaded.workflow, steps),
             loaded.options,
+            sessions=_round_sessions(journal, record.run_id),
             queued=True,
             starting=Starting(record.run_id, record.workflow, options=described),
         )
         return execute(setting, plan, observers)
+
+
+def _round_sessions(journal: Journal, run_id: str) -> Mapping[tuple[str, str], AgentSession]:
+    """Return the parent run's agent sessions a ticket's review round continues.
+
+    Empty for a run that is no ticket's round, or whose parent is gone from
+    the journal (pruned): its agent steps start afresh.
+    """
+    found = tickets.ticket_of(journal, run_id)
+    parent = journal.find(found.parent) if found is not None and found.parent else "no parent"
+    if isinstance(parent, str):
+        return {}
+    return parent_sessions(parent, sessions_of(journal, parent.run_id), socket.gethostname())
 
 
 def setting_journal(setting: Setting) -> Journal:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
 __all__ = [
     "beat",
@@ -30,6 +31,7 @@ __all__ = [
     "leave",
     "orphans",
     "prune_workers",
+    "queued",
     "submit",
     "take_queued",
     "workers",
@@ -53,13 +55,28 @@ def submit(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
     options: str | None,
 ) -> None:
     """Queue a run (status `queued`, no host, no process) with its encoded inputs and options."""
-    row = (run_id, workflow, fingerprint, json.dumps(list(steps)), io_ops.utc_now(), options)
     journal.apply(
-        [
-            (_QUEUE, row),
-            ("INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)", (run_id, inputs)),
-        ]
+        queued(
+            run_id, workflow, fingerprint=fingerprint, steps=steps, inputs=inputs, options=options
+        )
     )
+
+
+def queued(  # noqa: PLR0913 - as `submit`
+    run_id: str,
+    workflow: str,
+    *,
+    fingerprint: str,
+    steps: Sequence[str],
+    inputs: str,
+    options: str | None,
+) -> list[Statement]:
+    """Return the statements that queue a run (for `submit`, or a ticket's claim)."""
+    row = (run_id, workflow, fingerprint, json.dumps(list(steps)), io_ops.utc_now(), options)
+    return [
+        (_QUEUE, row),
+        ("INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)", (run_id, inputs)),
+    ]
 
 
 def take_queued(journal: Journal) -> str | None:
