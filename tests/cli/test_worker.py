@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from adws import io_ops
 from adws.journal import Journal
 from tests.conftest import REPO, dead_pid, wait_for
 
@@ -258,6 +259,33 @@ def test_resume_due_takes_back_interrupted_runs_and_runs_whose_holder_died(
         0,
         f"no run of this host is due in {journal.path}\n",
     )
+
+
+def test_resume_due_takes_back_a_run_whose_holder_pid_was_reused_by_a_later_process(
+    project: Path, journal_at: str
+) -> None:
+    reused = submit(project, journal_at, "noted", "11")
+    held = submit(project, journal_at, "noted", "12")
+    other = subprocess.Popen(["sleep", "60"])  # alive: the pid a dead holder had, say
+    try:
+        started = io_ops.process_started(other.pid)
+        assert started is not None
+        boot = started.split(":")[0]
+        journal = Journal(journal_at)
+        for run_id, when in ((reused, f"{boot}:1"), (held, started)):
+            journal.write(
+                "UPDATE runs SET status = 'running', pid = ?, host = ?, holder_started = ?"
+                " WHERE run_id = ?",
+                (other.pid, socket.gethostname(), when, run_id),
+            )
+        done = adws(project, journal_at, "resume", "--due")
+    finally:
+        other.kill()
+        other.wait()
+    assert (done.returncode, done.stdout) == (0, f"{reused} noted: succeeded (exit 0)\n"), (
+        done.stderr
+    )
+    assert lines(project / "ran.log") == ["11"]  # the run its live holder holds was left to it
 
 
 def test_held_run_refuses_a_run_no_worker_handed_to_it(project: Path, journal_at: str) -> None:

@@ -192,6 +192,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     ("ALTER TABLE runs ADD COLUMN cancel TEXT",),
     ("ALTER TABLE runs ADD COLUMN step_started TEXT",),
+    ("ALTER TABLE runs ADD COLUMN holder_started TEXT",),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append.
 
