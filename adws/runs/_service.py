@@ -32,7 +32,14 @@ from adws.journal.store.journal import DEFAULT_PATH, ENV_VAR, Journal
 from adws.journal.store.sessions import sessions_of
 from adws.runs import _loading, _settings
 from adws.runs._cancel import cancel_run
-from adws.runs._continue import Resuming, continue_run, login, options_for, workflow_for
+from adws.runs._continue import (
+    Resuming,
+    continue_run,
+    login,
+    options_for,
+    take_back,
+    workflow_for,
+)
 from adws.runs._execute import Plan, Setting, execute
 from adws.runs._preview import ResumePreview, preview
 from adws.runs._values import Refused, RunState, Starting
@@ -517,16 +524,22 @@ class Runs:
 
         Parked runs whose time has come, then the runs nobody runs any more:
         interrupted ones and those whose holder died on this host (see
-        `adws.journal.store.queue.orphans`).
+        `adws.journal.store.queue.orphans`). The process groups an orphan's
+        dead holder left running are stopped here, and waited for, before
+        the run is handed back (said on `say`): its step never finishes
+        twice.
         """
         journal = self.journal()
         if isinstance(journal, Refused):
             return journal
         now, host = io_ops.wall_clock(), socket.gethostname()
         listed = [run for run in journal.runs(status="parked") if run.host == host and run.due(now)]
-        chosen = [run.run_id for run in reversed(listed)]
-        chosen += [run_id for run_id, _ in queue.orphans(journal, host)]
-        found = [journal.find(run_id) for run_id in chosen]
+        found = [journal.find(run.run_id) for run in reversed(listed)]
+        for run_id, _ in queue.orphans(journal, host):
+            orphan = journal.find(run_id)
+            if not isinstance(orphan, str):
+                take_back(orphan, self.say)
+            found.append(orphan)
         return [run for run in found if not isinstance(run, str)]
 
     # -- a worker's ----------------------------------------------------------------
@@ -542,10 +555,18 @@ class Runs:
         return queue.due_runs(journal, host, io_ops.wall_clock()) + queue.orphans(journal, host)
 
     def take(self, run_id: str) -> bool:
-        """Claim a due run for this process, compare-and-set; another worker may have it first."""
+        """Claim a due run for this process, compare-and-set; another worker may have it first.
+
+        Once claimed, the process groups a dead holder's step left running
+        are stopped and waited for (said on `say`), so the step taken back
+        never finishes twice (see `take_back`).
+        """
         journal = setting_journal(self._setting(self._journal))
         found = journal.find(run_id)
-        return not isinstance(found, str) and journal.claim(run_id, seen=found.seen) is None
+        if isinstance(found, str) or journal.claim(run_id, seen=found.seen) is not None:
+            return False
+        take_back(found, self.say)
+        return True
 
     def take_queued(self) -> str | None:
         """Take the oldest queued run (not a batch's) for this process; None when none is left."""

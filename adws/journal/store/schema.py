@@ -31,7 +31,9 @@ record of who ended it; 18 keeps when a run's step in flight started
 take writes is found first; 19 keeps the rounds of tickets (`tickets`: one row per
 ticket and event, unique, with its run, or why it was refused or deferred, its
 status comment and the status that comment last showed), so a ticket starts one
-run per round on every host.
+run per round on every host; 20 keeps when a run's holder process started
+(`runs.holder_started`: the boot id and its start in clock ticks), so a pid a
+later process reused is not taken for the holder.
 """
 
 from __future__ import annotations
@@ -207,6 +209,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "CREATE INDEX tickets_by_run ON tickets(run_id)",
         "CREATE INDEX tickets_by_source ON tickets(source, at)",
     ),
+    ("ALTER TABLE runs ADD COLUMN holder_started TEXT",),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append.
 
