@@ -303,7 +303,11 @@ def test_a_preview_of_a_run_whose_workflow_is_gone_is_refused(runs: Runs, flows:
 
 def test_a_running_run_is_asked_to_stop_once(runs: Runs) -> None:
     outcome = ran(runs, failing())
-    spoil(runs, "UPDATE runs SET status = 'running', pid = 1, holder_started = NULL WHERE run_id = ?", outcome.run_id)
+    spoil(
+        runs,
+        "UPDATE runs SET status = 'running', pid = 1, holder_started = NULL WHERE run_id = ?",
+        outcome.run_id,
+    )
     holder = f"process 1 on {socket.gethostname()}"
     first = runs.cancel(outcome.run_id, "first", by="ana")
     assert first == CancelOutcome(outcome.run_id, "requested", holder=holder)
