@@ -535,12 +535,11 @@ class Runs:
         now, host = io_ops.wall_clock(), socket.gethostname()
         listed = [run for run in journal.runs(status="parked") if run.host == host and run.due(now)]
         found = [journal.find(run.run_id) for run in reversed(listed)]
-        for run_id, _ in queue.orphans(journal, host):
-            orphan = journal.find(run_id)
-            if not isinstance(orphan, str):
-                take_back(orphan, self.say)
-            found.append(orphan)
-        return [run for run in found if not isinstance(run, str)]
+        gone = (journal.find(run_id) for run_id, _ in queue.orphans(journal, host))
+        orphans = [run for run in gone if not isinstance(run, str)]  # a run pruned meanwhile
+        for orphan in orphans:
+            take_back(orphan, self.say)
+        return [run for run in found if not isinstance(run, str)] + orphans
 
     # -- a worker's ----------------------------------------------------------------
 

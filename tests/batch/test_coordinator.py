@@ -260,3 +260,16 @@ def test_a_ledger_tries_a_write_again_for_its_wait_then_names_it(journal: Journa
     assert time.monotonic() - started >= 0.3  # tried again, on new connections, for its wait
     assert ledger.failures == ["a write: OperationalError: no such table: no_such_table"]
     assert halted == [1]
+
+
+def test_a_step_start_the_coordinator_could_not_record_stops_the_run_there() -> None:
+    from adws.batch.tasks import _Forwarder  # noqa: PLC0415 - the worker's side, tested alone
+    from adws.engine.events import StepStarted  # noqa: PLC0415 - as above
+    from adws.journal.store.observer import JournalLost  # noqa: PLC0415 - as above
+
+    sent: list[Message] = []
+    task = Task("r1", Batch("b1", "w", "flows", (1, "h")), "{}")
+    forward = _Forwarder(task, sent.append, (None, {}, "whole", None), lambda: "the disk is full")
+    with pytest.raises(JournalLost, match="the disk is full"):
+        forward(StepStarted("r1", "one", 1, 2, 1, False))
+    assert [(message[0], message[1], message[-1]) for message in sent] == [("journal", "r1", True)]

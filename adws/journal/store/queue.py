@@ -32,7 +32,6 @@ __all__ = [
     "orphans",
     "prune_workers",
     "queued",
-    "submit",
     "take_queued",
     "workers",
 ]
@@ -44,25 +43,7 @@ _QUEUE: Final = (
 )
 
 
-def submit(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
-    journal: Journal,
-    run_id: str,
-    workflow: str,
-    *,
-    fingerprint: str,
-    steps: Sequence[str],
-    inputs: str,
-    options: str | None,
-) -> None:
-    """Queue a run (status `queued`, no host, no process) with its encoded inputs and options."""
-    journal.apply(
-        queued(
-            run_id, workflow, fingerprint=fingerprint, steps=steps, inputs=inputs, options=options
-        )
-    )
-
-
-def queued(  # noqa: PLR0913 - as `submit`
+def queued(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
     run_id: str,
     workflow: str,
     *,
