@@ -11,7 +11,7 @@ CODEX := @openai/codex@0.169.0
 CLIS_STAMP := $(CLIS)/.installed-2.1.330-0.169.0
 
 .DEFAULT_GOAL := help
-.PHONY: help install installs clis system browser postgres demo demo-best-of demo-parked demo-eval lint typecheck layout test docs site check package bench clean
+.PHONY: help install installs clis system browser postgres demo demo-best-of demo-parked demo-eval demo-ticket lint typecheck layout test docs site check package bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -101,6 +101,10 @@ demo-eval: $(RUNTIME) ## Compare two variants of deep_research with adws eval (o
 
 demo-parked: $(RUNTIME) clis ## Park a run on a usage limit and finish it with resume --due (offline, real claude)
 	ADWS=$(BIN)/adws PYTHON=$(BIN)/python sh demo/parked.sh
+
+# Offline: the fake GitHub, a bare origin, the demo agent: an issue, a draft pull request, a review.
+demo-ticket: $(RUNTIME) ## Turn an issue into a draft pull request and a /adws comment into a second commit
+	ADWS=$(BIN)/adws PYTHON=$(BIN)/python sh demo/ticket.sh
 
 lint: $(DEV) ## ruff check and ruff format --check
 	$(BIN)/ruff check .

@@ -20,6 +20,8 @@ Exception
     │   │                                         is not well formed (strict JSON, a structure)
     │   ├── AnswerError                           adws.agents.answers: a CLI's output, no answer
     │   ├── BatchInputError                       adws.batch.inputs: a batch's inputs file
+    │   ├── TicketError                           adws.tickets.values: a payload or API answer
+    │   │                                         that is not what GitHub (or a command) sends
     │   └── UnreadableError                       adws.journal.records.runs: a row no adws wrote
     ├── UsageError (ValueError)                   adws.cli._args: a command line (exit 2)
     ├── SettingError (ValueError)                 adws._exceptions: an environment variable adws
@@ -38,6 +40,11 @@ Exception
     │   │                                         itself failed (git, reading a worktree)
     │   └── TreeError                             adws.io_ops.verify_tree: no verify tree
     ├── GitError (RuntimeError)                   adws.workspaces._git: a git command failed
+    ├── GitHubError (RuntimeError)                adws.tickets.github: GitHub answered a failure
+    │   ├── GitHubAuthError                       401: the token is not valid
+    │   ├── GitHubForbiddenError                  403: the token may not (a rate limit waits)
+    │   ├── GitHubInvalidError                    422: GitHub refused what was sent
+    │   └── GitHubUnavailableError                a 5xx, a timeout, no connection
     └── JournalError (RuntimeError)               adws.journal: cannot open, read or write it
         └── BackendError                          adws.journal: a journal server refused
 ```

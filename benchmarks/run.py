@@ -34,6 +34,7 @@ import kit_bench
 import parallel_bench
 import sessions_bench
 import team_bench
+import tickets_bench
 import timing
 import transcript_bench
 import verify_bench
@@ -290,6 +291,7 @@ def main() -> None:
         "team": team_bench.measure(),
         "verify": verify_bench.measure(),
         "faults": faults_bench.measure(),
+        "tickets": tickets_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -376,6 +378,8 @@ def render(results: dict[str, Any]) -> str:
     lines += verify_bench.render(results["verify"])
     lines += ["", "| faults injected | measured | target |", "| --- | --- | --- |"]
     lines += faults_bench.render(results["faults"])
+    lines += ["", "| tickets | measured | target |", "| --- | --- | --- |"]
+    lines += tickets_bench.render(results["tickets"])
     return "\n".join(lines)
 
 

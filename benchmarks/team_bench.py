@@ -29,7 +29,7 @@ from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow  #
 from adws.engine.executor import new_run_id  # noqa: E402
 from adws.journal import Journal, JournalObserver  # noqa: E402
 from adws.journal.records.codec import encode_context  # noqa: E402
-from adws.journal.store.queue import submit  # noqa: E402
+from adws.journal.store.queue import queued  # noqa: E402
 from tests import postgres  # noqa: E402
 
 STEPS: Final = 100
@@ -186,14 +186,11 @@ def latency(databases: postgres.Databases, count: int = 5, poll: float = 0.5) ->
 
 
 def _queue_one(journal: Journal, n: int) -> None:
-    submit(
-        journal,
-        new_run_id(),
-        "trivial",
-        fingerprint="bench",
-        steps=["s"],
-        inputs=encode_context(WorkflowContext(inputs={"n": str(n)})),
-        options=None,
+    inputs = encode_context(WorkflowContext(inputs={"n": str(n)}))
+    journal.apply(
+        queued(
+            new_run_id(), "trivial", fingerprint="bench", steps=["s"], inputs=inputs, options=None
+        )
     )
 
 

@@ -1,7 +1,8 @@
 """A DEMO agent: answers the shipped workflows' prompts offline, deterministically.
 
 It is not intelligent. It reads the prompt on stdin, recognises which step of
-`deep_research`, `implement_verify`, `plan_and_check` or `implement_best_of`
+`deep_research`, `implement_verify`, `plan_and_check`, `implement_best_of` or
+`fix_issue`
 is asking (from the output contract the prompt ends with), and prints a
 canned answer. Its first answer to the verifier of the first claim is
 deliberately malformed (a claim without its source), so the demo shows the
@@ -121,19 +122,30 @@ def plan(prompt: str) -> str:
     return f"STATUS: done\nPLAN: describe {text!r} in ADWS_DEMO.md\n"
 
 
+def triage(prompt: str) -> str:
+    """Say what to fix: the report's title (and, in a review round, what the reviewer asked)."""
+    title = re.search(r'^<<<REPORT \S+ "(.*)" by ', prompt, re.MULTILINE)
+    task = f"Fix: {title.group(1) if title else 'the reported problem'}"
+    review = re.search(r"^<<<REVIEW\n(.*?)\nREVIEW>>>", prompt, re.MULTILINE | re.DOTALL)
+    if review:
+        task += f"; the reviewer asked: {' '.join(review.group(1).split())}"
+    return f"STATUS: done\nTASK: {task}\n"
+
+
 def answer(prompt: str) -> str:
     """Pick the answer for the step whose contract the prompt carries."""
     contract = prompt[prompt.find("## Output contract") :]
-    if "\nPLAN: <" in contract:
-        return plan(prompt)
-    if "\nRESEARCH_PACKET_JSON: <" in contract:
-        return research(prompt)
-    if "\nVERIFIED_CLAIM_JSON: <" in contract:
-        return verify(prompt)
-    if "\nFINAL_REPORT: <" in contract:
-        return write(prompt)
-    if "\nSUMMARY: <" in contract:
-        return implement(prompt)
+    answers = (
+        ("TASK", triage),
+        ("PLAN", plan),
+        ("RESEARCH_PACKET_JSON", research),
+        ("VERIFIED_CLAIM_JSON", verify),
+        ("FINAL_REPORT", write),
+        ("SUMMARY", implement),
+    )
+    for key, answering in answers:
+        if f"\n{key}: <" in contract:
+            return answering(prompt)
     return "STATUS: blocked\nREASON: the demo agent only knows the shipped workflows' prompts\n"
 
 

@@ -85,6 +85,7 @@ def test_every_shipped_workflow_passes() -> None:
     catalog = discover_workflows(SHIPPED)
     assert {name: errors(w) for name, w in catalog.workflows.items()} == {
         "deep_research": [],
+        "fix_issue": [],
         "hello": [],
         "implement_best_of": [],
         "implement_verify": [],

@@ -35,6 +35,7 @@ LAYERS: Final[tuple[tuple[str, ...], ...]] = (
     ("adws.render",),
     ("adws.runs",),
     ("adws.batch",),
+    ("adws.tickets",),
     ("adws.testing",),
     ("adws.cli", "adws", "adws.__main__"),
 )
@@ -336,7 +337,7 @@ _SQL: Final = re.compile(
     r"|CREATE\s+(TABLE|INDEX)|ALTER\s+TABLE|BEGIN\s+IMMEDIATE)\b",
     re.DOTALL,
 )
-OWN_PROGRAMS: Final = frozenset({"adws.testing.model_api"})
+OWN_PROGRAMS: Final = frozenset({"adws.testing.model_api", "adws.testing.github_api"})
 """Modules that are programs of their own (`python -m adws.testing.model_api`): they parse
 their own command line, the one place outside `adws.cli` argparse may be."""
 

@@ -18,8 +18,10 @@ from adws import (
     WorkflowContext,
     agent_step,
     reproduce,
+    sequence,
     shell_step,
     with_verification,
+    worktree,
 )
 from adws.agents import CommandAgent
 from adws.agents.parsers import claude_json
@@ -266,3 +268,24 @@ def proved_lines(inputs: Mapping[str, object], failure: PipelineError | None) ->
     if not isinstance(proof, Mapping):
         return []
     return ["", "## What the checks proved", *str(proof.get("text", "")).splitlines()]
+
+
+def verified_workspace(prompt: str, *, base: str = "HEAD") -> Step:
+    """Build the `workspace` stage: in a worktree from `base`, reproduce (if asked), then fix.
+
+    A reproducer first when the `reproduce` input asks, then the targets,
+    then `implement_until_checks_pass(prompt)`; committed on the
+    worktree's branch when the checks pass (see `adws.workspaces.worktree`).
+    """
+    return worktree(
+        sequence(
+            "work",
+            [
+                reproducer(when=asked_to_reproduce),
+                targets_step(),
+                implement_until_checks_pass(prompt),
+            ],
+        ),
+        name="workspace",
+        base=base,
+    )

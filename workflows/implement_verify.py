@@ -36,13 +36,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from _common import (
-    asked_to_reproduce,
     change_lines,
-    implement_until_checks_pass,
     proved_lines,
-    reproducer,
     save_report,
-    targets_step,
+    verified_workspace,
 )
 
 from adws import (
@@ -50,8 +47,6 @@ from adws import (
     Step,
     Workflow,
     WorkflowContext,
-    sequence,
-    worktree,
 )
 
 if TYPE_CHECKING:
@@ -102,17 +97,7 @@ workflow = Workflow(
     "implement_verify",
     (
         # The agents and the checks run in the worktree: its folder is their default cwd.
-        worktree(
-            sequence(
-                "work",
-                [
-                    reproducer(when=asked_to_reproduce),
-                    targets_step(),
-                    implement_until_checks_pass(IMPLEMENT_PROMPT),
-                ],
-            ),
-            name="workspace",
-        ),
+        verified_workspace(IMPLEMENT_PROMPT),
         # After a success it reads the summary, the change and the checks' output too.
         Step(
             "finalize",

@@ -307,31 +307,42 @@ def interrupted_prompt(step_name: str, lines: Sequence[str] = ()) -> str:
 @final
 @attrs.frozen
 class Continuation:
-    """A call that continues a session: which, what to tell it, and the attempt it came from."""
+    """A call that continues a session: which, what to tell it, and the attempt it came from.
+
+    `why` (not empty) says why the session cannot be continued after all (a
+    parent run's session on another host): the call starts afresh with
+    `prompt`, and the journal records it did not continue `session`, and why.
+    """
 
     session: str
     prompt: str
     from_attempt: int
+    why: str = ""
 
 
 def plan_continuation(
-    note: AgentSession | None, feedback: tuple[str, ...], step_name: str
+    note: AgentSession | None, feedback: tuple[str, ...], step_name: str, whole: str = ""
 ) -> Continuation | None:
     """Say which session the next call continues and what it tells it, or None for a fresh one.
 
     A session continues when the step has something new to tell it: feedback
     lines it has not seen (a rejected answer), or that its call was
     interrupted (a resume). Otherwise (a retry after a timeout: nothing new)
-    the call starts afresh with the whole prompt.
+    the call starts afresh with the whole prompt. The parent run's session
+    (a review round's first call) is told the `whole` prompt: it is a new task.
 
     >>> note = AgentSession("s-1", 1)
     >>> plan_continuation(note, ("attempt 1/3 failed: Blocked: no",), "ask").session
     's-1'
     >>> plan_continuation(note, (), "ask") is None
     True
+    >>> plan_continuation(AgentSession("s-0", 1, parent="r-1"), (), "ask", "Do it.").prompt
+    'Do it.'
     """
     if note is None:
         return None
+    if note.parent:
+        return Continuation(note.session_id, whole, note.attempt, note.why)
     seen = len(note.feedback)
     if feedback[:seen] != note.feedback:
         return None  # another history than the one the session was told

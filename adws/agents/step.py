@@ -405,9 +405,9 @@ def _call(  # noqa: PLR0913 - the call, and what continuing its session needs
     Returns the answer, how long it took and the request that got it (the
     whole prompt in a new session, when the first one was lost).
     """
-    calls.start(plan, feedback)
+    calls.start(plan, feedback, why=plan.why if plan is not None else "")
     answer, seconds = _ask(agent, request)
-    lost = _lost(answer) if plan is not None else None
+    lost = _lost(answer) if plan is not None and not plan.why else None
     if lost is None:
         return answer, seconds, request
     charge(_exchanged(request, answer, answer, seconds))  # the CLI lost the session
@@ -608,7 +608,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
         path, journaled = current_attempt()
         calls = CallSessions((path or branch or name, name), journaled or attempt_number(ctx))
         whole = compose_prompt(rendered, contract, ctx.feedback)
-        plan = plan_continuation(calls.before(), ctx.feedback, name) if continuing else None
+        plan = plan_continuation(calls.before(), ctx.feedback, name, whole) if continuing else None
         request = AgentRequest(
             whole if plan is None else plan.prompt,
             name,
@@ -621,7 +621,7 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             edits=edits,
             idle_timeout=idle_timeout,
             on_activity=report,
-            session=None if plan is None else plan.session,
+            session=None if plan is None or plan.why else plan.session,
             on_session=calls.announce,
             env_pass=passed,
         )

@@ -27,6 +27,7 @@ from adws.engine.events import AttemptFailed
 from adws.journal.records.codec import decode_error, encode_error
 from adws.journal.records.options import RunOptions
 from adws.journal.store.batches import batch_runs, batch_spent
+from adws.journal.store.patience import JOURNAL_WAIT
 from adws.journal.store.statements import statements_for
 from adws.runs.batches import BatchRun, resume_run
 from adws.workspaces.notify import notify
@@ -43,6 +44,8 @@ _TICK: Final = 0.2
 _LOSSES_TO_FAIL: Final = 2
 """A run whose worker dies this many times ends failed (`WorkerLost`), after its cleanup."""
 _HOST: Final = socket.gethostname()
+_ASKS: Final = 4
+"""A `journal` message longer than this is a step's start, waiting for its answer."""
 
 
 @final
@@ -71,11 +74,12 @@ class _Coordinator:
         concurrency: int,
         pool: Pool,
         resuming: Resuming,
+        journal_wait: float,
     ) -> None:
         self.journal, self.workflow, self.batch = journal, workflow, batch
         self.pool = pool
         self.stop = Stop(self.pool)
-        self.ledger = Ledger(journal, self.stop.halt)
+        self.ledger = Ledger(journal, self.stop.halt, journal_wait)
         self.resuming = resuming
         # Runs wait as they are (a new batch's inputs stay in the journal); each becomes a
         # task only when a worker takes it, so memory stays flat however many runs there are.
@@ -231,7 +235,11 @@ class _Coordinator:
         if kind == "lost":
             self.lost(slot, run_id)  # ("lost", how)
         elif kind == "journal":
-            self.ledger.apply(message[2], f"the step statements of run {run_id}")  # type: ignore[arg-type] # statements, as sent
+            starts = len(message) > _ASKS
+            what = f"the {'start of a step' if starts else 'step statements'} of run {run_id}"
+            done = self.ledger.apply(message[2], what, starts=starts)  # type: ignore[arg-type] # statements, as sent
+            if starts:  # the worker waits for this answer before its step starts
+                self.pool.recorded(slot, run_id, None if done else self.ledger.stopping(run_id))
             self.spent[run_id] = float(message[3])  # type: ignore[arg-type] # a float, as sent
             self._check_budget()
         elif kind == "groups":
@@ -346,6 +354,7 @@ def run_batch(  # noqa: PLR0913 - the batch and how to run it, all keyword-only 
     on_progress: Callable[[Progress], None] = lambda _progress: None,
     pool: Pool | None = None,
     resuming: Resuming = Resuming(),
+    journal_wait: float = JOURNAL_WAIT,
 ) -> tuple[BatchReport, int]:
     """Run `runs`, `concurrency` at a time; return the report and the first signal (0: none).
 
@@ -358,6 +367,12 @@ def run_batch(  # noqa: PLR0913 - the batch and how to run it, all keyword-only 
     end `interrupted` after their cleanup, and runs never started stay
     `queued` for `--resume`; past `batch.max_cost` likewise no new run
     starts and the runs in flight fail at their next agent call.
+
+    The journal first, as for `adws run`: a write that fails is tried again
+    for `journal_wait` seconds (`--journal-wait`) before the batch halts,
+    and a local pool's run starts each step only once its start is
+    recorded, so a halted run stops at that step boundary `interrupted`
+    and `--resume` runs no step twice.
     """
     coordinator = _Coordinator(
         journal,
@@ -367,6 +382,7 @@ def run_batch(  # noqa: PLR0913 - the batch and how to run it, all keyword-only 
         concurrency=concurrency,
         pool=pool or LocalPool(),
         resuming=resuming,
+        journal_wait=journal_wait,
     )
     with coordinator.stop.installed():
         try:

@@ -291,6 +291,9 @@ class DaskPool:
         """Stop one run as `adws cancel` asked, on whichever worker runs it."""
         self.client.run(_cancel, self.batch_id, *cancel)
 
+    def recorded(self, _slot: int, _run_id: str, _why: str | None) -> None:
+        """Nothing to answer: a Dask worker does not wait for its steps' records (see the docs)."""
+
     def _apply_signals(self) -> None:
         """First signal: every run stops after cleanup; second: kill their processes, cancel."""
         from adws.runs.interrupts import SIGNAL_NAMES  # noqa: PLC0415 - the words for a signal

@@ -2,7 +2,10 @@
 
 The coordinator is a batch's only journal writer, and it must survive the
 journal: a write lock held past the busy timeout, a full disk, a value
-SQLite cannot hold (`OverflowError`). The first write that fails halts
+SQLite cannot hold (`OverflowError`). A write that fails is tried again
+for `--journal-wait` seconds (`adws.journal.store.patience`); a step's
+start is written before its worker may start it (the journal first). The
+first write that still fails halts
 the batch (its runs stop after their cleanup, as on Ctrl-C), is kept
 with what it would have recorded, and no further write is tried, so the
 batch ends quickly; at the very end one last transaction tries to record
@@ -21,6 +24,7 @@ from adws.journal.store.batches import (
     finish_batch,
     mark_statement,
 )
+from adws.journal.store.patience import JOURNAL_WAIT, persist
 from adws.runs import batches
 
 if TYPE_CHECKING:
@@ -39,26 +43,52 @@ __all__ = ["Ledger"]
 class Ledger:
     """Write a batch's journal rows; on the first failure, halt the batch and stop writing."""
 
-    def __init__(self, journal: Journal, on_failure: Callable[[], None] = lambda: None) -> None:
-        """Write to `journal`; call `on_failure` once, when a write first fails."""
+    def __init__(
+        self,
+        journal: Journal,
+        on_failure: Callable[[], None] = lambda: None,
+        wait: float = JOURNAL_WAIT,
+    ) -> None:
+        """Write to `journal`; call `on_failure` once, when a write first fails for `wait` s."""
         self.journal = journal
         self.on_failure = on_failure
+        self.wait = wait
         self.failures: list[str] = []
         """What was not recorded: the first failure with its cause, then a count of the rest."""
         self.skipped = 0
+
+    def stopping(self, run_id: str) -> str:
+        """Say why a run stops at its step boundary: the journal did not record its step's start."""
+        first = self.failures[0] if self.failures else "a write before it failed"
+        return (
+            f"interrupted: the journal {self.journal.path} did not record run {run_id} for "
+            f"{self.wait:g}s ({first}); no further step starts unrecorded"
+        )
 
     @property
     def broken(self) -> bool:
         """Tell whether a write failed (nothing more is written until `close`)."""
         return bool(self.failures)
 
-    def apply(self, statements: Sequence[Statement], what: str) -> bool:
-        """Write `statements` in one transaction; False when they were not recorded."""
+    def apply(self, statements: Sequence[Statement], what: str, *, starts: bool = False) -> bool:
+        """Write `statements` in one transaction; False when they were not recorded.
+
+        A write that fails is tried again on a new connection for `wait`
+        seconds (`--journal-wait`) before the batch halts. `starts`: they
+        record a step's start, so the journal must have room for the step
+        too (`Journal.has_room`), as `adws run` checks.
+        """
         if self.broken:
             self.skipped += 1
             return False
-        try:
+
+        def write() -> None:
+            if starts:
+                self.journal.has_room()
             self.journal.apply(statements)
+
+        try:
+            persist(self.journal, write, wait=self.wait)
         except Exception as exc:  # noqa: BLE001 - any failure to write halts the batch, named
             self.failures.append(f"{what}: {type(exc).__name__}: {exc}")
             self.on_failure()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import queue
 import signal
 import threading
 from multiprocessing.connection import Connection, wait
@@ -38,10 +39,25 @@ from adws.runs.interrupts import CANCEL_SIGNAL, Interrupts
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
-__all__ = ["ORPHANED", "LocalPool", "heard", "worker_main"]
+__all__ = ["ORPHANED", "RECORDED", "LocalPool", "confirmed", "heard", "worker_main"]
 
 ORPHANED: Final = 70
 """A worker's exit status after its coordinator died (it killed its run's processes first)."""
+RECORDED: Final[queue.SimpleQueue[str | None]] = queue.SimpleQueue()
+"""The coordinator's answers to this worker's step starts: None (recorded), or why not."""
+
+
+def confirmed() -> str | None:
+    """Wait for the coordinator to record the step about to start; None, or why it did not.
+
+    The coordinator writes for its workers, so a step starts only once it
+    said the start is in the journal (it tries a failed write for
+    `--journal-wait` first): nothing runs unrecorded. Waited for in slices,
+    so a signal still reaches the run; a coordinator gone ends this worker.
+    """
+    while True:
+        with contextlib.suppress(queue.Empty):
+            return RECORDED.get(timeout=0.5)
 
 
 def _follow(control: Connection, sending: threading.Lock, interrupts: Interrupts) -> None:
@@ -65,11 +81,16 @@ def _follow(control: Connection, sending: threading.Lock, interrupts: Interrupts
 
 
 def heard(message: tuple[str, ...], interrupts: Interrupts) -> None:
-    """Act on the coordinator's word: `("over budget", batch)` or `("cancel", run, by, at, why)`.
+    """Act on the coordinator's word: the budget, a cancel, or whether a step start was recorded.
 
-    A cancel counts only while its run is the one this worker runs (the run
-    the process's `ADWS_RUN_ID` names): a late one never stops the next run.
+    `("over budget", batch)`, `("cancel", run, by, at, why)` or
+    `("recorded", run, why)`. A cancel counts only while its run is the one
+    this worker runs (the run the process's `ADWS_RUN_ID` names): a late
+    one never stops the next run.
     """
+    if message[0] == "recorded":
+        RECORDED.put(message[2] or None)
+        return
     if message[0] != "cancel":
         OVER_BUDGET.add(message[1])
         return
@@ -100,7 +121,7 @@ def worker_main(conn: Connection, control: Connection) -> None:
             os.environ[io_ops.RUN_MARK] = task.run_id
             interrupts.next_run()  # a cancel of the run before is not this one's
             try:
-                execute(task, send, (interrupts.observe,))
+                execute(task, send, (interrupts.observe,), confirm=confirmed)
             finally:
                 io_ops.kill_adopted(frozenset(io_ops.GROUPS.current()))
             if interrupts.first is not None:
@@ -192,6 +213,13 @@ class LocalPool:
         if found is not None:
             with contextlib.suppress(OSError):
                 found[1].send(("cancel", *cancel))
+
+    def recorded(self, conn: Connection, run_id: str, why: str | None) -> None:
+        """Tell the worker of `conn` whether the step it is about to start was recorded."""
+        found = self.workers.get(conn)
+        if found is not None:
+            with contextlib.suppress(OSError):
+                found[1].send(("recorded", run_id, why))
 
     def close(self, grace: float = 5.0) -> None:
         """Stop every worker: ask, wait `grace` seconds, then end it with its processes."""

@@ -38,6 +38,9 @@ class Pool(Protocol):
     def cancel(self, slot: Any, cancel: Cancel) -> None:  # noqa: ANN401 - as above
         """Stop the run in flight in `slot` as `adws cancel` asked (its cleanup still runs)."""
 
+    def recorded(self, slot: Any, run_id: str, why: str | None) -> None:  # noqa: ANN401 - as above
+        """Answer a worker waiting to start a step: recorded (`why` None), or why it must stop."""
+
     def close(self, grace: float = 5.0) -> None:
         """Stop everything this pool started."""
 

@@ -43,6 +43,8 @@ Message: TypeAlias = tuple[object, ...]
 
 - `("journal", run_id, statements, spent)`: a finished step's journal
   statements, and what the run has spent in this session so far (USD);
+  with a fifth item, True, a step's start: the worker waits for the
+  coordinator's answer (`Pool.recorded`) before the step starts;
 - `("groups", run_id, host, pgids)`: the process groups the run has running now;
 - `("finished", run_id, status, error JSON or None, statements, refused)`:
   the run's end, its last statements, and the offline switch's refusals;
@@ -226,8 +228,14 @@ def _report_groups(_snapshot: tuple[int, ...]) -> None:
 class _Forwarder:
     """Turn a run's events into journal messages: one per finished step, the rest at the end."""
 
-    def __init__(self, task: Task, send: Callable[[Message], None], loaded: _Loaded) -> None:
-        self.task, self.send = task, send
+    def __init__(
+        self,
+        task: Task,
+        send: Callable[[Message], None],
+        loaded: _Loaded,
+        confirm: Callable[[], str | None] | None = None,
+    ) -> None:
+        self.task, self.send, self.confirm = task, send, confirm
         _, self.steps, self.whole, _ = loaded
         from adws.journal.records.options import RunOptions  # noqa: PLC0415 - as above
         from adws.journal.store.exchanges import keeps_transcripts  # noqa: PLC0415 - as above
@@ -243,11 +251,15 @@ class _Forwarder:
             AttemptFailed,
             RunFinished,
             RunStarted,
+            StepStarted,
             StepSucceeded,
         )
         from adws.journal.store.statements import statements_for  # noqa: PLC0415 - as above
 
         task = self.task
+        if isinstance(event, StepStarted) and not event.always_run and self.confirm is not None:
+            self._started()
+            return
         statements = statements_for(
             event,
             self.whole,
@@ -267,11 +279,36 @@ class _Forwarder:
             pending, self.pending = self.pending, []
             self.send(("journal", task.run_id, pending, self.spent))
 
+    def _started(self) -> None:
+        """Send what is pending with the step's start, and wait for the coordinator to record it.
+
+        Raises `JournalLost` (the run stops at this step boundary,
+        `interrupted`) when the coordinator could not record it.
+        """
+        from adws.journal.store.observer import JournalLost  # noqa: PLC0415 - as above
+        from adws.journal.store.statements import starting_statement  # noqa: PLC0415 - as above
+
+        assert self.confirm is not None  # noqa: S101 - only called with one
+        pending, self.pending = [*self.pending, starting_statement(self.task.run_id)], []
+        self.send(("journal", self.task.run_id, pending, self.spent, True))
+        why = self.confirm()
+        if why is not None:
+            raise JournalLost(why)
+
 
 def execute(
-    task: Task, send: Callable[[Message], None], observers: Sequence[RunObserver] = ()
+    task: Task,
+    send: Callable[[Message], None],
+    observers: Sequence[RunObserver] = (),
+    *,
+    confirm: Callable[[], str | None] | None = None,
 ) -> None:
     """Run one task to its end, streaming journal statements through `send`.
+
+    With `confirm` (the local pool's workers), each step that is not
+    cleanup starts only once the coordinator says it recorded its start
+    (`confirm` returns None); else the run stops there as `interrupted`,
+    as `adws run` does when its journal is lost (`JournalLost`).
 
     Every agent exchange travels as statements too (its texts compressed
     here, in the worker), so the coordinator writes a batch's transcripts
@@ -298,7 +335,7 @@ def execute(
     OFFLINE.reset(enabled=task.batch.offline)
     options = RunOptions.from_json(task.options_json)
     spent = None if task.spent_json is None else Usage.from_dict(json.loads(task.spent_json))
-    forward = _Forwarder(task, send, loaded)
+    forward = _Forwarder(task, send, loaded, confirm)
     reuse = {path: decode_outputs(text) for path, text in json.loads(task.reuse_json).items()}
     with _SENDERS_LOCK:
         _SENDERS[task.run_id] = send

@@ -100,6 +100,16 @@ COMMANDS: Final[dict[str, Command]] = {
         "list the live adws workers: host, pid, since, runs held",
         GROUPS[3],
     ),
+    "watch": (
+        "adws.cli.watch",
+        "turn labelled issues (or any command's tickets) into runs, one per ticket and round",
+        GROUPS[3],
+    ),
+    "trigger": (
+        "adws.cli.trigger",
+        "turn one webhook payload (a GitHub Actions event) into a run, as a watcher would",
+        GROUPS[3],
+    ),
     "held-run": ("adws.cli.worker", "", ""),
 }
 """Every command, in the order `adws --help` lists it within its group."""

@@ -21,6 +21,7 @@ from adws.cli._options import (
     add_agent_options,
     add_going_on,
     add_journal,
+    add_journal_wait,
     add_transcripts,
     add_workflows,
     given_options,
@@ -35,6 +36,7 @@ from adws.discovery import workflows_dir
 from adws.journal.store.batches import batch_runs, batch_status, find_batch, finish_batch
 from adws.render.words import ended
 from adws.runs import Refused
+from adws.runs._settings import journal_wait
 from adws.runs.batches import hold, new_batch_id, queue_runs, resume_batch
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 
@@ -127,6 +129,7 @@ def add_batch(parser: argparse.ArgumentParser) -> None:
     add_going_on(parser, batch=True)
     _add_dask(parser)
     add_transcripts(parser)
+    add_journal_wait(parser)
     parser.add_argument("--json", action="store_true", help="print the batch as JSON on stdout")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     parser.set_defaults(record=None, replay=None)
@@ -412,6 +415,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                 accept_drift=args.accept_drift,
                 force=args.force,
             ),
+            journal_wait=journal_wait(args.journal_wait),
         )
     finally:
         io_ops.kill_adopted(frozenset(io_ops.GROUPS.current()))

@@ -12,7 +12,9 @@ from adws.cli._values import days, whole
 from adws.journal.records.runs import named_problems
 from adws.journal.store.batches import find_batch
 from adws.journal.store.prune import prune
+from adws.journal.store.tickets import rounds
 from adws.render import runs_table
+from adws.render.tickets import round_dict, rounds_text
 from adws.render.words import RUN_STATUSES
 
 if TYPE_CHECKING:
@@ -38,6 +40,11 @@ def add_runs(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=whole, metavar="N", help="at most N runs")
     parser.add_argument(
         "--batch", metavar="BATCH", help="only the runs of this batch, in line order"
+    )
+    parser.add_argument(
+        "--ticket",
+        metavar="KEY",
+        help="the rounds of one ticket (github:OWNER/NAME#7): runs, refusals and why",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON list")
     parser.add_argument(
@@ -104,11 +111,25 @@ def _prune(journal: Journal, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _ticket(journal: Journal, args: argparse.Namespace) -> int:
+    """List a ticket's rounds: each event, who asked, and its run or why it was refused."""
+    rows = rounds(journal, args.ticket)
+    if args.json:
+        out_json([round_dict(row) for row in rows])
+    elif rows:
+        out(rounds_text(rows))
+    else:
+        err(f"no rounds of ticket {args.ticket!r} recorded in {journal.path}")
+    return EXIT_OK
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     """List recorded runs, newest first (or prune old ones)."""
     journal = journal_of(args, readonly=not args.prune)
     if args.prune:
         return _prune(journal, args)
+    if args.ticket is not None:
+        return _ticket(journal, args)
     batch = None
     if args.batch is not None:
         found = find_batch(journal, args.batch)

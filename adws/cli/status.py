@@ -16,10 +16,12 @@ from adws.journal.records.sessions import by_attempt
 from adws.journal.store.diffs import diffs_of
 from adws.journal.store.exchanges import exchanges
 from adws.journal.store.sessions import sessions_of
+from adws.journal.store.tickets import ticket_of
 from adws.journal.store.workspaces import approvals_of, worktrees_of
 from adws.render import attempt_text, status_text, step_outcomes, to_mermaid, workspaces_text
 from adws.render.diffs import diff_dict, shows_diff, step_diff_lines
 from adws.render.proved import proofs_of
+from adws.render.tickets import round_dict, ticket_line
 from adws.render.words import waits
 
 if TYPE_CHECKING:
@@ -196,9 +198,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     sessions = sessions_of(journal, record.run_id)
     worktrees = worktrees_of(journal, record.run_id)
     approvals = approvals_of(journal, record.run_id)
+    ticket = ticket_of(journal, record.run_id)
     if args.json:
         payload = {
             **record.to_dict(),
+            "ticket": None if ticket is None else round_dict(ticket),
             "worktrees": [tree.to_dict() for tree in worktrees],
             "approvals": [asked.to_dict() for asked in approvals],
             "error": None if record.error is None else record.error.to_dict(),
@@ -208,5 +212,6 @@ def cmd_status(args: argparse.Namespace) -> int:
         out_json(payload)
     else:
         text = status_text(record, attempts, verbose=args.verbose, sessions=sessions)
-        out("\n".join([text, *workspaces_text(worktrees, approvals)]))
+        linked = [] if ticket is None else [ticket_line(ticket)]
+        out("\n".join([text, *linked, *workspaces_text(worktrees, approvals)]))
     return unreadable(journal, [record], attempts)

@@ -84,12 +84,18 @@ class AgentSession:
     it); `feedback` the feedback lines the session has been told, so the
     next call says only what is new. `interrupted` marks the call a resumed
     run found cut off mid-way: its next call says the work was interrupted.
+    `parent` marks the session of the same step in the run this one follows
+    (a ticket's review round): the step's first call continues it with its
+    whole prompt, unless `why` says it cannot (the parent ran on another
+    host, where its CLI keeps the session): then it starts afresh, saying why.
     """
 
     session_id: str
     attempt: int
     feedback: tuple[str, ...] = ()
     interrupted: bool = False
+    parent: str = ""
+    why: str = ""
 
 
 @final

@@ -12,6 +12,7 @@ the package stays pure and tests can swap these functions for fakes:
 - `environment`: what a step's process sees of the environment (adws's
   own credentials kept home unless the step names them in `env_pass=`);
 - `process`: `run_process`, which puts the three together;
+- `starts`: when a process started (a token a reused pid does not share);
 - `reaper`: adws as a child subreaper, and the orphans it adopts stopped
   when a run ends;
 - `terminal`: text from an agent or a command escaped for a terminal, and
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from adws.io_ops.marks import RUN_MARK, group_belongs_to
     from adws.io_ops.process import ProcessOutcome, run_process, start_process
     from adws.io_ops.reaper import become_subreaper, kill_adopted
+    from adws.io_ops.starts import process_started
     from adws.io_ops.streams import DRAIN_SECONDS, tail
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
     "kill_groups_of",
     "monotonic",
     "process_alive",
+    "process_started",
     "run_process",
     "sleep",
     "start_process",
@@ -102,6 +105,7 @@ _HOMES = {
     "kill_groups_of": "adws.io_ops.groups",
     "monotonic": "adws.io_ops.clock",
     "process_alive": "adws.io_ops.groups",
+    "process_started": "adws.io_ops.starts",
     "run_process": "adws.io_ops.process",
     "start_process": "adws.io_ops.process",
     "sleep": "adws.io_ops.clock",

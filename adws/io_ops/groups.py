@@ -138,13 +138,16 @@ def kill_all_groups() -> tuple[int, ...]:
 def stop_group(pgid: int, grace: float = GRACE_SECONDS) -> None:
     """Stop a process group adws did not start in this process: SIGTERM, then SIGKILL.
 
-    `adws resume --force` uses it on a child a crashed run left behind.
+    `adws resume --force` uses it on a child a crashed run left behind,
+    and a worker on one an orphan's dead holder left: it returns once the
+    group has ended (or, SIGKILLed, after another `grace`), so nothing of
+    the group's work happens after it.
     """
-    kill_group(pgid, signal.SIGTERM)
-    deadline = monotonic() + grace
-    while group_alive(pgid) and monotonic() < deadline:
-        sleep(0.05)
-    kill_group(pgid)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        kill_group(pgid, sig)
+        deadline = monotonic() + grace
+        while group_alive(pgid) and monotonic() < deadline:
+            sleep(0.05)
 
 
 def group_alive(pgid: int) -> bool:

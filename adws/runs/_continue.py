@@ -53,7 +53,15 @@ if TYPE_CHECKING:
     from adws.journal.store.schema import Guarded
     from adws.runs._values import Observers
 
-__all__ = ["Resuming", "continue_run", "elsewhere", "login", "options_for", "workflow_for"]
+__all__ = [
+    "Resuming",
+    "continue_run",
+    "elsewhere",
+    "login",
+    "options_for",
+    "take_back",
+    "workflow_for",
+]
 
 
 @final
@@ -236,6 +244,24 @@ def _stop_children(record: RunRecord, say: Callable[[str], None], *, force: bool
         io_ops.stop_group(pgid)
     say(f"adws: stopped process group {groups} left by run {record.run_id}")
     return None
+
+
+def take_back(record: RunRecord, say: Callable[[str], None]) -> None:
+    """Stop the process groups an orphan's dead holder left running, and wait for them to end.
+
+    A worker or `adws resume --due` calls it as it takes back a run nobody
+    runs (interrupted, or its holder dead): the killed runner's step, in its
+    own process group, may still be running and would finish its side
+    effect while the run taken back runs the step again. Only groups still
+    carrying the run's `ADWS_RUN_ID` are signalled (never a reused number).
+    """
+    alive = record.live_children()
+    if not alive:
+        return
+    for pgid in alive:
+        io_ops.stop_group(pgid)
+    groups = ", ".join(str(pgid) for pgid in alive)
+    say(f"adws: stopped process group {groups} left by run {record.run_id} before taking it back")
 
 
 def _claim(

@@ -25,14 +25,23 @@ from adws.engine.scope import Decision
 from adws.journal.identity.fingerprint import fingerprint, step_fingerprints
 from adws.journal.records.codec import encode_context
 from adws.journal.records.options import RunOptions
-from adws.journal.store import queue
+from adws.journal.records.sessions import parent_sessions
+from adws.journal.store import queue, tickets
 from adws.journal.store.backend import JournalError, JournalUrl, where
 from adws.journal.store.caps import refusing_run
 from adws.journal.store.estimates import FinishEstimate, finish_estimate
 from adws.journal.store.journal import DEFAULT_PATH, ENV_VAR, Journal
+from adws.journal.store.sessions import sessions_of
 from adws.runs import _loading, _settings
 from adws.runs._cancel import cancel_run
-from adws.runs._continue import Resuming, continue_run, login, options_for, workflow_for
+from adws.runs._continue import (
+    Resuming,
+    continue_run,
+    login,
+    options_for,
+    take_back,
+    workflow_for,
+)
 from adws.runs._execute import Plan, Setting, execute
 from adws.runs._preview import ResumePreview, preview
 from adws.runs._values import Refused, RunState, Starting
@@ -42,9 +51,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from adws.agents.base import AgentBackend
-    from adws.engine.scope import Sleep
+    from adws.engine.scope import AgentSession, Sleep
     from adws.engine.step import Workflow
     from adws.journal import RunRecord
+    from adws.journal.records.tickets import TicketClaim, TicketRound
+    from adws.journal.store.schema import Statement
     from adws.runs._values import (
         CancelOutcome,
         HandedOver,
@@ -280,6 +291,29 @@ class Runs:
 
         Checked as `run` checks it; a worker records its host when it takes it.
         """
+        queued = self._queued(request)
+        if isinstance(queued, Refused):
+            return queued
+        journal, run_id, statements = queued
+        journal.apply(statements)
+        return run_id
+
+    def submit_ticket(self, request: RunRequest, ask: TicketClaim) -> TicketRound | Refused:
+        """Queue a run of `request` as the next round of a ticket, unless the journal says no.
+
+        The round and its queued run are written in one transaction, or
+        neither (see `adws.journal.store.tickets.claim`): a second ask for
+        the same ticket and event, on any host, starts nothing and returns
+        the row already there. The row's `new` says whether this call wrote it.
+        """
+        queued = self._queued(request)
+        if isinstance(queued, Refused):
+            return queued
+        journal, run_id, statements = queued
+        return tickets.claim(journal, ask, run_id, statements)
+
+    def _queued(self, request: RunRequest) -> tuple[Journal, str, list[Statement]] | Refused:
+        """Check `request` as `run` does; return the journal, a new run id and its queue rows."""
         loaded = self.prepare(request)
         if isinstance(loaded, Refused):
             return loaded
@@ -288,8 +322,7 @@ class Runs:
             return journal
         run_id = new_run_id()
         workflow = loaded.workflow
-        queue.submit(
-            journal,
+        statements = queue.queued(
             run_id,
             workflow.name,
             fingerprint=fingerprint(workflow, step_fingerprints(workflow)),
@@ -297,7 +330,7 @@ class Runs:
             inputs=encode_context(WorkflowContext(inputs=dict(request.inputs))),
             options=loaded.options.to_json(),
         )
-        return run_id
+        return journal, run_id, statements
 
     # -- going on ------------------------------------------------------------------
 
@@ -499,17 +532,22 @@ class Runs:
 
         Parked runs whose time has come, then the runs nobody runs any more:
         interrupted ones and those whose holder died on this host (see
-        `adws.journal.store.queue.orphans`).
+        `adws.journal.store.queue.orphans`). The process groups an orphan's
+        dead holder left running are stopped here, and waited for, before
+        the run is handed back (said on `say`): its step never finishes
+        twice.
         """
         journal = self.journal()
         if isinstance(journal, Refused):
             return journal
         now, host = io_ops.wall_clock(), socket.gethostname()
         listed = [run for run in journal.runs(status="parked") if run.host == host and run.due(now)]
-        chosen = [run.run_id for run in reversed(listed)]
-        chosen += [run_id for run_id, _ in queue.orphans(journal, host)]
-        found = [journal.find(run_id) for run_id in chosen]
-        return [run for run in found if not isinstance(run, str)]
+        found = [journal.find(run.run_id) for run in reversed(listed)]
+        gone = (journal.find(run_id) for run_id, _ in queue.orphans(journal, host))
+        orphans = [run for run in gone if not isinstance(run, str)]  # a run pruned meanwhile
+        for orphan in orphans:
+            take_back(orphan, self.say)
+        return [run for run in found if not isinstance(run, str)] + orphans
 
     # -- a worker's ----------------------------------------------------------------
 
@@ -524,10 +562,18 @@ class Runs:
         return queue.due_runs(journal, host, io_ops.wall_clock()) + queue.orphans(journal, host)
 
     def take(self, run_id: str) -> bool:
-        """Claim a due run for this process, compare-and-set; another worker may have it first."""
+        """Claim a due run for this process, compare-and-set; another worker may have it first.
+
+        Once claimed, the process groups a dead holder's step left running
+        are stopped and waited for (said on `say`), so the step taken back
+        never finishes twice (see `take_back`).
+        """
         journal = setting_journal(self._setting(self._journal))
         found = journal.find(run_id)
-        return not isinstance(found, str) and journal.claim(run_id, seen=found.seen) is None
+        if isinstance(found, str) or journal.claim(run_id, seen=found.seen) is not None:
+            return False
+        take_back(found, self.say)
+        return True
 
     def take_queued(self) -> str | None:
         """Take the oldest queued run (not a batch's) for this process; None when none is left."""
@@ -572,10 +618,24 @@ class Runs:
             steps,
             fingerprint(loaded.workflow, steps),
             loaded.options,
+            sessions=_round_sessions(journal, record.run_id),
             queued=True,
             starting=Starting(record.run_id, record.workflow, options=described),
         )
         return execute(setting, plan, observers)
+
+
+def _round_sessions(journal: Journal, run_id: str) -> Mapping[tuple[str, str], AgentSession]:
+    """Return the parent run's agent sessions a ticket's review round continues.
+
+    Empty for a run that is no ticket's round, or whose parent is gone from
+    the journal (pruned): its agent steps start afresh.
+    """
+    found = tickets.ticket_of(journal, run_id)
+    parent = journal.find(found.parent) if found is not None and found.parent else "no parent"
+    if isinstance(parent, str):
+        return {}
+    return parent_sessions(parent, sessions_of(journal, parent.run_id), socket.gethostname())
 
 
 def setting_journal(setting: Setting) -> Journal:

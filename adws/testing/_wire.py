@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import itertools
 import json
-from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from adws.testing._server import QuietHandler
 
 if TYPE_CHECKING:
     import threading
@@ -56,20 +57,16 @@ def prompt_of(body: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     """Answer one request from the API's script."""
 
-    protocol_version = "HTTP/1.1"
     server_version = "adws-fake-model-api/1"
-
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
-        """Keep the test's output clean."""
 
     @property
     def api(self) -> Script:
-        return self.server.api  # type: ignore[attr-defined, no-any-return] # set by FakeModelAPI
+        return self.server.owner  # type: ignore[attr-defined, no-any-return] # set by LocalServer
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802 - BaseHTTPRequestHandler names it
         """Route to the API the path names."""
         length = int(self.headers.get("content-length") or 0)
         try:

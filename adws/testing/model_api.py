@@ -29,12 +29,12 @@ from __future__ import annotations
 import collections
 import json
 import threading
-from http.server import ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 
 from adws._exceptions import MalformedError
+from adws.testing._server import LocalServer, serving, until_signalled
 from adws.testing._wire import Handler
 from adws.testing.replies import Reply, replies_from_json
 
@@ -50,7 +50,7 @@ FAKE_OAUTH_TOKEN: Final = "sk-ant-oat01-adws-fake-token"  # noqa: S105 - no secr
 
 
 @final
-class FakeModelAPI:
+class FakeModelAPI(LocalServer):
     """Serve scripted replies on 127.0.0.1 (an ephemeral port, unless given one) until closed."""
 
     def __init__(self, port: int = 0) -> None:
@@ -60,33 +60,7 @@ class FakeModelAPI:
         self.requests: list[dict[str, Any]] = []
         """Every request: `path`, `body`, the `marker` it matched and the `reply` kind sent."""
         self.unanswered: list[str] = []
-        self.closing = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self._server.daemon_threads = True
-        self._server.api = self  # type: ignore[attr-defined] # the handler finds its API here
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        """Return the base URL (`http://127.0.0.1:PORT`)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> FakeModelAPI:
-        """Return the running API."""
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        """Stop serving."""
-        self.close()
-
-    def close(self) -> None:
-        """Stop serving and end slow replies at once."""
-        self.closing.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        super().__init__(Handler, port)
 
     def script(self, *replies: Reply, marker: str | None = None) -> None:
         """Queue `replies` for requests whose prompt holds `marker` (any request when None)."""
@@ -212,7 +186,6 @@ def main(argv: list[str] | None = None) -> int:
     """
     import argparse  # noqa: PLC0415 - only the command line needs it
     import shlex  # noqa: PLC0415 - as above
-    import signal  # noqa: PLC0415 - as above
     import sys  # noqa: PLC0415 - as above
     import tempfile  # noqa: PLC0415 - as above
     import time  # noqa: PLC0415 - as above
@@ -236,12 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         "--text", action="append", dest="replies_given", metavar="TEXT", help="queue an answer"
     )
     args = parser.parse_args(argv)
-    stop = threading.Event()
     with tempfile.TemporaryDirectory(prefix="adws-fake-home-") as default_home:
-        try:
-            api = FakeModelAPI(args.port)
-        except OSError as exc:
-            parser.exit(2, f"adws.testing.model_api: cannot serve on port {args.port}: {exc}\n")
+        api = serving("adws.testing.model_api", args.port, lambda: FakeModelAPI(args.port))
         with api:
             try:
                 if args.replies is not None:
@@ -254,8 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     api.script(Reply.text(reply.replace("\\n", "\n")))
             # Before the environment is out: whoever read it may stop the server at once.
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(signum, lambda *_: stop.set())
+            stop = until_signalled()
             home = Path(args.home or default_home)
             if args.env_file is not None:
                 both = {**api.claude_env(home, oauth=True), **api.codex_env(home)}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from adws import io_ops
 from adws.agents.offline import OFFLINE
 from adws.cli import main
 from tests.batch.test_batch import batch_json, runs_of
@@ -584,7 +585,13 @@ def test_batch_resume_refuses_a_run_another_process_holds_unless_forced(project:
     batch_id, run_id = _failed_batch(project)
     holder = subprocess.Popen(["sleep", "60"])
     try:
-        _set(project, "UPDATE runs SET status = 'running', pid = ?", holder.pid)
+        started = io_ops.process_started(holder.pid)  # its holder, as a claim records it
+        _set(
+            project,
+            "UPDATE runs SET status = 'running', pid = ?, holder_started = ?",
+            holder.pid,
+            started,
+        )
         refused = start_adws(project, "batch", "--resume", batch_id, "-q")
         _, err = finish(refused)
         assert refused.returncode == 2

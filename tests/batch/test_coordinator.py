@@ -20,7 +20,7 @@ from adws.journal.identity.fingerprint import step_fingerprints
 from adws.journal.records.options import RunOptions
 from adws.journal.records.runs import CancelRecord
 from adws.journal.store.cancels import request
-from adws.journal.store.statements import statements_for
+from adws.journal.store.statements import starting_statement, statements_for
 from adws.runs.batches import queue_runs
 
 
@@ -39,6 +39,7 @@ class ScriptedPool:
         self.sent: list[Task] = []
         self.signals: list[int] = []
         self.cancels: list[tuple[int, Cancel]] = []
+        self.answers: list[tuple[int, str, str | None]] = []
         self.slots = 0
 
     def start(self) -> int:
@@ -63,6 +64,9 @@ class ScriptedPool:
 
     def cancel(self, slot: int, cancel: Cancel) -> None:
         self.cancels.append((slot, cancel))
+
+    def recorded(self, slot: int, run_id: str, why: str | None) -> None:
+        self.answers.append((slot, run_id, why))
 
     def close(self, grace: float = 5.0) -> None:
         pass
@@ -218,3 +222,54 @@ def test_a_ledger_reads_no_cancel_from_a_journal_it_cannot_read(journal: Journal
     assert ledger.cancels(["r1"]) == {}
     ledger.failures.append("a write that failed")
     assert ledger.cancels(["r1"]) == {}
+
+
+def test_a_step_start_is_answered_once_recorded_and_refused_once_the_journal_failed(
+    journal: Journal,
+) -> None:
+    batch, run_id, runs = _batch(journal)
+    starts: Message = ("journal", run_id, [starting_statement(run_id)], 0.0, True)
+    huge: Message = ("journal", run_id, [("UPDATE runs SET pid = ?", (2**63,))], 0.0)
+    end: Message = ("finished", run_id, "interrupted", None, [], ())
+    pool = ScriptedPool([starts, huge, starts, end])
+    report, _ = run_batch(journal, FLOW, batch, runs, concurrency=1, pool=pool, journal_wait=0.0)
+    assert pool.answers == [
+        (1, run_id, None),
+        (
+            1,
+            run_id,
+            (
+                f"interrupted: the journal {journal.path} did not record run {run_id} for 0s "
+                f"(the step statements of run {run_id}: OverflowError: Python int too large to "
+                "convert to SQLite INTEGER); no further step starts unrecorded"
+            ),
+        ),
+    ]
+    assert pool.signals == [signal.SIGTERM]  # the batch halts: its runs stop after cleanup
+    assert report.unrecorded[0].startswith(f"the step statements of run {run_id}: Overflow")
+
+
+def test_a_ledger_tries_a_write_again_for_its_wait_then_names_it(journal: Journal) -> None:
+    halted: list[int] = []
+    ledger = Ledger(journal, lambda: halted.append(1), wait=0.3)
+    assert ledger.stopping("r1").endswith(
+        "(a write before it failed); no further step starts unrecorded"
+    )
+    started = time.monotonic()
+    assert not ledger.apply([("UPDATE no_such_table SET x = 1", ())], "a write", starts=True)
+    assert time.monotonic() - started >= 0.3  # tried again, on new connections, for its wait
+    assert ledger.failures == ["a write: OperationalError: no such table: no_such_table"]
+    assert halted == [1]
+
+
+def test_a_step_start_the_coordinator_could_not_record_stops_the_run_there() -> None:
+    from adws.batch.tasks import _Forwarder  # noqa: PLC0415 - the worker's side, tested alone
+    from adws.engine.events import StepStarted  # noqa: PLC0415 - as above
+    from adws.journal.store.observer import JournalLost  # noqa: PLC0415 - as above
+
+    sent: list[Message] = []
+    task = Task("r1", Batch("b1", "w", "flows", (1, "h")), "{}")
+    forward = _Forwarder(task, sent.append, (None, {}, "whole", None), lambda: "the disk is full")
+    with pytest.raises(JournalLost, match="the disk is full"):
+        forward(StepStarted("r1", "one", 1, 2, 1, False))
+    assert [(message[0], message[1], message[-1]) for message in sent] == [("journal", "r1", True)]

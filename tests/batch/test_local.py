@@ -37,3 +37,7 @@ def test_the_budget_word_closes_the_batch_to_agent_calls() -> None:
 
 def test_a_cancel_for_a_worker_that_is_gone_is_dropped() -> None:
     LocalPool().cancel(object(), ("r1", "ana", "t", ""))  # type: ignore[arg-type] # no such worker
+
+
+def test_a_step_start_for_a_worker_that_is_gone_is_dropped() -> None:
+    LocalPool().recorded(object(), "r1", None)  # type: ignore[arg-type] # no such worker

@@ -414,7 +414,10 @@ def test_a_run_that_stops_as_its_cancel_is_asked_is_named_changed(
     assert code == 0, err
     run_id = only_run(postgres_url)
     with psycopg.connect(postgres_url, autocommit=True) as db:
-        db.execute("UPDATE runs SET status = 'running', pid = 1 WHERE run_id = %s", (run_id,))
+        db.execute(
+            "UPDATE runs SET status = 'running', pid = 1, holder_started = NULL WHERE run_id = %s",
+            (run_id,),
+        )
         with db.transaction():
             db.execute("SELECT 1 FROM runs WHERE run_id = %s FOR UPDATE", (run_id,))
             cancelling = start(project, postgres_url, "cancel", run_id)

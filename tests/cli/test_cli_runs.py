@@ -318,7 +318,8 @@ def test_resume_edge_cases(project: Path, capsys: pytest.CaptureFixture[str]) ->
     (project / "fixed").unlink()
     _, failed = run_json(["run", "pipeline", "-i", "seed=s"], capsys)
     journal.write(
-        "UPDATE runs SET status = 'running', pid = 1 WHERE run_id = ?", (failed["run_id"],)
+        "UPDATE runs SET status = 'running', pid = 1, holder_started = NULL WHERE run_id = ?",
+        (failed["run_id"],),
     )
     assert main(["resume", str(failed["run_id"])]) == 2
     assert capsys.readouterr().err == (

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from adws import io_ops
 from adws.journal import Journal
 from tests.conftest import REPO, dead_pid, wait_for
 
@@ -34,7 +35,7 @@ import time
 
 from returns.io import IOFailure, IOSuccess
 
-from adws import PipelineError, Step, Workflow, approval_step
+from adws import PipelineError, Step, Workflow, approval_step, shell_step
 
 
 def note(ctx):
@@ -64,6 +65,10 @@ gated = Workflow(
     "gated",
     (approval_step("ship", message="ship {n}?"), Step("note", note, reads=("n",), writes=())),
     inputs=("n",),
+)
+appends = Workflow(
+    "appends",
+    (shell_step("append", "echo started >> begun.log; sleep 3; echo once >> appended.log"),),
 )
 """
 
@@ -256,6 +261,33 @@ def test_resume_due_takes_back_interrupted_runs_and_runs_whose_holder_died(
     )
 
 
+def test_resume_due_takes_back_a_run_whose_holder_pid_was_reused_by_a_later_process(
+    project: Path, journal_at: str
+) -> None:
+    reused = submit(project, journal_at, "noted", "11")
+    held = submit(project, journal_at, "noted", "12")
+    other = subprocess.Popen(["sleep", "60"])  # alive: the pid a dead holder had, say
+    try:
+        started = io_ops.process_started(other.pid)
+        assert started is not None
+        boot = started.split(":")[0]
+        journal = Journal(journal_at)
+        for run_id, when in ((reused, f"{boot}:1"), (held, started)):
+            journal.write(
+                "UPDATE runs SET status = 'running', pid = ?, host = ?, holder_started = ?"
+                " WHERE run_id = ?",
+                (other.pid, socket.gethostname(), when, run_id),
+            )
+        done = adws(project, journal_at, "resume", "--due")
+    finally:
+        other.kill()
+        other.wait()
+    assert (done.returncode, done.stdout) == (0, f"{reused} noted: succeeded (exit 0)\n"), (
+        done.stderr
+    )
+    assert lines(project / "ran.log") == ["11"]  # the run its live holder holds was left to it
+
+
 def test_held_run_refuses_a_run_no_worker_handed_to_it(project: Path, journal_at: str) -> None:
     run_id = submit(project, journal_at, "noted", "4")
     done = adws(project, journal_at, "held-run", run_id, "--kind", "queued")
@@ -312,6 +344,56 @@ def test_a_held_run_killed_is_taken_back_by_its_worker_and_its_step_finishes_onc
     ), err
     assert lines(project / "ran.log") == ["6"]  # the killed attempt never got there
     assert lines(project / "started.log") == ["6", "6"]
+
+
+def test_a_held_run_sigkilled_mid_step_is_taken_back_after_its_step_group_is_stopped(
+    project: Path, journal_at: str
+) -> None:
+    run_id = submit_appends(project, journal_at)
+    worker = start(project, journal_at, "worker", "--once", "--poll", "0.2")
+    wait_for(lambda: lines(project / "begun.log") == ["started"])
+    record = Journal(journal_at).find(run_id)
+    assert not isinstance(record, str)
+    wait_for(lambda: Journal(journal_at).find(run_id).children != ())  # type: ignore[union-attr] # found
+    groups = Journal(journal_at).find(run_id).children  # type: ignore[union-attr] # found
+    assert record.pid is not None
+    os.kill(record.pid, signal.SIGKILL)  # the runner dies; its step's group runs on, sleeping
+    out, err = worker.communicate(timeout=60)
+    assert (worker.returncode, out) == (
+        1,
+        f"{run_id} appends: running (exit 1)\n{run_id} appends: succeeded (exit 0)\n",
+    ), err
+    said = f"adws: stopped process group {groups[0]} left by run {run_id} before taking it back"
+    assert said in err.splitlines()
+    time.sleep(3.5)  # long enough for a step group left running to have appended
+    assert lines(project / "begun.log") == ["started", "started"]
+    assert lines(project / "appended.log") == ["once"]
+
+
+def test_resume_due_stops_the_step_group_a_sigkilled_run_left_then_appends_once(
+    project: Path, journal_at: str
+) -> None:
+    running = start(project, journal_at, "run", "appends")
+    wait_for(lambda: lines(project / "begun.log") == ["started"])
+    (run_id,) = (run.run_id for run in Journal(journal_at).runs())
+    wait_for(lambda: Journal(journal_at).find(run_id).children != ())  # type: ignore[union-attr] # found
+    groups = Journal(journal_at).find(run_id).children  # type: ignore[union-attr] # found
+    running.send_signal(signal.SIGKILL)  # the runner dies; its step's group runs on, sleeping
+    running.communicate(timeout=60)
+    done = adws(project, journal_at, "resume", "--due")
+    assert (done.returncode, done.stdout) == (0, f"{run_id} appends: succeeded (exit 0)\n"), (
+        done.stderr
+    )
+    said = f"adws: stopped process group {groups[0]} left by run {run_id} before taking it back"
+    assert said in done.stderr.splitlines()
+    time.sleep(3.5)  # long enough for a step group left running to have appended
+    assert lines(project / "appended.log") == ["once"]
+
+
+def submit_appends(project: Path, journal: str) -> str:
+    done = adws(project, journal, "submit", "appends")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
 
 
 def test_workers_lists_a_live_worker_and_not_a_dead_or_silent_one(

@@ -258,8 +258,8 @@ def test_a_run_held_by_no_worker_is_refused(runs: Runs) -> None:
     outcome = ran(runs, gated())
     refused = runs.run_held(outcome.run_id, "waiting")
     assert refused == Refused(
-        f"run {outcome.run_id} is not held for this process by an adws worker; "
-        f"adws worker runs it (or adws resume {outcome.run_id})"
+        f"run {outcome.run_id} is waiting, not held for this process by an adws worker; "
+        f"nothing was run here (adws resume {outcome.run_id} continues it)"
     )
 
 
@@ -303,7 +303,11 @@ def test_a_preview_of_a_run_whose_workflow_is_gone_is_refused(runs: Runs, flows:
 
 def test_a_running_run_is_asked_to_stop_once(runs: Runs) -> None:
     outcome = ran(runs, failing())
-    spoil(runs, "UPDATE runs SET status = 'running', pid = 1 WHERE run_id = ?", outcome.run_id)
+    spoil(
+        runs,
+        "UPDATE runs SET status = 'running', pid = 1, holder_started = NULL WHERE run_id = ?",
+        outcome.run_id,
+    )
     holder = f"process 1 on {socket.gethostname()}"
     first = runs.cancel(outcome.run_id, "first", by="ana")
     assert first == CancelOutcome(outcome.run_id, "requested", holder=holder)

@@ -15,7 +15,7 @@ from adws.engine.context import WorkflowContext
 from adws.engine.errors import PipelineError
 from adws.engine.usage import Usage
 from adws.journal.records.codec import decode_context, decode_error, decode_outputs
-from adws.journal.records.holders import Seen
+from adws.journal.records.holders import Seen, alive
 from adws.journal.records.options import RunOptions
 
 if TYPE_CHECKING:
@@ -155,6 +155,8 @@ class RunRecord:
     """Why a parked run parked, in a few words (`claude usage limit`)."""
     cancel: CancelRecord | None = None
     """Who asked to cancel the run, when and why (None: nobody, or before schema 17)."""
+    holder_started: str | None = None
+    """When its holder (`pid`) started (`adws.io_ops.starts`; None: not recorded, judged by pid)."""
 
     def due(self, now: float) -> bool:
         """Tell whether the run is parked and its time to go on has come.
@@ -180,12 +182,16 @@ class RunRecord:
 
     @property
     def stale(self) -> bool:
-        """Tell whether the run says `running` but its process on this host is gone."""
+        """Tell whether the run says `running` but its process on this host is gone.
+
+        Gone too when its pid now names a process that started after the
+        holder did (a reused pid; see `adws.journal.records.holders.alive`).
+        """
         return (
             self.status == "running"
             and self.pid is not None
             and self.host == socket.gethostname()
-            and not io_ops.process_alive(self.pid)
+            and not alive(self.pid, self.host, self.holder_started)
         )
 
     @property
@@ -468,6 +474,7 @@ def run_from_row(row: sqlite3.Row) -> RunRecord:
         wake,
         reason,
         CancelRecord.from_json(column_of(row, "cancel")),
+        checked_text(column_of(row, "holder_started"), "holder_started", problems, optional=True),
     )
 
 

@@ -2,7 +2,8 @@
 
 `SessionRecord` is one `agent_sessions` row; `by_attempt` groups them
 under the attempts they belong to (`adws status`); `interrupted_sessions`
-finds the calls a stopped run cut off, whose sessions a resume continues.
+finds the calls a stopped run cut off, whose sessions a resume continues;
+`parent_sessions` the sessions a ticket's review round continues.
 The SQL is `adws.journal.store.sessions`.
 
 A session id becomes an argument of an agent CLI, so a row whose
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
     from adws.journal.records.runs import AttemptRecord, RunRecord
 
-__all__ = ["SessionRecord", "by_attempt", "interrupted_sessions"]
+__all__ = ["SessionRecord", "by_attempt", "interrupted_sessions", "parent_sessions"]
 
 
 @final
@@ -150,4 +151,29 @@ def interrupted_sessions(
     return {
         (one.step, one.asked_by): AgentSession(one.session_id, one.attempt, interrupted=True)
         for one in cut_off
+    }
+
+
+def parent_sessions(
+    parent: RunRecord, sessions: Sequence[SessionRecord], host: str
+) -> Mapping[tuple[str, str], AgentSession]:
+    """Find the sessions a review round's agent steps continue: each one's latest in `parent`.
+
+    An agent CLI keeps its sessions on the host it ran on, so they continue
+    only on `parent`'s host; on any other `host` each step's first call
+    starts afresh, and its session record says why. A hostile row (a
+    session id that is not a plain token) is never continued.
+
+    """
+    why = ""
+    if parent.host != host:
+        why = (
+            f"the parent run {parent.run_id} ran on host {parent.host or '(not recorded)'},"
+            " where its agents'"
+            f" sessions are; this round runs on {host}"
+        )
+    latest = {(one.step, one.asked_by): one for one in sessions if not one.problems}
+    return {
+        key: AgentSession(one.session_id, one.attempt, parent=parent.run_id, why=why)
+        for key, one in latest.items()
     }

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from adws import io_ops
 from adws.journal.records.codec import encode_error
-from adws.journal.records.holders import alive, here
+from adws.journal.records.holders import alive, here, started_here
 from adws.journal.store.claims import changed_since, holder_of
 
 if TYPE_CHECKING:
@@ -150,7 +150,8 @@ def claim_batch_run(
             None
             if changed
             else db.execute(
-                f"SELECT status, pid, host FROM runs WHERE run_id = ?{db.locks_rows}",  # noqa: S608 - a fixed clause
+                "SELECT status, pid, host, holder_started FROM runs"  # noqa: S608 - a fixed clause
+                f" WHERE run_id = ?{db.locks_rows}",
                 (run_id,),
             ).fetchone()
         )
@@ -158,17 +159,18 @@ def claim_batch_run(
             return f"{changed}; it was not run"
         if row is None:
             return f"run {run_id} is no longer in the journal (pruned?); it was not run"
-        status, pid, host = row
+        status, pid, host, started = row
         if status == "succeeded":
             return f"run {run_id} succeeded meanwhile (resumed elsewhere); it was left as it is"
         if status == "cancelled":
             return f"run {run_id} was cancelled; it was not run"
-        if status == "running" and alive(pid, host) and (pid, host) != here() and not force:
+        held = alive(pid, host, started) and (pid, host) != here()
+        if status == "running" and held and not force:
             return f"run {run_id} is being run by process {pid} on {host}; it was left to it"
         db.execute(
-            "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
-            " WHERE run_id = ?",
-            (*here(), run_id),
+            "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL,"
+            " holder_started = ? WHERE run_id = ?",
+            (*here(), started_here(), run_id),
         )
         for sql, params in then:
             db.execute(sql, params)

@@ -22,6 +22,7 @@ from adws import io_ops
 from adws._exceptions import RefusedError
 from adws.engine.context import WorkflowContext
 from adws.journal.records.codec import decode_context, encode_context
+from adws.journal.records.holders import started_here
 from adws.journal.records.runs import (
     AttemptRecord,
     RunRecord,
@@ -267,9 +268,9 @@ class Journal:
                     return refused
                 if take:
                     db.execute(
-                        "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL"
-                        " WHERE run_id = ?",
-                        (os.getpid(), socket.gethostname(), run_id),
+                        "UPDATE runs SET status = 'running', pid = ?, host = ?, children = NULL,"
+                        " holder_started = ? WHERE run_id = ?",
+                        (os.getpid(), socket.gethostname(), started_here(), run_id),
                     )
                 if then is not None:
                     _record(db, then(io_ops.utc_now()))

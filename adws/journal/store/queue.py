@@ -16,13 +16,14 @@ import json
 from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
-from adws.journal.records.holders import alive, here
+from adws.journal.records.holders import alive, here, started_here
 from adws.journal.records.workers import WorkerRecord
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
 __all__ = [
     "beat",
@@ -30,7 +31,7 @@ __all__ = [
     "leave",
     "orphans",
     "prune_workers",
-    "submit",
+    "queued",
     "take_queued",
     "workers",
 ]
@@ -42,8 +43,7 @@ _QUEUE: Final = (
 )
 
 
-def submit(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
-    journal: Journal,
+def queued(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
     run_id: str,
     workflow: str,
     *,
@@ -51,15 +51,13 @@ def submit(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
     steps: Sequence[str],
     inputs: str,
     options: str | None,
-) -> None:
-    """Queue a run (status `queued`, no host, no process) with its encoded inputs and options."""
+) -> list[Statement]:
+    """Return the statements that queue a run (for `submit`, or a ticket's claim)."""
     row = (run_id, workflow, fingerprint, json.dumps(list(steps)), io_ops.utc_now(), options)
-    journal.apply(
-        [
-            (_QUEUE, row),
-            ("INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)", (run_id, inputs)),
-        ]
-    )
+    return [
+        (_QUEUE, row),
+        ("INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)", (run_id, inputs)),
+    ]
 
 
 def take_queued(journal: Journal) -> str | None:
@@ -76,8 +74,9 @@ def take_queued(journal: Journal) -> str | None:
         if row is None:
             return None
         db.execute(
-            "UPDATE runs SET status = 'running', pid = ?, host = ? WHERE run_id = ?",
-            (*here(), row[0]),
+            "UPDATE runs SET status = 'running', pid = ?, host = ?, holder_started = ?"
+            " WHERE run_id = ?",
+            (*here(), started_here(), row[0]),
         )
     return str(row[0])
 
@@ -105,7 +104,7 @@ def due_runs(journal: Journal, host: str, now: float) -> list[tuple[str, str]]:
 
 
 _ORPHANS: Final = (
-    "SELECT run_id, status, pid FROM runs WHERE host = ? AND batch_id IS NULL"
+    "SELECT run_id, status, pid, holder_started FROM runs WHERE host = ? AND batch_id IS NULL"
     " AND status IN ('interrupted', 'running') ORDER BY started, rowid"
 )
 
@@ -115,14 +114,16 @@ def orphans(journal: Journal, host: str) -> list[tuple[str, str]]:
 
     Runs `interrupted` (a signal, a journal out of reach, a held run that
     could not start), and runs `running` whose recorded holder is dead on
-    this host (a worker killed after its claim, a held run killed). A
+    this host (a worker killed after its claim, a held run killed; its
+    pid gone, or taken by a process that started later: see
+    `adws.journal.records.holders.alive`). A
     batch's runs are left to `adws batch --resume`, which knows the batch.
     """
     found = journal.query(_ORPHANS, (host,))
     return [
         (str(run_id), str(status))
-        for run_id, status, pid in found
-        if status == "interrupted" or not alive(pid, host)
+        for run_id, status, pid, started in found
+        if status == "interrupted" or not alive(pid, host, started)
     ]
 
 

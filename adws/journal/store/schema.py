@@ -26,10 +26,17 @@ seconds) and why it parked (`runs.parked_reason`); 15 keeps the heartbeats of
 and the runs each holds), for `adws workers`; 16 keeps each agent call's patch
 and each worktree attempt's diff (`diffs`); 17 keeps who asked to cancel a
 run, when and why (`runs.cancel`): a request its holder acts on, then the
-record of who ended it; 18 adds `runs.step_started`; 19 keeps the caps that
-hold across runs (`caps`: a name, its JSON, when it was set; see
-`adws.journal.store.caps`); 20 keeps what agent calls in flight hold of
-them (`cap_holds`; see `adws.journal.store.cap_holds`).
+record of who ended it; 18 keeps when a run's step in flight started
+(`runs.step_started`), written before the step runs so a journal that cannot
+take writes is found first; 19 keeps the rounds of tickets (`tickets`: one row per
+ticket and event, unique, with its run, or why it was refused or deferred, its
+status comment and the status that comment last showed), so a ticket starts one
+run per round on every host; 20 keeps when a run's holder process started
+(`runs.holder_started`: the boot id and its start in clock ticks), so a pid a
+later process reused is not taken for the holder; 21 keeps the caps that hold
+across runs (`caps`: a name, its JSON, when it was set; see
+`adws.journal.store.caps`); 22 keeps what agent calls in flight hold of them
+(`cap_holds`; see `adws.journal.store.cap_holds`).
 """
 
 from __future__ import annotations
@@ -195,6 +202,17 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     ("ALTER TABLE runs ADD COLUMN cancel TEXT",),
     ("ALTER TABLE runs ADD COLUMN step_started TEXT",),
+    (
+        (
+            "CREATE TABLE tickets ({rowid}id {id}, ticket TEXT NOT NULL, event TEXT NOT NULL,"
+            " round {integer} NOT NULL, state TEXT NOT NULL, author TEXT NOT NULL,"
+            " source TEXT NOT NULL, recorded TEXT NOT NULL, at {real} NOT NULL, run_id TEXT,"
+            " parent TEXT, reason TEXT, comment_id {integer}, shown TEXT, UNIQUE (ticket, event))"
+        ),
+        "CREATE INDEX tickets_by_run ON tickets(run_id)",
+        "CREATE INDEX tickets_by_source ON tickets(source, at)",
+    ),
+    ("ALTER TABLE runs ADD COLUMN holder_started TEXT",),
     (
         (
             "CREATE TABLE caps ({rowid}name TEXT PRIMARY KEY, spec TEXT NOT NULL,"

@@ -33,6 +33,7 @@ from adws.engine.events import (
 from adws.engine.parking import wake_at
 from adws.engine.usage import Usage
 from adws.journal.records.codec import encode_context, encode_error, encode_outputs
+from adws.journal.records.holders import started_here
 from adws.journal.records.workspaces import stored
 from adws.journal.store.diffs import diff_statements
 from adws.journal.store.exchanges import exchange_statements
@@ -119,11 +120,11 @@ def _attempt(  # noqa: PLR0913 - one row's columns
 _RESTART = (
     "UPDATE runs SET status = 'running', finished = NULL, error = NULL, failed_step = NULL,"
     " wake_at = NULL, parked_reason = NULL, fingerprint = ?, pid = ?, host = ?,"
-    " resumes = resumes + ?, options = COALESCE(?, options) WHERE run_id = ?"
+    " holder_started = ?, resumes = resumes + ?, options = COALESCE(?, options) WHERE run_id = ?"
 )
 _INSERT_RUN = (
     "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started, pid, host,"
-    " options) VALUES (?, ?, ?, 'running', ?, '', ?, ?, ?, ?)"
+    " holder_started, options) VALUES (?, ?, ?, 'running', ?, '', ?, ?, ?, ?, ?)"
 )
 _FINISH = (
     "UPDATE runs SET status = ?, finished = ?, seconds = COALESCE(seconds, 0) + ?,"
@@ -139,7 +140,8 @@ def _started(
     row_exists: bool,
     holder: tuple[int, str] | None,
 ) -> list[Statement]:
-    here = holder or (os.getpid(), socket.gethostname())
+    pid, host = holder or (os.getpid(), socket.gethostname())
+    here = (pid, host, started_here(pid))  # a batch's coordinator holds its runs, on this host
     if event.resumed or row_exists:
         return [(_RESTART, (fingerprint, *here, int(event.resumed), options, event.run_id))]
     steps = json.dumps(list(event.steps))
