@@ -29,7 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 import zoneinfo
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import attrs
 
@@ -52,15 +52,17 @@ _HOLD: Final = (
     " RETURNING id"
 )
 _IN_FLIGHT: Final = (
-    "SELECT SUM(CASE WHEN h.settled IS NULL THEN 0 ELSE h.amount END),"
+    "SELECT h.cap, SUM(CASE WHEN h.settled IS NULL THEN 0 ELSE h.amount END),"
     " SUM(CASE WHEN h.settled IS NULL THEN h.amount ELSE 0 END),"
     " SUM(CASE WHEN h.settled IS NULL THEN h.blind ELSE 0 END),"
     " SUM(CASE WHEN h.settled IS NULL THEN 1 ELSE 0 END)"
     " FROM cap_holds AS h JOIN runs USING (run_id)"
-    " WHERE h.cap = ? AND runs.status = 'running' AND NOT EXISTS (SELECT 1 FROM attempts AS a"
+    " WHERE runs.status = 'running' AND NOT EXISTS (SELECT 1 FROM attempts AS a"
     " WHERE h.settled IS NOT NULL AND a.run_id = h.run_id AND a.step NOT LIKE '%[%'"
-    " AND a.id > h.settled)"
+    " AND a.id > h.settled) GROUP BY h.cap"
 )
+"""What calls in flight hold of each cap: settled, in flight, blind (no estimate), how many."""
+_NONE_HELD: Final = (0.0, 0.0, 0, 0)
 _TICK: Final = 0.05
 """How often a call that waits for calls in flight looks again (seconds)."""
 _SETTLING: Final = (
@@ -110,10 +112,12 @@ class Busy:
 
 
 def _room(
-    journal: Journal, state: CapState, cap: Cap, needs: float | None, now: dt.datetime
+    row: tuple[Any, ...], state: CapState, cap: Cap, needs: float | None, now: dt.datetime
 ) -> CapFull | Busy | None:
-    """Tell whether a call needing `needs` fits `cap` now (None), once calls settle, or not."""
-    row = journal.query(_IN_FLIGHT, (cap.name,))[0]
+    """Tell whether a call needing `needs` fits `cap` now (None), once calls settle, or not.
+
+    `row` is what calls in flight hold of the cap (`_IN_FLIGHT`'s sums).
+    """
     settled, flying, blind = float(row[0] or 0.0), float(row[1] or 0.0), int(row[2] or 0)
     count = int(row[3] or 0)
     taken = round(state.spent + settled + flying, 9)
@@ -146,6 +150,12 @@ def reserve(  # noqa: PLR0913 - the call and where it runs, keyword-only
     """
     with journal.transaction() as db:
         db.execute(f"SELECT name FROM caps ORDER BY name{db.locks_rows}")  # noqa: S608 - a fixed clause
+        # Holds first, then attempts. On PostgreSQL (read committed) each
+        # statement sees the journal as of its own start, and a run's attempt
+        # row ends its settled hold: read the other way round, an attempt
+        # recorded between the two reads would be counted by neither.
+        # This way round it is counted twice at worst, never passed.
+        flying = {str(row[0]): tuple(row[1:]) for row in journal.query(_IN_FLIGHT)}
         taking: list[tuple[str, float | None]] = []
         for state in states(journal, now):
             cap = state.cap
@@ -154,7 +164,7 @@ def reserve(  # noqa: PLR0913 - the call and where it runs, keyword-only
             if not _applies(cap, workflow, agent):
                 continue
             needs = _amount(cap, estimate)
-            refused = _room(journal, state, cap, needs, now)
+            refused = _room(flying.get(cap.name, _NONE_HELD), state, cap, needs, now)
             if refused is not None:
                 return refused
             taking.append((cap.name, needs))
