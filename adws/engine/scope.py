@@ -239,17 +239,31 @@ class Round:
     its answer does not count as changing nothing.
     """
 
+    __slots__ = ("_lock", "_seen")
+
     def __init__(self) -> None:
-        """Start a round that has seen nothing yet."""
-        self._lock = threading.Lock()
+        """Start a round that has seen nothing yet.
+
+        Every step of every run starts one and few ever `remember` (an agent
+        step's first attempt): its lock is made at the first.
+        """
+        self._lock: threading.Lock | None = None
         self._seen: dict[tuple[str, str], object] = {}
 
     def remember(self, place: tuple[str, str], read: Callable[[], object]) -> object:
         """Return what `place` was when the round first asked (reading it now, the first time)."""
-        with self._lock:
+        with _MAKING:
+            if self._lock is None:
+                self._lock = threading.Lock()
+            lock = self._lock
+        with lock:
             if place not in self._seen:
                 self._seen[place] = read()
             return self._seen[place]
+
+
+_MAKING: Final = threading.Lock()
+"""Held while a round makes its own lock (two threads of a round may ask at once)."""
 
 
 _ROUND: Final[ContextVar[Round | None]] = ContextVar("adws_round", default=None)
