@@ -22,6 +22,8 @@ from adws.mcp_server.schema import (
 
 @attrs.frozen
 class Packet:
+    """A schema class: JSON Schema has no type for it."""
+
     title: str
 
 
@@ -100,18 +102,16 @@ def test_values_of_each_json_type_pass_and_an_integral_number_is_an_integer() ->
 
 
 def test_a_value_of_another_type_is_named_with_its_json_type() -> None:
-    said = [
-        check_arguments(SCHEMA, arguments)
-        for arguments in (
-            {"n": True},
-            {"n": 1.5},
-            {"x": "1"},
-            {"b": 0},
-            {"a": {}},
-            {"o": []},
-            {"s": None},
-        )
+    bad: list[dict[str, object]] = [
+        {"n": True},
+        {"n": 1.5},
+        {"x": "1"},
+        {"b": 0},
+        {"a": {}},
+        {"o": []},
+        {"s": None},
     ]
+    said = [check_arguments(SCHEMA, arguments) for arguments in bad]
     assert said == [
         "field 'n' must be an integer, not boolean",
         "field 'n' must be an integer, not number",
@@ -125,7 +125,7 @@ def test_a_value_of_another_type_is_named_with_its_json_type() -> None:
 
 def test_arguments_that_are_no_object_or_name_no_field_are_refused() -> None:
     assert check_arguments(SCHEMA, [1]) == "arguments must be an object, not list"
-    empty = {"properties": {}, "required": []}
+    empty: dict[str, object] = {"properties": {}, "required": []}
     assert check_arguments(empty, {"a": 1}) == "unknown field 'a'; the fields: none"
 
 
