@@ -41,7 +41,10 @@ def add_mcp(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    """Serve the workflows of `--workflows` over MCP until the client goes (or Ctrl-C)."""
+    """Serve the workflows of `--workflows` over MCP until the client goes (or a signal).
+
+    Exit 0 when the client closed stdin; 130, 143 or 129 on Ctrl-C, SIGTERM or SIGHUP.
+    """
     if args.http is not None and args.http > _HIGHEST_PORT:
         msg = f"--http {args.http}: a port is at most {_HIGHEST_PORT}"
         raise UsageError(msg)
@@ -56,5 +59,4 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     opened(runs)
     folder = str(workflows_dir(args.workflows).resolve())
     held = Held(runs, folder)
-    serve(Tools(runs, held, err), args.http)
-    return 0
+    return serve(Tools(runs, held, err), args.http)

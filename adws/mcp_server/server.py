@@ -9,12 +9,15 @@ never blocks another call.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
 from adws import io_ops
 from adws.mcp_server.tools import DEFAULT_WAIT, MAX_WAIT, STOPPED, Answer
+from adws.runs.interrupts import EXIT_BY_SIGNAL
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -88,16 +91,32 @@ async def _http(tools: Tools, port: int) -> None:
     await uvicorn.Server(config).serve()
 
 
-def serve(tools: Tools, port: int | None = None) -> None:
+def serve(tools: Tools, port: int | None = None) -> int:
     """Serve `tools` on stdin and stdout, or (`port`) streamable HTTP on 127.0.0.1, until closed.
 
-    The runs still going when it stops are stopped (they end `interrupted`:
-    `adws resume` continues them).
+    Return 0 when the client went (stdin closed), else the exit code of the
+    signal that stopped it (Ctrl-C 130, SIGTERM 143, SIGHUP 129, as `adws
+    worker`). The runs still going are stopped as it stops: they end
+    `interrupted`, and `adws resume` (or a worker) continues them.
     """
-    try:
+    stopped: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        stopped.append(signum)
         if port is None:
-            anyio.run(_stdio, tools)
-        else:
-            anyio.run(_http, tools, port)
+            # The SDK reads stdin in a thread that no signal stops, so the loop would wait for
+            # the client to close it: end here, once the runs are stopped. (uvicorn stops
+            # itself on a signal, then passes it on to here.)
+            tools.held.stop()
+            sys.stderr.flush()
+            os._exit(EXIT_BY_SIGNAL[signum])
+
+    try:
+        with io_ops.handling_signals(stop):
+            if port is None:
+                anyio.run(_stdio, tools)
+            else:
+                anyio.run(_http, tools, port)
     finally:
         tools.held.stop()
+    return EXIT_BY_SIGNAL[stopped[0]] if stopped else 0
