@@ -139,7 +139,7 @@ package: $(DEV) ## Build the sdist and the wheel into dist/ and check them with 
 	$(BIN)/twine check --strict dist/*
 
 bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,mcp,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal

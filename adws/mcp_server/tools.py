@@ -215,7 +215,9 @@ class Tools:
     def _list(self, given: Mapping[str, object]) -> Answer:
         journal = self.runs.journal()
         assert not isinstance(journal, Refused)  # noqa: S101 - `adws mcp` opened it first
-        limit = min(max(int(str(given.get("limit", 20))), 1), MAX_LIST)
+        asked = given.get("limit", 20)
+        assert isinstance(asked, int | float)  # noqa: S101 - checked: an integer (3 or 3.0)
+        limit = min(max(int(asked), 1), MAX_LIST)
         workflow, status = given.get("workflow"), given.get("status")
         found = journal.runs(
             workflow=None if workflow is None else str(workflow),

@@ -26,6 +26,7 @@ from tests.mcp_server.client import environment, project
 pytest.importorskip("mcp", reason="the mcp extra is not installed: pip install -e '.[mcp]'")
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow, needs("claude")]
 
+SERVE = ["-m", "adws", "mcp", "--workflows"]
 SERVED = [
     "mcp__adws__elsewhere",
     "mcp__adws__gated",
@@ -62,8 +63,7 @@ def test_claude_calls_a_workflow_tool_and_awaits_the_run_it_started(
         "mcpServers": {
             "adws": {
                 "command": sys.executable,
-                "args": ["-m", "adws", "mcp", "--workflows", str(folder / "workflows")]
-                + ["--journal", str(journal)],
+                "args": [*SERVE, str(folder / "workflows"), "--journal", str(journal)],
                 "env": {"PYTHONPATH": environment(folder)["PYTHONPATH"]},
             }
         }

@@ -81,7 +81,7 @@ def test_a_call_starts_a_run_and_await_run_returns_its_outputs(folder: Path) -> 
         error, ended = await call(session, "await_run", run_id=started["run_id"], timeout=60)
         answers.append(ended)
         answers.append((await call(session, "run_status", run_id=started["run_id"][:6]))[1])
-        answers.append((await call(session, "list_runs", workflow="greet", limit=500))[1])
+        answers.append((await call(session, "list_runs", workflow="greet", limit=500.0))[1])
 
     run(folder, body)
     started, ended, status, listed = answers
