@@ -248,3 +248,21 @@ def test_what_adws_run_refuses_is_a_tool_error_and_an_unknown_run_is_named(folde
     assert (missing_error, cancel_error) == (True, True)
     assert missing == cancel == {"error": "no run 'nosuchrun' in runs.db"}
     assert json.loads(json.dumps(missing)) == missing
+
+
+def test_on_a_teams_postgresql_journal_a_call_runs_to_its_end(
+    folder: Path, postgres_url: str
+) -> None:
+    answers: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        async with served(folder, "--journal", postgres_url) as session:
+            _, started = await call(session, "greet", topic="pg")
+            answers.append((await call(session, "await_run", run_id=started["run_id"]))[1])
+
+    anyio.run(main)
+    (ended,) = answers
+    assert (ended["status"], ended["outputs"]) == (
+        "succeeded",
+        {"summary": "all about it", "count_seen": 0},
+    )
