@@ -25,10 +25,10 @@ $(RUNTIME): pyproject.toml
 
 # The checks run `adws batch --dask` on a real LocalCluster, ClaudeAgent through the Claude
 # Agent SDK's bundled CLI, pydantic schemas and spans exported through the OpenTelemetry SDK,
-# so the dask, claude, pydantic and otel extras come with them; the journal's tests run on a
+# so the dask, claude, pydantic and otel extras come with them (and mcp: `adws mcp`'s tests); the journal's tests run on a
 # real PostgreSQL server too (the postgres extra).
 $(DEV): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,postgres]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,postgres,mcp]'
 	touch $(DEV)
 
 # Never global, never the user's PATH: the tests put $(CLIS)/node_modules/.bin first on theirs.
@@ -139,7 +139,7 @@ package: $(DEV) ## Build the sdist and the wheel into dist/ and check them with 
 	$(BIN)/twine check --strict dist/*
 
 bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,mcp,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal

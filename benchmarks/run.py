@@ -31,6 +31,7 @@ import caps_bench
 import faults_bench
 import journal_bench
 import kit_bench
+import mcp_bench
 import parallel_bench
 import sessions_bench
 import team_bench
@@ -292,6 +293,7 @@ def main() -> None:
         "verify": verify_bench.measure(),
         "faults": faults_bench.measure(),
         "tickets": tickets_bench.measure(),
+        "mcp": mcp_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -380,6 +382,8 @@ def render(results: dict[str, Any]) -> str:
     lines += faults_bench.render(results["faults"])
     lines += ["", "| tickets | measured | target |", "| --- | --- | --- |"]
     lines += tickets_bench.render(results["tickets"])
+    lines += ["", "| adws mcp | measured | target |", "| --- | --- | --- |"]
+    lines += mcp_bench.render(results["mcp"])
     return "\n".join(lines)
 
 

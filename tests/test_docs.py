@@ -75,7 +75,7 @@ def test_the_cli_reference_names_every_command_adws_help_lists_by_group() -> Non
         ],
         "see": ["runs", "status", "report", "cost", "caps"],
         "decide": ["approvals", "approve", "reject", "cancel"],
-        "team": ["submit", "worker", "workers", "watch", "trigger"],
+        "team": ["submit", "worker", "workers", "watch", "trigger", "mcp"],
         "maintain": ["runs --prune", "resume --due"],
         "options": ["-h, --help", "--version"],
     }  # fmt: skip

@@ -36,6 +36,7 @@ LAYERS: Final[tuple[tuple[str, ...], ...]] = (
     ("adws.runs",),
     ("adws.batch",),
     ("adws.tickets",),
+    ("adws.mcp_server",),
     ("adws.testing",),
     ("adws.cli", "adws", "adws.__main__"),
 )

@@ -110,6 +110,11 @@ COMMANDS: Final[dict[str, Command]] = {
         "turn one webhook payload (a GitHub Actions event) into a run, as a watcher would",
         GROUPS[3],
     ),
+    "mcp": (
+        "adws.cli.mcp",
+        "serve the workflows as MCP tools for an agent (claude mcp add adws -- adws mcp)",
+        GROUPS[3],
+    ),
     "held-run": ("adws.cli.worker", "", ""),
 }
 """Every command, in the order `adws --help` lists it within its group."""
