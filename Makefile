@@ -26,9 +26,9 @@ $(RUNTIME): pyproject.toml
 # The checks run `adws batch --dask` on a real LocalCluster, ClaudeAgent through the Claude
 # Agent SDK's bundled CLI, pydantic schemas and spans exported through the OpenTelemetry SDK,
 # so the dask, claude, pydantic and otel extras come with them; the journal's tests run on a
-# real PostgreSQL server too (the postgres extra).
+# real PostgreSQL server too (the postgres extra), and `adws serve`'s on its app (the serve extra).
 $(DEV): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,postgres]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,postgres,serve]'
 	touch $(DEV)
 
 # Never global, never the user's PATH: the tests put $(CLIS)/node_modules/.bin first on theirs.
@@ -84,7 +84,7 @@ installs: ## Say what `make check` installs (only what is missing) before it ins
 	else echo "  agent CLIs: npm not found: the tests of the real claude and codex will be skipped"; fi
 	@if [ -f $(DEV) ]; then echo "  Python tools: $(VENV) has them"; \
 	else echo "  Python tools, with pip into $(VENV): adws with its extras dev, dask, claude,"; \
-		echo "    pydantic, otel and postgres"; fi
+		echo "    pydantic, otel, postgres and serve"; fi
 
 demo: $(RUNTIME) ## Run deep_research with the offline demo agent (installs only adws)
 	$(BIN)/adws run deep_research -i topic="railway-oriented programming"
@@ -139,7 +139,7 @@ package: $(DEV) ## Build the sdist and the wheel into dist/ and check them with 
 	$(BIN)/twine check --strict dist/*
 
 bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,serve,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal
