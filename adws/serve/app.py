@@ -167,9 +167,11 @@ def build_app(  # noqa: C901, PLR0913, PLR0915 - the routes share the journal, t
         cookie = request.cookies.get(COOKIE)
         return cookie, sessions.who(cookie)
 
-    def shown(request: Request, title: str, body: str, status: int = 200) -> Response:
+    def shown(
+        request: Request, title: str, body: str, status: int = 200, *, live: bool = True
+    ) -> Response:
         cookie, who = session(request)
-        html = pages.document(title, body, who, lambda: sessions.form(cookie))
+        html = pages.document(title, body, who, lambda: sessions.form(cookie), live=live)
         return HTMLResponse(html, status_code=status)
 
     def signed_in(request: Request) -> bool:
@@ -282,7 +284,7 @@ def build_app(  # noqa: C901, PLR0913, PLR0915 - the routes share the journal, t
         back = f"/runs/{quote(run_id)}"
         said = done.said or f"{action}: done"
         body = pages.said_page(f"{action} {run_id}", said, refused=done.refused, back=back)
-        return shown(request, f"adws · {action}", body, 409 if done.refused else 200)
+        return shown(request, f"adws · {action}", body, 409 if done.refused else 200, live=False)
 
     def approvals_get(request: Request) -> Response:
         if not signed_in(request):
@@ -313,6 +315,9 @@ def build_app(  # noqa: C901, PLR0913, PLR0915 - the routes share the journal, t
             return _plain(503, "too many live pages open; try again")
         return StreamingResponse(poller.stream(), media_type="text/event-stream")
 
+    async def no_icon(_request: Request) -> Response:
+        return Response(status_code=204)
+
     async def static(request: Request) -> Response:
         found = _STATIC.get(request.path_params["name"])
         if found is None:
@@ -333,5 +338,6 @@ def build_app(  # noqa: C901, PLR0913, PLR0915 - the routes share the journal, t
         Route("/caps", caps_get, methods=["GET"]),
         Route("/events", events, methods=["GET"]),
         Route("/static/{name}", static, methods=["GET"]),
+        Route("/favicon.ico", no_icon, methods=["GET"]),
     ]
     return _Guard(Starlette(routes=routes), hosts)

@@ -112,11 +112,21 @@ def _hidden(token: str) -> str:
 
 
 def document(
-    title: str, body: str, who: str | None = None, mint: Callable[[], str] | None = None
+    title: str,
+    body: str,
+    who: str | None = None,
+    mint: Callable[[], str] | None = None,
+    *,
+    live: bool = True,
 ) -> str:
-    """Wrap `body` (escaped by its makers) in a page: links, who is signed in, a live `<main>`."""
-    nav = ""
+    """Wrap `body` (escaped by its makers) in a page: links, who is signed in, a `<main>`.
+
+    The `<main>` of a signed-in page is kept live, unless `live` is False
+    (the answer to a change: its address is the form's, not a page's).
+    """
+    nav, kept = "", ""
     if who is not None and mint is not None:
+        kept = ' id="live"' if live else ""
         links = "".join(f'<a href="{href}">{name}</a>' for href, name in _NAV)
         nav = (
             f'<nav><strong>adws</strong>{links}<span class="who">signed in as {escape(who)}</span>'
@@ -128,7 +138,7 @@ def document(
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<title>{escape(title)}</title><link rel="stylesheet" href="/static/serve.css"></head>\n'
-        f'<body>{nav}\n<main id="live">{body}</main>\n'
+        f"<body>{nav}\n<main{kept}>{body}</main>\n"
         '<script src="/static/serve.js"></script>\n</body></html>\n'
     )
 
