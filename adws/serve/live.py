@@ -31,18 +31,16 @@ KEEPALIVE: Final = 15.0
 class Poller:
     """Read `stamp()` every `interval` seconds while streams are open; wake them on a change."""
 
-    def __init__(self, stamp: Callable[[], str], interval: float) -> None:
+    def __init__(
+        self, stamp: Callable[[], str], interval: float, keepalive: float = KEEPALIVE
+    ) -> None:
         """Keep what to read and how often; nothing is read until a stream opens."""
         self._stamp = stamp
         self.interval = interval
+        self.keepalive = keepalive
         self._streams: set[asyncio.Event] = set()
         self._task: asyncio.Task[None] | None = None
         self.last: str | None = None
-
-    @property
-    def open(self) -> int:
-        """Count the open streams."""
-        return len(self._streams)
 
     async def _poll(self) -> None:
         while self._streams:
@@ -69,7 +67,7 @@ class Poller:
             yield "retry: 2000\n\n"
             while True:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), KEEPALIVE)
+                    await asyncio.wait_for(changed.wait(), self.keepalive)
                 if changed.is_set():
                     changed.clear()
                     yield "event: change\ndata: 1\n\n"

@@ -11,6 +11,7 @@ DNS rebinding, reaches nothing).
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 from typing import TYPE_CHECKING, Final, final
 
@@ -111,5 +112,6 @@ def serve(runs: Runs, journal: Journal, where: Listening, say: Callable[[str], N
         access_log=False,
         lifespan="off",
     )
-    uvicorn.Server(config).run()
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the server: exit 0
+        uvicorn.Server(config).run()
     return None

@@ -30,6 +30,10 @@ import time
 from returns.io import IOSuccess
 
 from adws import Step, Workflow, approval_step
+from adws.agents import AgentResponse, ScriptedAgent
+from adws.agents.step import agent_step
+from adws.contract.validator import OutputContract
+from adws.engine.usage import Usage
 
 
 def log(name, line):
@@ -53,6 +57,14 @@ gated = Workflow(
     "gated",
     (approval_step("ship", message="ship {n}?"), Step("go", go, reads=("n",), writes=())),
     inputs=("n",),
+)
+def answer(request):
+    return AgentResponse("STATUS: done\\nPLAN: yes\\n", {}, Usage(0.25, 100, 10, 1, "m"))
+
+
+priced = Workflow(
+    "priced",
+    (agent_step("plan", prompt="p", agent=ScriptedAgent([answer]), contract=OutputContract(("PLAN",))),),
 )
 held = Workflow(
     "held",

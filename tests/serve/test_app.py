@@ -340,3 +340,70 @@ def test_logging_out_ends_the_session(client: TestClient) -> None:
     answer = client.post("/logout", data={"csrf": csrf}, headers={"origin": SITE})
     assert (answer.status_code, answer.headers["location"]) == (303, "/login")
     assert client.get("/").status_code == 303
+
+
+def test_the_cost_page_draws_today_s_spend_per_workflow(project: Path, sqlite_journal: str) -> None:
+    assert adws(project, sqlite_journal, "run", "priced", "-q").returncode == 0
+    with client_for(sqlite_journal) as client:
+        log_in(client)
+        page = client.get("/cost").text
+    assert '<svg class="chart"' in page
+    assert "priced: $0.25</li>" in page
+
+
+def test_a_ticket_s_runs_are_its_rounds_runs(project: Path, sqlite_journal: str) -> None:
+    from adws.journal.records.tickets import TicketClaim  # noqa: PLC0415
+    from adws.runs import RunRequest, Runs  # noqa: PLC0415
+
+    runs = Runs(Journal(sqlite_journal), whole_process=False)
+    ask = TicketClaim("gh#7", "issue", "ada", "test", 0.0)
+    made = runs.submit_ticket(RunRequest("held", {"n": "1"}), ask)
+    assert not isinstance(made, type(None))
+    other = runs.submit(RunRequest("held", {"n": "2"}))
+    with client_for(sqlite_journal) as client:
+        log_in(client)
+        page = client.get("/?ticket=gh%237").text
+        waiting = client.get("/?ticket=gh%237&status=waiting").text
+    assert page.count('<tr><td><a href="/runs/') == 1
+    assert f'href="/runs/{other}"' not in page
+    assert '<p class="note">no run matches</p>' in waiting
+
+
+def test_a_raised_budget_goes_with_the_approval(project: Path, sqlite_journal: str) -> None:
+    run_id = waiting_run(project, sqlite_journal)
+    with client_for(sqlite_journal) as client:
+        log_in(client)
+        status, _ = _approve(client, run_id, {"origin": SITE}, max_cost="5")
+    record = Journal(sqlite_journal).find(run_id)
+    assert status == 200
+    assert not isinstance(record, str)
+    assert (record.status, record.options.max_cost) == ("succeeded", 5.0)
+
+
+def test_a_form_that_is_not_utf8_or_from_another_site_logs_nobody_in(client: TestClient) -> None:
+    csrf = form_token(client.get("/login").text)
+    garbled = client.post(
+        "/login",
+        content=b"csrf=" + csrf.encode() + b"&name=\xff",
+        headers={"origin": SITE, "content-type": "application/x-www-form-urlencoded"},
+    )
+    foreign = client.post(
+        "/login",
+        data={"csrf": csrf, "token": "the-server-token", "name": "x"},
+        headers={"origin": "http://evil.example"},
+    )
+    log_in(client)
+    logout = client.post("/logout", data={"csrf": "forged"}, headers={"origin": SITE})
+    assert (garbled.status_code, foreign.status_code, logout.status_code) == (400, 403, 403)
+    assert client.get("/").status_code == 200
+
+
+def test_events_need_a_session_and_are_bounded(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adws.serve import live  # noqa: PLC0415
+
+    assert client.get("/events").status_code == 401
+    log_in(client)
+    monkeypatch.setattr(live, "MOST_STREAMS", 0)
+    assert client.get("/events").status_code == 503

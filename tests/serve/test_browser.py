@@ -212,7 +212,7 @@ def test_a_page_opened_without_the_session_shows_nothing_and_changes_nothing(
         status = awaited(
             driver,
             f"fetch('/runs/{run_id}/approve', {{method: 'POST', body: new URLSearchParams("
-            "{csrf: 'x', note: 'n'})}).then(r => r.status)"
+            "{csrf: 'x', note: 'n'})}).then(r => r.status)",
         )
         events = awaited(driver, "fetch('/events').then(r => r.status)")
         driver.screenshot(SHOTS / "login.png")

@@ -23,3 +23,10 @@ def test_workflows_past_the_palette_are_one_other() -> None:
     drawn = cost_chart(Spend(("2026-11-01",), tuple(names)))
     assert "other (3 workflows): $6.00</li>" in drawn
     assert drawn.count("<li>") == len(PALETTE)
+
+
+def test_a_day_is_labelled_every_week_and_the_last() -> None:
+    days = tuple(f"2026-11-{day:02d}" for day in range(1, 10))
+    drawn = cost_chart(Spend(days, (("fix", (1.0,) * 9),)))
+    labels = [part.split("</text>")[0] for part in drawn.split('y="212">')[1:]]
+    assert labels == ["11-01", "11-08", "11-09"]
