@@ -68,8 +68,8 @@ def valid_name(name: str) -> str | None:
 
     >>> valid_name("  ada  ")
     'ada'
-    >>> valid_name("a\\x00b") is None
-    True
+    >>> valid_name("a" * 65) is None, valid_name("a\\tb") is None
+    (True, True)
     """
     trimmed = name.strip()
     if not trimmed or len(trimmed) > _NAME_CHARS or not trimmed.isprintable():

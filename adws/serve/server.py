@@ -38,6 +38,8 @@ def is_loopback(host: str) -> bool:
 
     >>> is_loopback("127.0.0.2"), is_loopback("localhost"), is_loopback("0.0.0.0")
     (True, True, False)
+    >>> is_loopback("box.example")
+    False
     """
     if host == "localhost":
         return True

@@ -14,6 +14,7 @@ import pytest
 
 from adws.journal import Journal
 from adws.journal.store.workspaces import approvals_of
+from tests.conftest import wait_for
 from tests.serve.conftest import SITE, adws, client_for, form_token, log_in, waiting_run
 
 if TYPE_CHECKING:
@@ -353,12 +354,15 @@ def test_the_cost_page_draws_today_s_spend_per_workflow(project: Path, sqlite_jo
 
 def test_a_ticket_s_runs_are_its_rounds_runs(project: Path, sqlite_journal: str) -> None:
     from adws.journal.records.tickets import TicketClaim  # noqa: PLC0415
+    from adws.journal.store import tickets  # noqa: PLC0415
     from adws.runs import RunRequest, Runs  # noqa: PLC0415
 
-    runs = Runs(Journal(sqlite_journal), whole_process=False)
+    journal = Journal(sqlite_journal)
+    runs = Runs(journal, whole_process=False)
+    tickets.refuse(journal, TicketClaim("gh#7", "comment:1", "eve", "test", 0.0), "not a member")
     ask = TicketClaim("gh#7", "issue", "ada", "test", 0.0)
     made = runs.submit_ticket(RunRequest("held", {"n": "1"}), ask)
-    assert not isinstance(made, type(None))
+    assert made is not None
     other = runs.submit(RunRequest("held", {"n": "2"}))
     with client_for(sqlite_journal) as client:
         log_in(client)
@@ -407,3 +411,18 @@ def test_events_need_a_session_and_are_bounded(
     log_in(client)
     monkeypatch.setattr(live, "MOST_STREAMS", 0)
     assert client.get("/events").status_code == 503
+
+
+def test_a_decision_that_takes_longer_than_the_answer_says_the_run_goes_on(
+    project: Path, sqlite_journal: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from adws.serve import deciding  # noqa: PLC0415
+
+    run_id = waiting_run(project, sqlite_journal)
+    monkeypatch.setattr(deciding, "ANSWER_SECONDS", 0.0)
+    with client_for(sqlite_journal) as client:
+        log_in(client)
+        status, text = _approve(client, run_id, {"origin": SITE})
+    assert status == 200
+    assert "the run goes on in process " in text
+    wait_for(lambda: Journal(sqlite_journal).find(run_id).status == "succeeded", 60)  # type: ignore[union-attr]

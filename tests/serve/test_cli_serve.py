@@ -28,8 +28,10 @@ def serve(project: Path, *argv: str, code: str | None = None) -> tuple[int, str]
 def test_another_host_without_tls_is_refused_before_listening(tmp_path: Path) -> None:
     assert serve(tmp_path, "--host", "0.0.0.0") == (  # noqa: S104
         2,
-        "adws: error: --host 0.0.0.0 is reachable from other machines: give --tls-cert and "
-        "--tls-key, or --insecure-http to send the session in clear\n",
+        (
+            "adws: error: --host 0.0.0.0 is reachable from other machines: give --tls-cert and "
+            "--tls-key, or --insecure-http to send the session in clear\n"
+        ),
     )
 
 
@@ -40,8 +42,10 @@ def test_a_token_file_others_may_read_is_refused(tmp_path: Path) -> None:
     code, said = serve(tmp_path)
     assert (code, said) == (
         2,
-        f"adws: error: {tmp_path / 'serve-token'} may be read by others (mode 0o40): "
-        f"chmod 600 {tmp_path / 'serve-token'}\n",
+        (
+            f"adws: error: {tmp_path / 'serve-token'} may be read by others (mode 0o40): "
+            f"chmod 600 {tmp_path / 'serve-token'}\n"
+        ),
     )
 
 

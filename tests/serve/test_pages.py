@@ -26,18 +26,90 @@ from adws.serve.reading import Spend, Waiting
 from tests.render.test_hostile_page import ATTACK, record
 
 TAGS: Final = frozenset(
-    "html head meta title link body nav strong a span form input button main script h1 h2 "
-    "p pre label select option table tr th td section textarea details summary code svg rect "
-    "text ul li header div line g".split()
+    [
+        "html",
+        "head",
+        "meta",
+        "title",
+        "link",
+        "body",
+        "nav",
+        "strong",
+        "a",
+        "span",
+        "form",
+        "input",
+        "button",
+        "main",
+        "script",
+        "h1",
+        "h2",
+        "p",
+        "pre",
+        "label",
+        "select",
+        "option",
+        "table",
+        "tr",
+        "th",
+        "td",
+        "section",
+        "textarea",
+        "details",
+        "summary",
+        "code",
+        "svg",
+        "rect",
+        "text",
+        "ul",
+        "li",
+        "header",
+        "div",
+        "line",
+        "g",
+    ]
 )
 ATTRIBUTES: Final = frozenset(
-    "lang charset name content rel href class method action type value id maxlength "
-    "autocomplete required selected inputmode src role viewbox width height xmlns x y fill "
-    "x1 x2 y1 y2 stroke colspan".split()
+    [
+        "lang",
+        "charset",
+        "name",
+        "content",
+        "rel",
+        "href",
+        "class",
+        "method",
+        "action",
+        "type",
+        "value",
+        "id",
+        "maxlength",
+        "autocomplete",
+        "required",
+        "selected",
+        "inputmode",
+        "src",
+        "role",
+        "viewbox",
+        "width",
+        "height",
+        "xmlns",
+        "x",
+        "y",
+        "fill",
+        "x1",
+        "x2",
+        "y1",
+        "y2",
+        "stroke",
+        "colspan",
+    ]
 )
 
 
 class Parsed(HTMLParser):
+    """Every start tag of a page, with its attributes."""
+
     def __init__(self) -> None:
         super().__init__()
         self.elements: list[tuple[str, dict[str, str | None]]] = []
@@ -71,7 +143,7 @@ def _token() -> str:
 @settings(max_examples=40, deadline=None)
 @given(text=hostile, status=hostile, budget=st.booleans())
 def test_nothing_a_journal_holds_becomes_markup_on_any_page(
-    text: str, status: str, budget: bool
+    text: str, status: str, *, budget: bool
 ) -> None:
     error = PipelineError(text, text, text, {})
     run = record(status, workflow=text, run_id=text, host=text, started=text, error=error)
@@ -79,7 +151,10 @@ def test_nothing_a_journal_holds_becomes_markup_on_any_page(
     waiting = Waiting(record("waiting", workflow=text, run_id=text, error=error), budget, (diff,))
     worker = WorkerRecord(text, text, 1, text, 0.0, 1.0, (text,))
     cap = Cap("n", "usd", 1.0, "day", "UTC", text, text)
-    caps = [CapState(text, None, error=text), CapState(text, cap, resets=dt.datetime(2026, 1, 1))]
+    caps = [
+        CapState(text, None, error=text),
+        CapState(text, cap, resets=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)),
+    ]
     spend = Spend(("2026-01-01", text), ((text, (1.0, 2.0)),))
     title, body = pages.run_page(RunView(run, ()), _token, budget=budget)
     drawn = [
