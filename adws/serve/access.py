@@ -68,7 +68,7 @@ def valid_name(name: str) -> str | None:
 
     >>> valid_name("  ada  ")
     'ada'
-    >>> valid_name("a" * 65) is None, valid_name("a\\tb") is None
+    >>> valid_name("a" * 65) is None, valid_name("a\tb") is None
     (True, True)
     """
     trimmed = name.strip()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final, final
 from anyio import to_thread
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncGenerator, Callable
 
 __all__ = ["MOST_STREAMS", "Poller"]
 
@@ -56,7 +56,7 @@ class Poller:
         """Tell whether no other stream may open."""
         return len(self._streams) >= MOST_STREAMS
 
-    async def stream(self) -> AsyncIterator[str]:
+    async def stream(self) -> AsyncGenerator[str]:
         """Yield server-sent events: `change` whenever what a page shows changed."""
         changed = asyncio.Event()
         changed.set()  # what changed between drawing the page and opening its stream
