@@ -309,3 +309,27 @@ def _session(port: int, token: str) -> str:
     connection.close()
     assert answer.status == 303
     return answer.getheader("set-cookie", "").split(";")[0]
+
+
+def test_the_server_stays_up_under_200_event_streams(project: Path, sqlite_journal: str) -> None:
+    Journal(sqlite_journal).close()
+    with serving(project, sqlite_journal) as server:
+        port = int(server.url.rsplit(":", 1)[1].strip("/"))
+        cookie = _session(port, server.token)
+        streams = []
+        try:
+            for _ in range(200):
+                stream = socket.create_connection(("127.0.0.1", port), timeout=30)
+                streams.append(stream)
+                stream.sendall(
+                    f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: {cookie}\r\n\r\n".encode()
+                )
+            heads = [stream.recv(4096) for stream in streams]
+            assert all(head.startswith(b"HTTP/1.1 200 OK") for head in heads)
+            assert _answers(port)
+            assert adws(project, sqlite_journal, "run", "held", "-i", "n=1", "-q").returncode == 0
+            assert _answers(port)
+        finally:
+            for stream in streams:
+                stream.close()
+        assert server.process.poll() is None
