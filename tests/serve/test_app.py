@@ -84,11 +84,11 @@ def test_a_wrong_token_or_no_name_logs_nobody_in(client: TestClient) -> None:
 
 
 def test_the_runs_page_lists_runs_filtered_and_a_run_s_page_draws_it(
-    project: Path, sqlite_journal: str
+    project: Path, journal_at: str
 ) -> None:
-    first = waiting_run(project, sqlite_journal, "1")
-    assert adws(project, sqlite_journal, "run", "held", "-i", "n=2", "-q").returncode == 0
-    with client_for(sqlite_journal) as client:
+    first = waiting_run(project, journal_at, "1")
+    assert adws(project, journal_at, "run", "held", "-i", "n=2", "-q").returncode == 0
+    with client_for(journal_at) as client:
         log_in(client)
         every = client.get("/").text
         waiting = client.get("/?status=waiting").text
@@ -343,9 +343,9 @@ def test_logging_out_ends_the_session(client: TestClient) -> None:
     assert client.get("/").status_code == 303
 
 
-def test_the_cost_page_draws_today_s_spend_per_workflow(project: Path, sqlite_journal: str) -> None:
-    assert adws(project, sqlite_journal, "run", "priced", "-q").returncode == 0
-    with client_for(sqlite_journal) as client:
+def test_the_cost_page_draws_today_s_spend_per_workflow(project: Path, journal_at: str) -> None:
+    assert adws(project, journal_at, "run", "priced", "-q").returncode == 0
+    with client_for(journal_at) as client:
         log_in(client)
         page = client.get("/cost").text
     assert '<svg class="chart"' in page
