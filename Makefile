@@ -25,10 +25,11 @@ $(RUNTIME): pyproject.toml
 
 # The checks run `adws batch --dask` on a real LocalCluster, ClaudeAgent through the Claude
 # Agent SDK's bundled CLI, pydantic schemas and spans exported through the OpenTelemetry SDK,
-# so the dask, claude, pydantic and otel extras come with them (and mcp: `adws mcp`'s tests); the journal's tests run on a
-# real PostgreSQL server too (the postgres extra).
+# so the dask, claude, pydantic and otel extras come with them; the journal's tests run on a
+# real PostgreSQL server too (the postgres extra), `adws serve`'s on its app (the serve extra)
+# and `adws mcp`'s on the MCP SDK (the mcp extra).
 $(DEV): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,postgres,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,postgres,serve,mcp]'
 	touch $(DEV)
 
 # Never global, never the user's PATH: the tests put $(CLIS)/node_modules/.bin first on theirs.
@@ -84,7 +85,7 @@ installs: ## Say what `make check` installs (only what is missing) before it ins
 	else echo "  agent CLIs: npm not found: the tests of the real claude and codex will be skipped"; fi
 	@if [ -f $(DEV) ]; then echo "  Python tools: $(VENV) has them"; \
 	else echo "  Python tools, with pip into $(VENV): adws with its extras dev, dask, claude,"; \
-		echo "    pydantic, otel and postgres"; fi
+		echo "    pydantic, otel, postgres, serve and mcp"; fi
 
 demo: $(RUNTIME) ## Run deep_research with the offline demo agent (installs only adws)
 	$(BIN)/adws run deep_research -i topic="railway-oriented programming"
@@ -139,7 +140,7 @@ package: $(DEV) ## Build the sdist and the wheel into dist/ and check them with 
 	$(BIN)/twine check --strict dist/*
 
 bench: $(DEV) ## Print the benchmark table and write benchmarks/results.json (installs LangGraph)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,mcp,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dask,claude,pydantic,otel,serve,mcp,bench]'
 	$(BIN)/python benchmarks/run.py
 
 clean: ## Remove the virtualenv, caches and the run journal

@@ -33,6 +33,7 @@ import journal_bench
 import kit_bench
 import mcp_bench
 import parallel_bench
+import serve_bench
 import sessions_bench
 import team_bench
 import tickets_bench
@@ -294,6 +295,7 @@ def main() -> None:
         "faults": faults_bench.measure(),
         "tickets": tickets_bench.measure(),
         "mcp": mcp_bench.measure(),
+        "serve": serve_bench.measure(),
     }
     p = results["pipeline"]
     results["scaling_ratio"] = p["10000"]["adws_us"] / p["100"]["adws_us"]
@@ -380,6 +382,8 @@ def render(results: dict[str, Any]) -> str:
     lines += verify_bench.render(results["verify"])
     lines += ["", "| faults injected | measured | target |", "| --- | --- | --- |"]
     lines += faults_bench.render(results["faults"])
+    lines += ["", "| adws serve | measured | target |", "| --- | --- | --- |"]
+    lines += serve_bench.render(results["serve"])
     lines += ["", "| tickets | measured | target |", "| --- | --- | --- |"]
     lines += tickets_bench.render(results["tickets"])
     lines += ["", "| adws mcp | measured | target |", "| --- | --- | --- |"]

@@ -74,7 +74,7 @@ def test_the_cli_reference_names_every_command_adws_help_lists_by_group() -> Non
             "new", "list", "show", "check", "validate", "run", "resume", "batch", "eval",
         ],
         "see": ["runs", "status", "report", "cost", "caps"],
-        "decide": ["approvals", "approve", "reject", "cancel"],
+        "decide": ["approvals", "approve", "reject", "serve", "cancel"],
         "team": ["submit", "worker", "workers", "watch", "trigger", "mcp"],
         "maintain": ["runs --prune", "resume --due"],
         "options": ["-h, --help", "--version"],

@@ -38,6 +38,7 @@ LAYERS: Final[tuple[tuple[str, ...], ...]] = (
     ("adws.tickets",),
     ("adws.mcp_server",),
     ("adws.testing",),
+    ("adws.serve",),
     ("adws.cli", "adws", "adws.__main__"),
 )
 """From the ground up: a module imports from its own layer or those below it.

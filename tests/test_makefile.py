@@ -79,7 +79,7 @@ def test_installs_names_only_what_is_missing(tmp_path: Path) -> None:
             f"  Python tools, with pip into {tmp_path / 'venv'}: adws with its extras dev, dask,"
             " claude,"
         ),
-        "    pydantic, otel and postgres",
+        "    pydantic, otel, postgres, serve and mcp",
     ]
     clis = tmp_path / "clis"
     clis.mkdir()

@@ -80,6 +80,11 @@ COMMANDS: Final[dict[str, Command]] = {
         "reject a run waiting for approval: its cleanup steps run and it ends Rejected",
         GROUPS[2],
     ),
+    "serve": (
+        "adws.cli.serve",
+        "serve the journal as web pages: live runs, approvals with diffs, cancel, cost, workers",
+        GROUPS[2],
+    ),
     "cancel": (
         "adws.cli.cancel",
         "end a run: queued, waiting or parked at once, a running one through its holder",

@@ -27,6 +27,7 @@ __all__ = [
     "LINE_CAP",
     "PAGE_CAP",
     "SHELL",
+    "STYLE",
     "TEXT_CAP",
     "capped",
     "cut_note",
@@ -81,6 +82,9 @@ tr:nth-child(even){background:#fafafa}.note{color:#757575}.cut{color:#757575;fon
 .diff .add{color:#1b5e20;background:#e8f5e9}.diff .del{color:#b71c1c;background:#ffebee}
 .diff .hunk{color:#00838f}.diff .file{font-weight:bold}
 """
+
+STYLE: Final = _STYLE
+"""The page's stylesheet, for pages that serve it as a file (`adws serve`)."""
 
 _SCRIPT: Final = """
 function openTarget(){var t=document.getElementById(location.hash.slice(1));

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
     from adws.journal.records.exchanges import Text
 
-__all__ = ["RunView", "batch_page", "run_page"]
+__all__ = ["RunView", "batch_page", "run_body", "run_page", "run_title"]
 
 
 @final
@@ -401,14 +401,28 @@ def _run_body(page: _Page, view: RunView, prefix: str = "", *, calls: bool = Tru
     _steps(page, view, anchors, calls=calls)
 
 
-def run_page(view: RunView, *, cap: int = PAGE_CAP) -> str:
-    """Draw one run as a page of at most `cap` bytes."""
+def run_title(record: RunRecord) -> str:
+    """Name a run's page: its workflow, status and id (not escaped)."""
+    return f"{record.workflow} {run_word(record.status)} · run {record.run_id}"
+
+
+def run_body(view: RunView, *, room: int = PAGE_CAP, cap: int = PAGE_CAP) -> str:
+    """Draw one run's header and sections in at most `room` bytes, without the document.
+
+    `cap` is the bound the page says it stopped at when it is full (`adws
+    serve` puts the body in its own page).
+    """
     record = view.record
-    title = f"{record.workflow} {run_word(record.status)} · run {record.run_id}"
-    drawn = _Page(cap - SHELL - size_of(escape(title)))
+    drawn = _Page(room)
     drawn.add(_header(record))
     _run_body(drawn, view)
-    return page(title, drawn.body(f"adws status {record.run_id}", cap))
+    return drawn.body(f"adws status {record.run_id}", cap)
+
+
+def run_page(view: RunView, *, cap: int = PAGE_CAP) -> str:
+    """Draw one run as a page of at most `cap` bytes."""
+    title = run_title(view.record)
+    return page(title, run_body(view, room=cap - SHELL - size_of(escape(title)), cap=cap))
 
 
 def _batch_row(number: int, record: RunRecord) -> str:
