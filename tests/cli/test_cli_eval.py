@@ -1,0 +1,315 @@
+"""`adws eval` as its users run it, each in its own process: its rough edges, and it as a gate."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from adws.batch.baseline import FORMAT, tasks_hash
+from adws.batch.evaluation import fisher_exact, wilson
+from adws.batch.report import Progress
+from adws.cli._eval_output import ProgressLines
+from adws.journal import Journal
+from tests.conftest import start_adws
+
+GRADED = """
+from returns.io import IOFailure, IOSuccess
+from adws import ErrorType, PipelineError, Step, Workflow
+
+
+def judge(ctx):
+    if ctx.inputs["mode"] != "good":
+        return IOFailure(PipelineError("judge", ErrorType.STEP_EXCEPTION, "bad mode"))
+    return IOSuccess(ctx.merge_outputs({"score": float(ctx.inputs["weight"])}))
+
+
+workflow = Workflow("graded", (Step("judge", judge),), inputs=("mode", "weight"))
+"""
+
+GATED = """
+from returns.io import IOSuccess
+from adws import Step, Workflow, approval_step
+
+
+def prep(ctx):
+    return IOSuccess(ctx.merge_outputs({"ready": True}))
+
+
+workflow = Workflow(
+    "gated", (Step("prep", prep), approval_step("ok", message="merge?")), inputs=("mode",)
+)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "graded.py").write_text(GRADED)
+    (tmp_path / "workflows" / "gated.py").write_text(GATED)
+    lines = [{"mode": "good", "weight": w} for w in ("1", "2", "3")]
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return tmp_path
+
+
+def adws(project: Path, *argv: str) -> tuple[int, str, str]:
+    """Run `adws ARGV` in its own process; return its exit code, stdout and stderr."""
+    process = start_adws(project, *argv)
+    out, err = process.communicate(timeout=240)
+    return process.returncode, out, err
+
+
+def test_an_input_every_variant_gives_is_not_required_of_the_task_lines(project: Path) -> None:
+    (project / "weights.jsonl").write_text('{"weight": "1"}\n\n{"weight": "2"}\n')
+    variants = ["--variant", "good:-i mode=good", "--variant", "bad:-i mode=bad"]
+    code, out, err = adws(
+        project, "eval", "graded", "weights.jsonl", "-n", "1", "--json", *variants
+    )
+    assert code == 0, err
+    assert [(s["variant"], s["passed"]) for s in json.loads(out)["scores"]] == [
+        ("good", 2),
+        ("bad", 0),
+    ]
+    one = ["--variant", "good:-i mode=good", "--variant", "plain:--max-cost 1"]
+    (project / "runs.db").unlink()
+    code, out, err = adws(project, "eval", "graded", "weights.jsonl", *one)
+    assert (code, out) == (2, "")
+    assert err == (
+        "adws: error: weights.jsonl, line 1: workflow 'graded' needs input mode under variant"
+        " plain (give it on the line, or to every variant with -i KEY=VALUE)\n"
+    )
+    assert not (project / "runs.db").exists()
+
+
+def test_a_run_stopped_for_approval_is_waiting_and_cancelled_when_the_eval_ends(
+    project: Path,
+) -> None:
+    code, out, err = adws(project, "eval", "gated", "tasks.jsonl", "-n", "1", "--json", "-q")
+    assert code == 0, err
+    report = json.loads(out)
+    (default,) = report["scores"]
+    assert (default["runs"], default["passed"], default["waiting"]) == (3, 0, 3)
+    assert (default["low"], default["high"]) == (0.0, 1.0)
+    assert report["failures"] == []
+    journal = Journal(project / "runs.db")
+    runs = journal.runs(batch=report["batch_id"])
+    assert [run.status for run in runs] == ["cancelled"] * 3
+    assert {(run.cancel.by, run.cancel.reason) for run in runs if run.cancel} == {
+        ("adws eval", "adws eval ended while the run waited for approval")
+    }
+    code, out, _ = adws(project, "approvals")
+    assert (code, out) == (0, "")
+    # Read back later, the runs the evaluation cancelled still count as waiting.
+    code, page, _ = adws(project, "report", "--eval", report["batch_id"], "-o", "-")
+    assert code == 0
+    assert "<td>default</td><td>3</td><td>0</td>" in page
+    code, out, err = adws(
+        project, "eval", "gated", "tasks.jsonl", "-n", "1", "-q", "--keep-waiting"
+    )
+    assert code == 0, err
+    assert out.splitlines()[2].startswith("default          3      0       3      0.000")
+    code, out, _ = adws(project, "approvals", "--json")
+    assert (code, len(json.loads(out))) == (0, 3)
+
+
+def test_when_every_run_of_a_variant_failed_the_most_common_failure_follows(
+    project: Path,
+) -> None:
+    variants = ["--variant", "good:-i mode=good", "--variant", "bad:-i mode=bad"]
+    code, out, err = adws(project, "eval", "graded", "tasks.jsonl", "-n", "1", "-q", *variants)
+    assert code == 0, err
+    hint = out.splitlines()[-1]
+    found = re.fullmatch(
+        r"bad: all 3 ended runs failed; most common: StepException at step judge \(3 of 3\);"
+        r" see one: adws status ([0-9a-f]{12})",
+        hint,
+    )
+    assert found is not None, out
+    code, shown, _ = adws(project, "status", found.group(1))
+    assert code == 0
+    assert "bad mode" in shown
+
+
+def test_by_task_shows_each_tasks_passes_per_variant(project: Path) -> None:
+    (project / "mixed.jsonl").write_text(
+        '{"mode": "good", "weight": "1"}\n{"mode": "bad", "weight": "1"}\n'
+    )
+    variants = ["--variant", "plain:", "--variant", "fixed:-i mode=good"]
+    argv = ["eval", "graded", "mixed.jsonl", "-n", "2", "-q", "--by-task", *variants]
+    code, out, err = adws(project, *argv)
+    assert code == 0, err
+    assert out.splitlines()[-3:] == [
+        "task line  plain  fixed",
+        "1            2/2    2/2",
+        "2            0/2    2/2",
+    ]
+
+
+def test_a_tiny_p_value_prints_as_a_bound_and_progress_off_a_terminal_is_throttled(
+    project: Path,
+) -> None:
+    (project / "one.jsonl").write_text('{"weight": "1"}\n')
+    variants = ["--variant", "good:-i mode=good", "--variant", "bad:-i mode=bad"]
+    started = time.monotonic()
+    code, out, err = adws(project, "eval", "graded", "one.jsonl", "-n", "20", *variants)
+    took = time.monotonic() - started
+    assert code == 0, err
+    assert fisher_exact(20, 0, 0, 20) < 0.0001
+    assert out.splitlines()[4] == (
+        "good - bad: +1.000; Fisher's exact test: good is better (p < 0.0001)"
+    )
+    lines = err.splitlines()
+    # 40 runs: the first that finished, then at most one line each 5 seconds, then the last.
+    assert 1 <= len(lines) <= 2 + took / 5
+    assert lines[-1].startswith(f"batch {out.split()[1]}: 20/40 done, 20 failed, 0 blocked")
+
+
+def test_progress_lines_off_a_terminal_come_per_finished_run_at_most_every_5_seconds() -> None:
+    now = [0.0]
+    lines = ProgressLines("b", terminal=False, clock=lambda: now[0])
+    said = []
+    for finished, at in [(0, 0.0), (1, 0.1), (1, 0.2), (2, 1.0), (3, 5.2), (4, 6.0), (5, 6.1)]:
+        now[0] = at
+        said.append(lines(Progress(5, finished, 0, 0, 0, 5 - finished, at)))
+    assert [line is not None for line in said] == [False, True, False, False, True, False, True]
+    assert said[-1] == "batch b: 5/5 done, 0 failed, 0 blocked, 0 running · 49 runs/min · ETA 0m00s"
+    on_terminal = ProgressLines("b", terminal=True)
+    assert on_terminal(Progress(5, 0, 0, 0, 0, 5, 0.0)) == (
+        "batch b: 0/5 done, 0 failed, 0 blocked, 5 running · 0 runs/min · ETA ?"
+    )
+
+
+def test_help_says_95_percent_wilson_without_doubled_signs(project: Path) -> None:
+    code, out, _ = adws(project, "eval", "--help")
+    said = " ".join(out.split())
+    assert code == 0
+    assert "with its 95% Wilson interval" in said
+    assert "whose 95% Wilson lower bound is under RATE" in said
+    assert "%%" not in said
+
+
+def test_a_saved_baseline_gates_a_later_evaluation(project: Path) -> None:
+    code, _out, err = adws(
+        project, "eval", "graded", "tasks.jsonl", "-n", "2", "-q", "--save-baseline", "base.json"
+    )
+    assert code == 0, err
+    saved = json.loads((project / "base.json").read_text())
+    assert saved == {
+        "format": FORMAT,
+        "workflow": "graded",
+        "variants": [{"name": "default", "passed": 6, "runs": 6}],
+        "tasks": tasks_hash((project / "tasks.jsonl").read_bytes()),
+        "adws_version": saved["adws_version"],
+    }
+    argv = ["eval", "graded", "tasks.jsonl", "-n", "2", "-q", "--baseline", "base.json"]
+    code, _, err = adws(project, *argv)
+    assert (code, err) == (0, "")
+    code, _, err = adws(project, *argv, "--variant", "worse:-i mode=bad")
+    assert code == 1
+    assert err == (
+        "adws: eval failed: variant worse: 0/6 passed, significantly below the baseline's"
+        f" default 6/6 (Fisher's exact test, p = {2 / 924:.4f})\n"
+    )
+    code, _, err = adws(project, *argv, "--fail-under", "0.9")
+    assert code == 1
+    low = wilson(6, 6)[0]
+    assert err == (
+        f"adws: eval failed: variant default: its 95% Wilson lower bound {low:.3f} is under"
+        " --fail-under 0.9 (6/6 passed)\n"
+    )
+    code, _, err = adws(project, *argv, "--variant", "other:", "--variant", "b:")
+    assert code == 0
+    assert err == ""
+
+
+@pytest.mark.parametrize(
+    ("written", "why"),
+    [
+        (
+            (
+                '{"format": "adws-eval-baseline/1", "workflow": "gated", "variants": [],'
+                ' "tasks": "", "adws_version": "1"}'
+            ),
+            "it is a baseline of workflow 'gated', not 'graded'",
+        ),
+        ('{"passed": 3}', "it is no baseline adws eval --save-baseline wrote"),
+        ("\xff", "cannot read it"),
+    ],
+)
+def test_a_baseline_adws_did_not_write_is_refused_before_anything_runs(
+    project: Path, written: str, why: str
+) -> None:
+    (project / "base.json").write_text(written, encoding="latin-1")
+    code, out, err = adws(project, "eval", "graded", "tasks.jsonl", "--baseline", "base.json")
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"adws: error: --baseline base.json: {'refused: ' * (why[0] == 'i')}{why}"
+    )
+    assert not (project / "runs.db").exists()
+
+
+def test_a_missing_baseline_file_or_a_bad_rate_is_a_usage_error(project: Path) -> None:
+    code, _, err = adws(project, "eval", "graded", "tasks.jsonl", "--baseline", "nope.json")
+    assert code == 2
+    assert err.startswith("adws: error: --baseline nope.json: cannot read it ([Errno 2]")
+    code, _, err = adws(project, "eval", "graded", "tasks.jsonl", "--fail-under", "1.5")
+    assert code == 2
+    assert "--fail-under: expected a rate from 0 to 1, got '1.5'" in err
+    code, _, err = adws(project, "eval", "graded", "tasks.jsonl", "--fail-under", "x")
+    assert "expected a rate from 0 to 1, got 'x'" in err
+
+
+def test_markdown_prints_the_table_for_a_pull_request_comment(project: Path) -> None:
+    (project / "base.json").write_text(
+        json.dumps(
+            {
+                "format": FORMAT,
+                "workflow": "graded",
+                "variants": [
+                    {"name": "good", "passed": 3, "runs": 3},
+                    {"name": "other", "passed": 0, "runs": 3},
+                ],
+                "tasks": "sha256:0",
+                "adws_version": "0",
+            }
+        )
+    )
+    variants = ["--variant", "good:-i mode=good", "--variant", "b|d:-i mode=bad"]
+    argv = [
+        "eval",
+        "graded",
+        "tasks.jsonl",
+        "-n",
+        "1",
+        "-q",
+        "--markdown",
+        "--baseline",
+        "base.json",
+    ]
+    code, out, err = adws(project, *argv, *variants)
+    assert code == 0, err
+    lines = out.splitlines()
+    batch = lines[0].split()[2]
+    run = lines[-2].rsplit(" ", 1)[1]
+    assert lines == [
+        f"### eval {batch} · graded · 3 tasks x 1 runs per variant",
+        "",
+        "| variant | runs | passed | waiting | pass rate | 95% interval | mean cost | mean time |",
+        "|---|--:|--:|--:|--:|---|--:|--:|",
+        *lines[4:6],
+        "",
+        (
+            "- good - b\\|d: +1.000; Fisher's exact test: no detectable difference"
+            " (p = 0.1000 &gt;= 0.05)"
+        ),
+        (
+            "- b\\|d: all 3 ended runs failed; most common: StepException at step judge (3 of 3);"
+            f" see one: adws status {run}"
+        ),
+        "- variant b\\|d: the baseline has no variant of that name (good, other)",
+    ]
+    assert lines[4].startswith("| good | 3 | 3 | 0 | 1.000 | [0.439, 1.000] | - | ")
+    assert lines[5].startswith("| b\\|d | 3 | 0 | 0 | 0.000 | [0.000, 0.561] | - | ")
