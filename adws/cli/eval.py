@@ -55,15 +55,16 @@ from adws.engine.context import WorkflowContext
 from adws.engine.executor import new_run_id
 from adws.engine.step import Workflow  # attrs resolves the annotations at run time
 from adws.journal.identity.fingerprint import fingerprint
-from adws.journal.records.codec import encode_context
+from adws.journal.records.codec import decode_context, encode_context
 from adws.journal.records.options import RunOptions  # as above
-from adws.journal.store.batches import queue_batch
+from adws.journal.store.batches import find_batch, queue_batch
+from adws.journal.store.cassette import JournalCassette
 from adws.runs._values import Refused
 from adws.runs.batches import BatchRun, new_batch_id
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
     from adws.batch.evaluation import Comparison, EvalScore
     from adws.batch.report import Progress
@@ -140,6 +141,11 @@ def add_eval(parser: argparse.ArgumentParser) -> None:
         "--dask",
         metavar="ADDRESS",
         help="run on a Dask cluster, as adws batch --dask does (local:N or a tls:// address)",
+    )
+    parser.add_argument(
+        "--replay-from",
+        metavar="BATCH",
+        help="answer every agent call from a recorded batch of this workflow ($0, offline)",
     )
     parser.add_argument(
         "--by-task", action="store_true", help="then a table of each task's passes per variant"
@@ -369,15 +375,72 @@ def _said(  # noqa: PLR0913 - the evaluation, and every way it is shown
         err(f"adws: eval failed: {line}")
 
 
+def _recorded(journal: Journal, batch: str, workflow: str) -> tuple[str, dict[str, list[str]]]:
+    """Read a recorded batch's runs by their inputs, in line order; refuse another workflow's."""
+    found = find_batch(journal, batch)
+    if isinstance(found, str):
+        msg = f"--replay-from {batch}: {found}"
+        raise UsageError(msg)
+    batch_id, recorded_workflow, _, _ = found
+    if recorded_workflow != workflow:
+        msg = (
+            f"--replay-from {batch_id}: it is a batch of workflow {recorded_workflow!r},"
+            f" not {workflow!r}; its answers were given to other prompts"
+        )
+        raise UsageError(msg)
+    by_inputs: dict[str, list[str]] = {}
+    for record in journal.runs(batch=batch_id):
+        inputs = journal.run_inputs(record.run_id)
+        key = _inputs_key(dict(decode_context(inputs).inputs))
+        by_inputs.setdefault(key, []).append(record.run_id)
+    return batch_id, by_inputs
+
+
+def _inputs_key(inputs: Mapping[str, object]) -> str:
+    return json.dumps(inputs, sort_keys=True, default=str)
+
+
+def _replays(args: argparse.Namespace, plan: _Plan, journal: Journal) -> list[str | None]:
+    """Name, per line, the recorded run whose answers it replays (None: no `--replay-from`).
+
+    A run replays a recorded run of the same inputs (the task's with its
+    variant's `-i`): its Nth repeat the Nth such run, round again when
+    there are fewer. Inputs no recorded run had are refused, naming them.
+    """
+    repeats: int = args.n
+    if args.replay_from is None:
+        return [None] * (len(plan.variants) * len(plan.tasks) * repeats)
+    batch_id, by_inputs = _recorded(journal, args.replay_from, plan.workflow.name)
+    chosen: list[str | None] = []
+    for variant in plan.variants:
+        for number, inputs in plan.tasks:
+            candidates = by_inputs.get(_inputs_key({**inputs, **variant.inputs}), [])
+            if not candidates:
+                msg = (
+                    f"--replay-from {batch_id}: no run of it had the inputs of"
+                    f" {args.tasks_file}, line {number} under variant {variant.name}"
+                )
+                raise UsageError(msg)
+            chosen.extend(candidates[repeat % len(candidates)] for repeat in range(repeats))
+    for run_id in dict.fromkeys(chosen):
+        try:
+            JournalCassette(journal, str(run_id))
+        except ValueError as exc:
+            msg = f"--replay-from {batch_id}: {exc}"
+            raise UsageError(msg) from exc
+    return chosen
+
+
 def _queued(
-    args: argparse.Namespace, plan: _Plan, journal: Journal, batch_id: str
+    args: argparse.Namespace,
+    plan: _Plan,
+    journal: Journal,
+    batch_id: str,
+    replays: list[str | None],
 ) -> list[BatchRun]:
     """Record the evaluation's batch and its runs, variant by variant, task by task."""
     repeats: int = args.n
     each = len(plan.tasks) * repeats
-
-    def variant_of(line: int) -> int:
-        return (line - 1) // each
 
     def queued() -> Iterator[tuple[int, str, str]]:
         line = 0
@@ -395,7 +458,12 @@ def _queued(
         "variants": [{"name": v.name, "options": v.text} for v in plan.variants],
         "metric": args.metric,
     }
-    encoded = [options.to_json() for options in plan.options]
+    # Line L (from 1) is of variant (L - 1) // each; it replays replays[L - 1], if any.
+    chosen = [
+        attrs.evolve(plan.options[index // each], replay=replay)
+        for index, replay in enumerate(replays)
+    ]
+    encoded = [options.to_json() for options in chosen]
     written = queue_batch(
         journal,
         batch_id,
@@ -405,11 +473,9 @@ def _queued(
         steps=[step.name for step in plan.workflow.steps],
         fingerprint=fingerprint(plan.workflow),
         options=given_options(args).to_json(),
-        options_for=lambda line: encoded[variant_of(line)],
+        options_for=lambda line: encoded[line - 1],
     )
-    return [
-        BatchRun(line, run_id, None, plan.options[variant_of(line)]) for line, run_id in written
-    ]
+    return [BatchRun(line, run_id, None, chosen[line - 1]) for line, run_id in written]
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -423,10 +489,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     try:
         connection(batch_id)
         journal = opened(service)
+        replays = _replays(args, plan, journal)
     except BaseException:
         connection.close()
         raise
-    runs = _queued(args, plan, journal, batch_id)
+    runs = _queued(args, plan, journal, batch_id, replays)
     batch = Batch(
         batch_id,
         plan.workflow.name,
@@ -434,6 +501,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         (os.getpid(), socket.gethostname()),
         offline=OFFLINE.enabled,
         worktrees=str(service.home / "worktrees"),
+        replay_journal=None if args.replay_from is None else journal.path,
     )
     progress = ProgressLines(batch_id, terminal=sys.stderr.isatty())
 

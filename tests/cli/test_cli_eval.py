@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 from pathlib import Path
 
@@ -313,3 +314,100 @@ def test_markdown_prints_the_table_for_a_pull_request_comment(project: Path) -> 
     ]
     assert lines[4].startswith("| good | 3 | 3 | 0 | 1.000 | [0.439, 1.000] | - | ")
     assert lines[5].startswith("| b\\|d | 3 | 0 | 0 | 0.000 | [0.000, 0.561] | - | ")
+
+
+ASKED = """
+from pathlib import Path
+from adws import OutputContract, Workflow, agent_step
+from adws.testing import FunctionAgent
+
+
+def answer(request):
+    with Path("calls.log").open("a", encoding="utf-8") as calls:
+        calls.write(request.prompt.splitlines()[0] + "\\n")
+    return "STATUS: done\\nNOTE: ok\\n"
+
+
+agent = FunctionAgent(answer)
+asked = Workflow(
+    "asked",
+    (agent_step("ask", prompt="PROMPT {mode}.", agent=agent, contract=OutputContract(("NOTE",))),),
+    inputs=("mode",),
+)
+"""
+
+
+@pytest.fixture
+def recorded(project: Path) -> tuple[Path, str]:
+    (project / "workflows" / "asked.py").write_text(ASKED.replace("PROMPT", "Judge"))
+    (project / "modes.jsonl").write_text('{"mode": "good"}\n{"mode": "bad"}\n')
+    code, out, err = adws(project, "eval", "asked", "modes.jsonl", "-n", "2", "-q", "--json")
+    assert code == 0, err
+    calls = (project / "calls.log").read_text().splitlines()
+    assert sorted(calls) == ["Judge bad."] * 2 + ["Judge good."] * 2  # in any order: concurrent
+    (project / "calls.log").unlink()
+    return project, json.loads(out)["batch_id"]
+
+
+def test_replay_from_answers_every_agent_call_from_the_recorded_batch(
+    recorded: tuple[Path, str],
+) -> None:
+    project, batch = recorded
+    argv = ["eval", "asked", "modes.jsonl", "-n", "3", "-q", "--json", "--replay-from", batch[:6]]
+    code, out, err = adws(project, *argv)
+    assert code == 0, err
+    report = json.loads(out)
+    (default,) = report["scores"]
+    assert (default["runs"], default["passed"], default["mean_cost_usd"]) == (6, 6, None)
+    assert not (project / "calls.log").exists()
+    journal = Journal(project / "runs.db")
+    before = [run.run_id for run in journal.runs(batch=batch)]
+    replayed = [run.options.replay for run in journal.runs(batch=report["batch_id"])]
+    # Line by line: good's 3 repeats replay good's 2 recorded runs round again; then bad's.
+    assert replayed == [before[0], before[1], before[0], before[2], before[3], before[2]]
+
+
+def test_replay_from_a_changed_prompt_fails_its_runs_saying_so(
+    recorded: tuple[Path, str],
+) -> None:
+    project, batch = recorded
+    (project / "workflows" / "asked.py").write_text(ASKED.replace("PROMPT", "Grade"))
+    argv = ["eval", "asked", "modes.jsonl", "-n", "1", "-q", "--replay-from", batch]
+    code, out, err = adws(project, *argv)
+    assert code == 0, err
+    assert out.splitlines()[-1].startswith(
+        "default: all 2 ended runs failed; most common: AgentFailed at step ask (2 of 2)"
+    )
+    assert not (project / "calls.log").exists()
+
+
+def test_replay_from_is_refused_for_another_workflow_unknown_inputs_or_no_answers(
+    recorded: tuple[Path, str],
+) -> None:
+    project, batch = recorded
+    code, out, err = adws(project, "eval", "graded", "tasks.jsonl", "--replay-from", batch)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"adws: error: --replay-from {batch}: it is a batch of workflow 'asked', not 'graded';"
+        " its answers were given to other prompts\n"
+    )
+    argv = ["eval", "asked", "modes.jsonl", "--replay-from", batch, "--variant", "x:-i mode=new"]
+    code, _, err = adws(project, *argv)
+    assert code == 2
+    assert err == (
+        f"adws: error: --replay-from {batch}: no run of it had the inputs of modes.jsonl,"
+        " line 1 under variant x\n"
+    )
+    code, _, err = adws(project, "eval", "asked", "modes.jsonl", "--replay-from", "nope")
+    assert code == 2
+    assert err.startswith("adws: error: --replay-from nope: no batch 'nope' in ")
+    # A recorded run whose answers the journal cannot read is refused, not half replayed.
+    db = sqlite3.connect(project / "runs.db")
+    with db:
+        db.execute("UPDATE exchanges SET answer = NULL")
+    db.close()
+    code, _, err = adws(project, "eval", "asked", "modes.jsonl", "--replay-from", batch)
+    assert code == 2
+    assert err.startswith(f"adws: error: --replay-from {batch}: run ")
+    assert err.endswith(" cannot be replayed from rows the journal cannot read\n")
+    assert len(Journal(project / "runs.db").runs()) == 4  # the refusals recorded nothing
