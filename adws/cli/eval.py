@@ -30,6 +30,7 @@ from adws.batch.inputs import BatchInputError, iter_lines
 from adws.batch.tasks import Batch
 from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError
+from adws.cli._eval_changed import changed_steps
 from adws.cli._eval_journal import ENDED_WAITING, evaluation_of, evaluation_runs
 from adws.cli._eval_output import ProgressLines, failures_of, markdown, task_table, text_table
 from adws.cli._options import (
@@ -148,6 +149,12 @@ def add_eval(parser: argparse.ArgumentParser) -> None:
         help="answer every agent call from a recorded batch of this workflow ($0, offline)",
     )
     parser.add_argument(
+        "--changed-since",
+        metavar="REF",
+        help="run nothing unless the workflow's steps (or files its inputs name) changed since"
+        " the git REF",
+    )
+    parser.add_argument(
         "--by-task", action="store_true", help="then a table of each task's passes per variant"
     )
     parser.add_argument(
@@ -244,6 +251,8 @@ class _Plan:
     tasks: list[tuple[int, dict[str, object]]]
     tasks_hash: str
     baseline: Baseline | None
+    changed: list[str] | None = None
+    """What changed since `--changed-since` (None: not asked; empty: nothing)."""
 
 
 def _tasks(
@@ -306,7 +315,13 @@ def _planned(args: argparse.Namespace) -> _Plan:
     path = Path(args.tasks_file)
     tasks = _tasks(path, workflow, variants)
     baseline = _baseline(args.baseline, workflow.name)
-    return _Plan(workflow, variants, chosen, tasks, tasks_hash(path.read_bytes()), baseline)
+    changed = None
+    if args.changed_since is not None:
+        named = [value for _, task in tasks for value in task.values()]
+        named += [value for variant in variants for value in variant.inputs.values()]
+        changed = changed_steps(workflows_dir(args.workflows), args.changed_since, workflow, named)
+    digest = tasks_hash(path.read_bytes())
+    return _Plan(workflow, variants, chosen, tasks, digest, baseline, changed)
 
 
 def _cancel_waiting(runs: Runs, evaluation: Evaluation) -> None:
@@ -478,9 +493,28 @@ def _queued(
     return [BatchRun(line, run_id, None, chosen[line - 1]) for line, run_id in written]
 
 
+def _unchanged(args: argparse.Namespace, plan: _Plan) -> bool:
+    """Say what `--changed-since` found; True when nothing changed (nothing is run)."""
+    if plan.changed is None:
+        return False
+    said = ", ".join(plan.changed) or "nothing"
+    line = f"workflow {plan.workflow.name!r} changed since {args.changed_since}: {said}"
+    if plan.changed:
+        err(f"adws: {line}")
+        return False
+    if args.json:
+        name, ref = plan.workflow.name, args.changed_since
+        out_json({"workflow": name, "changed_since": ref, "changed": []})
+    else:
+        out(f"{line}; no run to evaluate")
+    return True
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Run the evaluation as one batch, print each variant's figures, and gate on a baseline."""
     plan = _planned(args)
+    if _unchanged(args, plan):
+        return 0
     io_ops.become_subreaper()
     concurrency = args.concurrency or DEFAULT_CONCURRENCY
     connection = _Connection(args.dask, concurrency)

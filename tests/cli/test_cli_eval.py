@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
@@ -411,3 +412,100 @@ def test_replay_from_is_refused_for_another_workflow_unknown_inputs_or_no_answer
     assert err.startswith(f"adws: error: --replay-from {batch}: run ")
     assert err.endswith(" cannot be replayed from rows the journal cannot read\n")
     assert len(Journal(project / "runs.db").runs()) == 4  # the refusals recorded nothing
+
+
+def _git(project: Path, *argv: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", *argv],
+        cwd=project,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def committed(project: Path) -> Path:
+    (project / "workflows" / "asked.py").write_text(ASKED.replace("PROMPT", "Judge"))
+    (project / "modes.jsonl").write_text('{"mode": "good"}\n')
+    (project / "prompt.md").write_text("Judge well.\n")
+    _git(project, "init", "-q")
+    _git(project, "add", "workflows", "prompt.md")
+    _git(project, "commit", "-qm", "one")
+    return project
+
+
+def test_changed_since_runs_nothing_when_no_step_changed(committed: Path) -> None:
+    argv = ["eval", "asked", "modes.jsonl", "-n", "1", "--changed-since", "HEAD"]
+    code, out, err = adws(committed, *argv)
+    assert (code, out, err) == (
+        0,
+        "workflow 'asked' changed since HEAD: nothing; no run to evaluate\n",
+        "",
+    )
+    code, out, _ = adws(committed, *argv, "--json", "--variant", "a:-i note=prompt.md")
+    assert (code, json.loads(out)) == (
+        0,
+        {"workflow": "asked", "changed_since": "HEAD", "changed": []},
+    )
+    assert not (committed / "runs.db").exists()
+    assert not (committed / "calls.log").exists()
+
+
+def test_changed_since_runs_the_tasks_of_a_workflow_whose_prompt_or_prompt_file_changed(
+    committed: Path,
+) -> None:
+    (committed / "workflows" / "asked.py").write_text(ASKED.replace("PROMPT", "Grade"))
+    argv = ["eval", "asked", "modes.jsonl", "-n", "1", "-q", "--changed-since", "HEAD"]
+    code, out, err = adws(committed, *argv)
+    assert code == 0, err
+    assert err == "adws: workflow 'asked' changed since HEAD: ask\n"
+    assert out.splitlines()[2].startswith("default          1      1       0      1.000")
+    _git(committed, "commit", "-qam", "two")
+    (committed / "prompt.md").write_text("Judge better.\n")
+    code, _, err = adws(committed, *argv, "--variant", "a:-i note=prompt.md")
+    assert (code, err) == (0, "adws: workflow 'asked' changed since HEAD: prompt.md\n")
+
+
+def test_changed_since_a_ref_before_the_workflows_folder_counts_every_step(
+    project: Path,
+) -> None:
+    (project / "workflows" / "asked.py").write_text(ASKED.replace("PROMPT", "Judge"))
+    (project / "modes.jsonl").write_text('{"mode": "good"}\n')
+    _git(project, "init", "-q")
+    _git(project, "add", "modes.jsonl")
+    _git(project, "commit", "-qm", "one")
+    argv = ["eval", "asked", "modes.jsonl", "-n", "1", "-q", "--changed-since", "HEAD"]
+    code, _, err = adws(project, *argv)
+    assert (code, err) == (0, "adws: workflow 'asked' changed since HEAD: ask\n")
+
+
+def test_changed_since_outside_git_an_unknown_ref_or_a_folder_that_dies_is_exit_2(
+    committed: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    argv = ["eval", "asked", "modes.jsonl", "--changed-since"]
+    code, _, err = adws(committed, *argv, "nope")
+    assert code == 2
+    assert err == (
+        f"adws: error: --changed-since nope: git knows no commit 'nope' in"
+        f" {committed / 'workflows'}\n"
+    )
+    (committed / "workflows" / "boom.py").write_text("import os\nos._exit(3)\n")
+    _git(committed, "add", "workflows")
+    _git(committed, "commit", "-qm", "boom")
+    (committed / "workflows" / "boom.py").unlink()
+    code, _, err = adws(committed, *argv, "HEAD")
+    assert code == 2
+    assert err == (
+        "adws: error: --changed-since HEAD: the workflows folder at HEAD did not load"
+        " (exit 3): no message\n"
+    )
+    elsewhere = tmp_path_factory.mktemp("plain")
+    (elsewhere / "workflows").mkdir()
+    (elsewhere / "workflows" / "asked.py").write_text(ASKED.replace("PROMPT", "Judge"))
+    (elsewhere / "modes.jsonl").write_text('{"mode": "good"}\n')
+    code, _, err = adws(elsewhere, *argv, "HEAD")
+    assert code == 2
+    assert err == (
+        f"adws: error: --changed-since HEAD: {elsewhere / 'workflows'} is not in a git repository\n"
+    )
+    assert not (committed / "runs.db").exists()
