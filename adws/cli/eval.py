@@ -378,9 +378,9 @@ def _said(  # noqa: PLR0913 - the evaluation, and every way it is shown
                 title, scores, comparison, args.metric, failures=failures, verdicts=verdicts_said
             )
         )
-        return
-    out(title)
-    out(text_table(scores, comparison, args.metric, failures))
+    else:
+        out(title)
+        out(text_table(scores, comparison, args.metric, failures))
     if args.by_task:
         out("")
         out(task_table(evaluation.names, evaluation.runs, [number for number, _ in plan.tasks]))

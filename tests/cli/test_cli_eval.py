@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from adws.batch.baseline import FORMAT, tasks_hash
 from adws.batch.evaluation import fisher_exact, wilson
@@ -509,3 +512,92 @@ def test_changed_since_outside_git_an_unknown_ref_or_a_folder_that_dies_is_exit_
         f"adws: error: --changed-since HEAD: {elsewhere / 'workflows'} is not in a git repository\n"
     )
     assert not (committed / "runs.db").exists()
+
+
+FIX = """
+from pathlib import Path
+from returns.io import IOFailure, IOSuccess
+from adws import ErrorType, OutputContract, PipelineError, Step, Workflow, agent_step
+from adws.testing import FunctionAgent
+
+LEAST = 1
+
+
+def answer(request):
+    with Path("calls.log").open("a", encoding="utf-8") as calls:
+        calls.write(request.step_name + "\\n")
+    return "STATUS: done\\nNOTE: ok\\n"
+
+
+def check(ctx):
+    if len(ctx.inputs["task"]) < LEAST:
+        return IOFailure(PipelineError("check", ErrorType.STEP_EXCEPTION, "too short"))
+    return IOSuccess(ctx)
+
+
+fix = Workflow(
+    "fix",
+    (
+        agent_step("ask", prompt="Fix {task}.", agent=FunctionAgent(answer),
+                   contract=OutputContract(("NOTE",))),
+        Step("check", check),
+    ),
+    inputs=("task",),
+)
+"""
+
+
+def _recipe_command() -> str:
+    text = (Path(__file__).parents[2] / "docs" / "recipes.md").read_text()
+    block = text.split("# .github/workflows/eval.yml\n", 1)[1].split("```", 1)[0]
+    steps = yaml.safe_load(block)["jobs"]["eval"]["steps"]
+    (step,) = [step for step in steps if str(step.get("run", "")).startswith("adws eval")]
+    assert step["shell"] == "bash"
+    return str(step["run"])
+
+
+def test_the_ci_recipe_runs_once_replayed_at_no_cost(project: Path) -> None:
+    (project / "workflows" / "fix.py").write_text(FIX)
+    (project / "eval").mkdir()
+    (project / "eval" / "tasks.jsonl").write_text('{"task": "a"}\n{"task": "bb"}\n')
+    record = ["eval", "fix", "eval/tasks.jsonl", "-n", "3", "--journal", "eval/runs.db"]
+    code, out, err = adws(project, *record, "--save-baseline", "eval/baseline.json", "--json")
+    assert code == 0, err
+    (project / "eval" / "recorded").write_text(json.loads(out)["batch_id"] + "\n")
+    (project / "calls.log").unlink()
+    _git(project, "init", "-q", "-b", "main")
+    _git(project, "add", "workflows", "eval")
+    _git(project, "commit", "-qm", "golden runs")
+    _git(project, "update-ref", "refs/remotes/origin/main", "HEAD")
+    # The pull request: a change to a Python step, not to a prompt.
+    (project / "workflows" / "fix.py").write_text(FIX.replace("LEAST = 1", "LEAST = 2"))
+    summary = project / "summary.md"
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(Path(__file__).parents[2]),
+        "GITHUB_BASE_REF": "main",
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    env.pop("ADWS_JOURNAL", None)
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", _recipe_command()],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=240,
+    )
+    assert done.returncode == 1, done.stderr
+    assert not (project / "calls.log").exists()  # no agent was asked: $0
+    assert "adws: workflow 'fix' changed since origin/main: check\n" in done.stderr
+    # Task "a" fails the stricter check now: 3 of 6 pass, against 6 of 6 recorded.
+    failed = (
+        "variant default: its 95% Wilson lower bound 0.188 is under --fail-under 0.6 (3/6 passed)"
+    )
+    assert done.stderr.endswith(f"adws: eval failed: {failed}\n")
+    lines = summary.read_text().splitlines()
+    assert lines[4].startswith("| default | 6 | 3 | 0 | 0.500 | [0.188, 0.812] | - | ")
+    assert lines[-1] == f"- FAILED: {failed}"
+    assert summary.read_text() == done.stdout
