@@ -180,7 +180,9 @@ def _load(task: Task) -> _Loaded:
     from adws.journal.records.options import RunOptions  # noqa: PLC0415 - as above
 
     batch = task.batch
-    key = (batch.workflows_dir, batch.workflow, batch.batch_id, task.options_json)
+    # The run a task replays is applied per task (`_replayed`): every run shares one load.
+    options = attrs.evolve(RunOptions.from_json(task.options_json), replay=None)
+    key = (batch.workflows_dir, batch.workflow, batch.batch_id, options.to_json())
     if key in _LOADED:  # loading and fingerprinting cost more than a run
         return _LOADED[key]
     found = discover_workflows(Path(batch.workflows_dir)).workflows.get(batch.workflow)
@@ -188,7 +190,6 @@ def _load(task: Task) -> _Loaded:
         loaded: _Loaded = (None, {}, "", f"workflow {batch.workflow!r} did not load in the worker")
     else:
         steps = step_fingerprints(found)
-        options = RunOptions.from_json(task.options_json)
         # The coordinator checked these options before the batch started: they make an agent.
         workflow = select_agent(found, options.agent, options.model, options.agent_output)
         if batch.max_cost is not None:
