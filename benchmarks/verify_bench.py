@@ -156,7 +156,7 @@ def _eval_replayed() -> dict[str, float]:
             return time.monotonic() - started, json.loads(done.stdout)
 
         def spent(report: dict[str, Any]) -> float:
-            return sum((s["mean_cost_usd"] or 0.0) * s["runs"] for s in report["scores"])
+            return float(sum((s["mean_cost_usd"] or 0.0) * s["runs"] for s in report["scores"]))
 
         recorded_seconds, recorded = timed([*adws, *common])
         replayed_seconds, replayed = timed([*adws, *common, "--replay-from", recorded["batch_id"]])

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from adws.batch.baseline import FORMAT, tasks_hash
 from adws.batch.evaluation import fisher_exact, wilson
@@ -548,12 +547,13 @@ fix = Workflow(
 
 
 def _recipe_command() -> str:
+    """Read the recipe's `adws eval` step: its folded (`>-`) lines, joined as YAML joins them."""
     text = (Path(__file__).parents[2] / "docs" / "recipes.md").read_text()
     block = text.split("# .github/workflows/eval.yml\n", 1)[1].split("```", 1)[0]
-    steps = yaml.safe_load(block)["jobs"]["eval"]["steps"]
-    (step,) = [step for step in steps if str(step.get("run", "")).startswith("adws eval")]
-    assert step["shell"] == "bash"
-    return str(step["run"])
+    step = block.split("- name: adws eval, replayed ($0, offline)\n", 1)[1]
+    assert step.startswith("        shell: bash\n        run: >-\n")
+    folded = step.split("run: >-\n", 1)[1].splitlines()
+    return " ".join(line.strip() for line in folded if line.startswith(" " * 10))
 
 
 def test_the_ci_recipe_runs_once_replayed_at_no_cost(project: Path) -> None:
