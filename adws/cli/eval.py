@@ -112,9 +112,12 @@ def add_eval(parser: argparse.ArgumentParser) -> None:
         "a failure) and is cancelled when the evaluation ends, unless --keep-waiting. As a gate "
         "in CI: --save-baseline FILE records the pass rates, --baseline FILE and --fail-under "
         "RATE fail a variant whose 95% Wilson lower bound is under RATE or whose pass rate is "
-        "significantly below the baseline's. Exit codes: 0 the evaluation ran (whatever its runs "
-        "did) and passed its gate, 1 a variant failed the gate, 2 usage (a baseline adws did "
-        "not write, or of another workflow, too), 130 interrupted."
+        "significantly below the baseline's; --replay-from BATCH answers every agent call from a "
+        "recorded batch ($0, offline), --changed-since REF runs nothing unless the workflow "
+        "changed since a git ref, --markdown prints the table for a pull request. Exit codes: "
+        "0 the evaluation ran (whatever its runs did) and passed its gate, or nothing changed, "
+        "1 a variant failed the gate, 2 usage (a baseline adws did not write, or of another "
+        "workflow, a batch of another workflow, too), 130 interrupted."
     )
     add_workflows(parser)
     add_journal(parser)
@@ -315,6 +318,9 @@ def _planned(args: argparse.Namespace) -> _Plan:
     path = Path(args.tasks_file)
     tasks = _tasks(path, workflow, variants)
     baseline = _baseline(args.baseline, workflow.name)
+    if args.save_baseline is not None and not Path(args.save_baseline).parent.is_dir():
+        msg = f"--save-baseline {args.save_baseline}: no such folder to write it in"
+        raise UsageError(msg)
     changed = None
     if args.changed_since is not None:
         named = [value for _, task in tasks for value in task.values()]
@@ -562,6 +568,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     scores = score(evaluation.names, evaluation.runs, metric=args.metric is not None)
     comparison = compare(scores)
     verdicts = gate(scores, plan.baseline, args.fail_under)
+    if plan.baseline is not None and plan.baseline.tasks != plan.tasks_hash:
+        verdicts[1].append(
+            f"the baseline {args.baseline} was measured on other tasks than {args.tasks_file}"
+            " (their hash differs): compare with care"
+        )
     if args.save_baseline is not None:
         saved = Baseline.of(plan.workflow.name, scores, plan.tasks_hash, adws_version())
         Path(args.save_baseline).write_text(saved.to_json(), encoding="utf-8")

@@ -264,6 +264,12 @@ def test_a_missing_baseline_file_or_a_bad_rate_is_a_usage_error(project: Path) -
     assert "--fail-under: expected a rate from 0 to 1, got '1.5'" in err
     code, _, err = adws(project, "eval", "graded", "tasks.jsonl", "--fail-under", "x")
     assert "expected a rate from 0 to 1, got 'x'" in err
+    code, _, err = adws(project, "eval", "graded", "tasks.jsonl", "--save-baseline", "no/b.json")
+    assert (code, err) == (
+        2,
+        "adws: error: --save-baseline no/b.json: no such folder to write it in\n",
+    )
+    assert not (project / "runs.db").exists()
 
 
 def test_markdown_prints_the_table_for_a_pull_request_comment(project: Path) -> None:
@@ -297,7 +303,7 @@ def test_markdown_prints_the_table_for_a_pull_request_comment(project: Path) -> 
     assert code == 0, err
     lines = out.splitlines()
     batch = lines[0].split()[2]
-    run = lines[-2].rsplit(" ", 1)[1]
+    run = lines[-3].rsplit(" ", 1)[1]
     assert lines == [
         f"### eval {batch} · graded · 3 tasks x 1 runs per variant",
         "",
@@ -314,6 +320,10 @@ def test_markdown_prints_the_table_for_a_pull_request_comment(project: Path) -> 
             f" see one: adws status {run}"
         ),
         "- variant b\\|d: the baseline has no variant of that name (good, other)",
+        (
+            "- the baseline base.json was measured on other tasks than tasks.jsonl (their hash"
+            " differs): compare with care"
+        ),
     ]
     assert lines[4].startswith("| good | 3 | 3 | 0 | 1.000 | [0.439, 1.000] | - | ")
     assert lines[5].startswith("| b\\|d | 3 | 0 | 0 | 0.000 | [0.000, 0.561] | - | ")
