@@ -98,6 +98,10 @@ def test_a_run_stopped_for_approval_is_waiting_and_cancelled_when_the_eval_ends(
     assert (default["runs"], default["passed"], default["waiting"]) == (3, 0, 3)
     assert (default["low"], default["high"]) == (0.0, 1.0)
     assert report["failures"] == []
+    assert report["by_task"] == [
+        {"line": line, "passes": {"default": "0/0 +1 waiting"}} for line in (1, 2, 3)
+    ]
+    assert report["gate"] == {"failed": [], "notes": []}
     journal = Journal(project / "runs.db")
     runs = journal.runs(batch=report["batch_id"])
     assert [run.status for run in runs] == ["cancelled"] * 3
