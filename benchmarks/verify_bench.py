@@ -7,7 +7,10 @@ implement ↔ checks loop through a command agent that bills $0.01 a call
 first call (0.2 s); attempts 1 and 2 need three rounds of 1 s calls. Early
 stop cancels them once attempt 0 passed: their processes are stopped and
 they bill nothing more. eval: the same 40 runs of `hello` through `adws
-batch` and through `adws eval` (two variants), each in a fresh process.
+batch` and through `adws eval` (two variants), each in a fresh process;
+and 40 runs of deep_research with the demo agent (which bills as claude
+would) recorded by `adws eval`, then `adws eval --replay-from` that batch:
+every agent call answered from the journal, $0.
 
 Done means fixed: what the extra runs of the checks cost. A seeded bug in a
 throwaway repository (20 test modules, one failing because of the bug),
@@ -138,6 +141,34 @@ def _eval_overhead() -> dict[str, float]:
         return {"batch_seconds": batch, "eval_seconds": evaluated}
 
 
+def _eval_replayed() -> dict[str, float]:
+    """40 runs of deep_research (the demo agent) recorded by `adws eval`, then 40 replayed."""
+    with tempfile.TemporaryDirectory() as folder:
+        here = Path(folder)
+        topics = (ROOT / "demo" / "eval_tasks.jsonl").read_text().splitlines()[:2]
+        (here / "tasks.jsonl").write_text("\n".join(topics) + "\n")
+        common = ["--workflows", str(ROOT / "workflows"), "-q", "--concurrency", "2", "--json"]
+        adws = [sys.executable, "-m", "adws", "eval", "deep_research", "tasks.jsonl", "-n", "20"]
+
+        def timed(argv: list[str]) -> tuple[float, dict[str, Any]]:
+            started = time.monotonic()
+            done = subprocess.run(argv, cwd=here, check=True, capture_output=True, text=True)
+            return time.monotonic() - started, json.loads(done.stdout)
+
+        def spent(report: dict[str, Any]) -> float:
+            return float(sum((s["mean_cost_usd"] or 0.0) * s["runs"] for s in report["scores"]))
+
+        recorded_seconds, recorded = timed([*adws, *common])
+        replayed_seconds, replayed = timed([*adws, *common, "--replay-from", recorded["batch_id"]])
+        return {
+            "recorded_seconds": recorded_seconds,
+            "recorded_cost_usd": spent(recorded),
+            "replayed_seconds": replayed_seconds,
+            "replayed_cost_usd": spent(replayed),
+            "replayed_passed": sum(s["passed"] for s in replayed["scores"]),
+        }
+
+
 MODULES = 20
 BUGGY = "def words(text):\n    return len(text.split(' '))\n"
 RIGHT = "def words(text):\n    return len(text.split())\n"
@@ -216,6 +247,7 @@ def measure() -> dict[str, Any]:
     return {
         "best_of": {"all": _best_of(False), "early_stop": _best_of(True)},
         "eval": _eval_overhead(),
+        "eval_replayed": _eval_replayed(),
         "fixes": _fixes(),
     }
 
@@ -224,6 +256,7 @@ def render(results: dict[str, Any]) -> list[str]:
     """Format the rows of the verified-outcomes table."""
     every, early = results["best_of"]["all"], results["best_of"]["early_stop"]
     runs = results["eval"]
+    replay = results["eval_replayed"]
     return [
         (
             f"| best_of(3), one attempt passes at once: every branch to its end |"
@@ -236,6 +269,12 @@ def render(results: dict[str, Any]) -> list[str]:
         (
             f"| 40 runs of hello: adws batch / adws eval (2 variants) |"
             f" {runs['batch_seconds']:.2f} s / {runs['eval_seconds']:.2f} s | eval ≈ batch |"
+        ),
+        (
+            f"| 40 runs of deep_research: adws eval (demo agent) / --replay-from that batch |"
+            f" {replay['recorded_seconds']:.2f} s, ${replay['recorded_cost_usd']:.2f} /"
+            f" {replay['replayed_seconds']:.2f} s, ${replay['replayed_cost_usd']:.2f}"
+            f" ({replay['replayed_passed']:.0f}/40 passed) | replayed: $0, offline |"
         ),
         *_fix_rows(results["fixes"]),
     ]

@@ -7,11 +7,19 @@ counts with Fisher's exact test (two-sided: the probability, under the
 hypergeometric law of the table's margins, of every table no more likely
 than the one seen). With `metric`, a run's score is its numeric output
 `metric` (a run without it, or failed, scores 0) and the rate is the mean.
+
+A run that stopped for a person's approval (`waiting`) is neither a pass
+nor a failure: it is counted in its own column and left out of the rate
+and the interval, which are over the runs that ended. When every run of a
+variant that ended failed, `common_failure` names the most common way
+(error kind and step) and one run that shows it; `by_task` gives each
+task's passes per variant.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
@@ -24,9 +32,13 @@ __all__ = [
     "Comparison",
     "EvalRun",
     "EvalScore",
+    "Failure",
+    "by_task",
+    "common_failure",
     "compare",
     "fisher_exact",
     "metric_value",
+    "p_said",
     "score",
     "wilson",
 ]
@@ -78,6 +90,15 @@ def fisher_exact(a: int, b: int, c: int, d: int) -> float:
     return min(1.0, extreme / math.comb(total, column1))
 
 
+def p_said(p_value: float) -> str:
+    """Write a p-value with four decimals, or as a bound below 0.0001.
+
+    >>> p_said(0.5), p_said(0.00012), p_said(2e-9)
+    ('p = 0.5000', 'p = 0.0001', 'p < 0.0001')
+    """
+    return "p < 0.0001" if p_value < 0.0001 else f"p = {p_value:.4f}"  # noqa: PLR2004 - the bound printed
+
+
 @final
 @attrs.frozen
 class EvalRun:
@@ -89,12 +110,37 @@ class EvalRun:
     cost_usd: float | None = None
     seconds: float | None = None
     metric: float | None = None
+    run_id: str = ""
+    error_type: str | None = None
+    """The kind of error a failed run ended with (`StepException`, ...)."""
+    step: str | None = None
+    """The step a failed run ended at."""
+
+
+@final
+@attrs.frozen
+class Failure:
+    """The most common way a variant's runs failed: error kind, step, how many, one run."""
+
+    variant: str
+    error_type: str
+    step: str
+    count: int
+    failed: int
+    run_id: str
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the failure by name, for `--json`."""
+        return attrs.asdict(self)
 
 
 @final
 @attrs.frozen
 class EvalScore:
-    """One variant's figures: runs, passes, rate and its interval, mean cost and time."""
+    """One variant's figures: runs, passes, rate and its interval, mean cost and time.
+
+    `waiting` runs stopped for approval: counted in `runs`, not in the rate.
+    """
 
     variant: str
     runs: int
@@ -104,6 +150,7 @@ class EvalScore:
     high: float
     mean_cost_usd: float | None
     mean_seconds: float | None
+    waiting: int = 0
 
     def to_dict(self) -> dict[str, object]:
         """Return the figures by name, for `--json`."""
@@ -126,11 +173,14 @@ class Comparison:
 
         >>> Comparison("a", "b", 0.1, 0.5).verdict
         'no detectable difference (p = 0.5000 >= 0.05)'
+        >>> Comparison("a", "b", -0.9, 1e-9).verdict
+        'b is better (p < 0.0001)'
         """
         if self.p_value >= 0.05:  # noqa: PLR2004 - the conventional level, named in the words
-            return f"no detectable difference (p = {self.p_value:.4f} >= 0.05)"
+            return f"no detectable difference ({p_said(self.p_value)} >= 0.05)"
         better = self.first if self.difference > 0 else self.second
-        return f"{better} is better (p = {self.p_value:.4f} < 0.05)"
+        said = p_said(self.p_value)
+        return f"{better} is better ({said if said.startswith('p <') else f'{said} < 0.05'})"
 
     def to_dict(self) -> dict[str, object]:
         """Return the comparison by name, with its verdict, for `--json`."""
@@ -150,10 +200,12 @@ def score(
     A run passes when it succeeded; with `metric`, the rate is the mean of
     the runs' metrics (a missing one counts 0) and the interval is Wilson's
     over the passes still (a success is a run whose metric is above 0).
+    Runs `waiting` for approval count in `runs` and `waiting` only.
     """
     scores = []
     for name in names:
-        mine = [run for run in runs if run.variant == name]
+        everyone = [run for run in runs if run.variant == name]
+        mine = [run for run in everyone if run.status != "waiting"]
         if metric:
             values = [run.metric or 0.0 for run in mine]
             passed = sum(1 for value in values if value > 0)
@@ -165,16 +217,56 @@ def score(
         scores.append(
             EvalScore(
                 name,
-                len(mine),
+                len(everyone),
                 passed,
                 rate,
                 low,
                 high,
                 _mean([run.cost_usd for run in mine]),
                 _mean([run.seconds for run in mine]),
+                len(everyone) - len(mine),
             )
         )
     return scores
+
+
+def common_failure(variant: str, runs: Sequence[EvalRun]) -> Failure | None:
+    """Name the most common failure of `variant` when every one of its runs that ended failed.
+
+    The most common (error kind, step) wins, ties by first seen; its run is
+    the first that failed so. None when a run passed, or none ended.
+
+    >>> runs = [EvalRun("a", 0, "failed", run_id="r1", error_type="E", step="s")]
+    >>> common_failure("a", runs)
+    Failure(variant='a', error_type='E', step='s', count=1, failed=1, run_id='r1')
+    """
+    ended = [run for run in runs if run.variant == variant and run.status != "waiting"]
+    if not ended or any(run.status == "succeeded" for run in ended):
+        return None
+    ways = Counter((run.error_type or "unknown", run.step or "-") for run in ended)
+    (kind, step), count = ways.most_common(1)[0]
+    first = next(r for r in ended if (r.error_type or "unknown", r.step or "-") == (kind, step))
+    return Failure(variant, kind, step, count, len(ended), first.run_id)
+
+
+def by_task(names: Sequence[str], runs: Sequence[EvalRun]) -> list[tuple[int, list[str]]]:
+    """Return each task's passes per variant, as `passed/ended` (and `+N waiting`).
+
+    >>> by_task(["a"], [EvalRun("a", 0, "succeeded"), EvalRun("a", 0, "waiting")])
+    [(0, ['1/1 +1 waiting'])]
+    """
+    tasks = sorted({run.task for run in runs})
+    rows = []
+    for task in tasks:
+        cells = []
+        for name in names:
+            mine = [run for run in runs if (run.variant, run.task) == (name, task)]
+            waiting = sum(1 for run in mine if run.status == "waiting")
+            passed = sum(1 for run in mine if run.status == "succeeded")
+            cell = f"{passed}/{len(mine) - waiting}"
+            cells.append(f"{cell} +{waiting} waiting" if waiting else cell)
+        rows.append((task, cells))
+    return rows
 
 
 def compare(scores: Sequence[EvalScore]) -> Comparison | None:

@@ -24,6 +24,7 @@ from returns.io import IOFailure
 from adws import io_ops
 from adws.agents.base import AgentBackend  # attrs resolves the annotation at run time
 from adws.engine.errors import ErrorType, PipelineError
+from adws.journal.store.backend import JournalUrl
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -78,6 +79,12 @@ class Batch:
     """`--batch-max-cost`: past it, agent calls fail `BudgetExceeded`."""
     worktrees: str = ""
     """Where `worktree` steps make their folders: beside the journal (see `run_workflow`)."""
+    replay_journal: Path | JournalUrl | None = None
+    """The journal a run whose options name a `replay` run reads its answers from.
+
+    `adws eval --replay-from BATCH` sets it: each of its runs answers every
+    agent call from the recorded run its options name, never its agent.
+    """
 
 
 @final
@@ -173,7 +180,9 @@ def _load(task: Task) -> _Loaded:
     from adws.journal.records.options import RunOptions  # noqa: PLC0415 - as above
 
     batch = task.batch
-    key = (batch.workflows_dir, batch.workflow, batch.batch_id, task.options_json)
+    # The run a task replays is applied per task (`_replayed`): every run shares one load.
+    options = attrs.evolve(RunOptions.from_json(task.options_json), replay=None)
+    key = (batch.workflows_dir, batch.workflow, batch.batch_id, options.to_json())
     if key in _LOADED:  # loading and fingerprinting cost more than a run
         return _LOADED[key]
     found = discover_workflows(Path(batch.workflows_dir)).workflows.get(batch.workflow)
@@ -181,7 +190,6 @@ def _load(task: Task) -> _Loaded:
         loaded: _Loaded = (None, {}, "", f"workflow {batch.workflow!r} did not load in the worker")
     else:
         steps = step_fingerprints(found)
-        options = RunOptions.from_json(task.options_json)
         # The coordinator checked these options before the batch started: they make an agent.
         workflow = select_agent(found, options.agent, options.model, options.agent_output)
         if batch.max_cost is not None:
@@ -214,6 +222,25 @@ def _lost(workflow: Workflow, step_name: str, error_json: str) -> Workflow:
 _SENDERS: Final[dict[str, Callable[[Message], None]]] = {}
 """How to reach the coordinator, by the run id of each task running in this process."""
 _SENDERS_LOCK: Final = threading.Lock()
+
+
+def _replayed(workflow: Workflow, where: Path | JournalUrl, run_id: str) -> Workflow:
+    """Answer every agent call of `workflow` from the recorded run `run_id`, a fresh cassette.
+
+    Each run gets its own cassette: a prompt asked again takes the next
+    recorded answer of its own run, whatever other runs replay meanwhile.
+    """
+    from adws.agents.swap import map_agents  # noqa: PLC0415 - as above
+    from adws.journal import Journal  # noqa: PLC0415 - as above
+    from adws.journal.store.cassette import JournalCassette  # noqa: PLC0415 - as above
+    from adws.runs.recording import RecordingAgent  # noqa: PLC0415 - as above
+
+    journal = Journal(where, readonly=True)
+    try:
+        cassette = JournalCassette(journal, run_id)
+    finally:
+        journal.close()
+    return map_agents(workflow, lambda inner: RecordingAgent(inner, cassette, "replay"))
 
 
 def _report_groups(_snapshot: tuple[int, ...]) -> None:
@@ -334,6 +361,8 @@ def execute(
         workflow = _lost(workflow, task.resume_from, task.lost_json)
     OFFLINE.reset(enabled=task.batch.offline)
     options = RunOptions.from_json(task.options_json)
+    if task.batch.replay_journal is not None and options.replay is not None:
+        workflow = _replayed(workflow, task.batch.replay_journal, options.replay)
     spent = None if task.spent_json is None else Usage.from_dict(json.loads(task.spent_json))
     forward = _Forwarder(task, send, loaded, confirm)
     reuse = {path: decode_outputs(text) for path, text in json.loads(task.reuse_json).items()}

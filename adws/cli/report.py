@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Final
 
 from adws.cli import EXIT_CODES
 from adws.cli._args import UsageError
+from adws.cli._eval_journal import evaluation_of
 from adws.cli._options import add_journal, journal_of
 from adws.cli._output import out, write_text
-from adws.cli.eval import evaluation_of
 from adws.cli.runs import find_run, unreadable_runs
 from adws.journal import DEFAULT_PATH
 from adws.journal.store.batches import find_batch

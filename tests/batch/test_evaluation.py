@@ -9,19 +9,28 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 from adws.batch.evaluation import (
     Comparison,
     EvalRun,
+    Failure,
+    by_task,
+    common_failure,
     compare,
     fisher_exact,
     metric_value,
+    p_said,
     score,
     wilson,
 )
 from adws.cli import main
+from adws.cli._eval_journal import evaluation_runs
+from adws.cli._eval_output import markdown
+from adws.cli.eval import _cancel_waiting
 from adws.journal import Journal
+from adws.runs import Runs
 from tests.browser import browser, chromium
 
 FLOW = """
@@ -134,13 +143,13 @@ def test_a_metric_scores_by_a_numeric_output_and_prints_a_table(
     assert main([*argv, *variants]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[1] == (
-        "variant       runs passed mean score  95% interval      mean cost mean time"
+        "variant       runs passed waiting mean score  95% interval      mean cost mean time"
     )
     assert printed[2].startswith(
-        "good             3      3      2.000  [0.439, 1.000]            -"
+        "good             3      3       0      2.000  [0.439, 1.000]            -"
     )
     assert printed[3].startswith(
-        "bad              3      0      0.000  [0.000, 0.561]            -"
+        "bad              3      0       0      0.000  [0.000, 0.561]            -"
     )
     assert printed[4] == (
         "good - bad: +2.000; Fisher's exact test: no detectable difference (p = 0.1000 >= 0.05)"
@@ -174,7 +183,7 @@ def test_one_default_variant_without_a_comparison(
 ) -> None:
     assert main(["eval", "graded", "tasks.jsonl", "-n", "1", "-q"]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[2].startswith("default          3      3      1.000  [0.439, 1.000]")
+    assert printed[2].startswith("default          3      3       0      1.000  [0.439, 1.000]")
     assert len(printed) == 3
 
 
@@ -300,3 +309,88 @@ def test_the_eval_page_in_a_real_browser(project: Path, tmp_path: Path) -> None:
         assert driver.evaluate(widths) == ["500.0", "0.0"]
         assert driver.evaluate("document.querySelectorAll('svg line').length") == 6
         assert driver.console_errors() == []
+
+
+def test_p_values_below_a_ten_thousandth_print_as_a_bound() -> None:
+    tiny = fisher_exact(40, 0, 0, 40)
+    assert tiny < 0.0001
+    assert p_said(tiny) == "p < 0.0001"
+    assert p_said(0.0001) == "p = 0.0001"
+    assert Comparison("a", "b", 1.0, tiny).verdict == "a is better (p < 0.0001)"
+    assert (
+        Comparison("a", "b", 0.0, 0.05).verdict == "no detectable difference (p = 0.0500 >= 0.05)"
+    )
+
+
+def test_a_run_waiting_for_approval_is_its_own_column_not_a_failure() -> None:
+    runs = [
+        EvalRun("a", 0, "succeeded"),
+        EvalRun("a", 0, "waiting"),
+        EvalRun("a", 1, "waiting"),
+        EvalRun("a", 1, "failed"),
+    ]
+    (a,) = score(["a"], runs)
+    assert (a.runs, a.passed, a.waiting, a.rate) == (4, 1, 2, 0.5)
+    assert (a.low, a.high) == wilson(1, 2)
+    assert by_task(["a"], runs) == [(0, ["1/1 +1 waiting"]), (1, ["0/1 +1 waiting"])]
+    assert common_failure("a", runs) is None
+    assert common_failure("a", [EvalRun("a", 0, "waiting")]) is None
+
+
+def test_the_most_common_failure_names_its_kind_step_count_and_a_run() -> None:
+    runs = [
+        EvalRun("a", 0, "failed", run_id="r1", error_type="Timeout", step="fix"),
+        EvalRun("a", 1, "failed", run_id="r2", error_type="StepException", step="test"),
+        EvalRun("a", 2, "failed", run_id="r3", error_type="StepException", step="test"),
+        EvalRun("a", 2, "cancelled", run_id="r4"),
+        EvalRun("b", 0, "succeeded"),
+    ]
+    assert common_failure("a", runs) == Failure("a", "StepException", "test", 2, 4, "r2")
+    assert common_failure("a", runs[3:4]) == Failure("a", "unknown", "-", 1, 1, "r4")
+    assert common_failure("b", runs) is None
+    assert common_failure("c", runs) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "tasks.jsonl holds no runs: write one JSON object of inputs per line"),
+        ("[1]\n", "tasks.jsonl, line 1:"),
+    ],
+)
+def test_a_tasks_file_with_no_task_or_a_bad_line_is_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    (project / "tasks.jsonl").write_text(text)
+    assert main(["eval", "graded", "tasks.jsonl"]) == 2
+    assert capsys.readouterr().err.startswith(f"adws: error: {message}")
+    assert not (project / ".adws").exists()
+
+
+def test_a_run_approved_before_the_eval_cancels_it_is_left_and_said(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "graded", "tasks.jsonl", "-n", "1", "-q", "--json"]) == 0
+    batch_id = json.loads(capsys.readouterr().out)["batch_id"]
+    runs = Runs.open(None)
+    found = evaluation_runs(Journal(project / ".adws" / "runs.db"), batch_id)
+    # As if each run was approved, and finished, between the read and the cancel.
+    seen = attrs.evolve(found, runs=[attrs.evolve(run, status="waiting") for run in found.runs])
+    _cancel_waiting(runs, seen)
+    said = capsys.readouterr().err.splitlines()
+    assert said == [
+        f"adws: warning: run {run.run_id} was left waiting: run {run.run_id} already succeeded;"
+        " there is nothing to cancel"
+        for run in found.runs
+    ]
+
+
+def test_markdown_of_one_variant_that_passed_says_nothing_under_the_table() -> None:
+    (only,) = score(["a"], [EvalRun("a", 0, "succeeded")])
+    assert markdown("t", [only], None, "score").splitlines() == [
+        "### t",
+        "",
+        "| variant | runs | passed | waiting | mean score | 95% interval | mean cost | mean time |",
+        "|---|--:|--:|--:|--:|---|--:|--:|",
+        "| a | 1 | 1 | 0 | 1.000 | [0.207, 1.000] | - | - |",
+    ]
