@@ -5,7 +5,9 @@ a real journal (SQLite, and PostgreSQL where the run is cheap), logs in
 through the login page as a person would, and watches the pages the
 server draws: live updates by server-sent events, a decision from the
 page, and what a page without the session, or another site's form, can
-do (nothing). The screenshots in docs/serve/ are made here.
+do (nothing). The screenshots in docs/serve/ are made here: with
+`ADWS_SCREENSHOTS=docs/serve` they are written there (a plain run writes
+them to a temporary folder, so `make check` leaves the checkout as it was).
 """
 
 from __future__ import annotations
@@ -37,7 +39,14 @@ pytestmark = [
     pytest.mark.skipif(chromium() is None, reason="no chromium (make browser installs it)"),
 ]
 
-SHOTS = REPO / "docs" / "serve"
+_CHOSEN = os.environ.get("ADWS_SCREENSHOTS")
+SHOTS = REPO / _CHOSEN if _CHOSEN else None
+"""Where the docs' screenshots go (None: each test's temporary folder)."""
+
+
+def shots(tmp_path: Path) -> Path:
+    """Return the folder a test writes its screenshots to."""
+    return SHOTS or tmp_path
 
 
 def free_port() -> int:
@@ -139,8 +148,8 @@ def test_a_run_appears_while_it_runs_and_its_end_shows_without_a_reload(
             [record] = Journal(sqlite_journal).runs()
             wait_for(lambda: shows(driver, record.run_id), 20)
             assert shows(driver, "running")
-            SHOTS.mkdir(exist_ok=True)
-            driver.screenshot(SHOTS / "runs.png")
+            shots(tmp_path).mkdir(exist_ok=True)
+            driver.screenshot(shots(tmp_path) / "runs.png")
             (project / "hold").unlink()
             assert run.wait(timeout=60) == 0
             wait_for(lambda: shows(driver, "succeeded"), 20)
@@ -150,7 +159,7 @@ def test_a_run_appears_while_it_runs_and_its_end_shows_without_a_reload(
         assert driver.evaluate("window.sameDocument") is True  # updated in place, no reload
         driver.open(f"{server.url}runs/{record.run_id}")
         assert driver.evaluate("document.title") == f"held succeeded · run {record.run_id}"
-        driver.screenshot(SHOTS / "run.png")
+        driver.screenshot(shots(tmp_path) / "run.png")
         for page in ("cost", "workers", "caps"):
             driver.open(f"{server.url}{page}")
             assert driver.evaluate("document.querySelector('h1').textContent") in {
@@ -176,7 +185,7 @@ def test_an_approval_from_the_page_continues_the_run_exactly_once(
         driver.open(f"{server.url}approvals")
         assert shows(driver, "ship 1?")
         if backend == "sqlite":
-            driver.screenshot(SHOTS / "approvals.png")
+            driver.screenshot(shots(tmp_path) / "approvals.png")
         driver.evaluate(
             "document.querySelector('form.approve textarea').value = 'looks <b>right</b>';"
             "document.querySelector('form.approve button').click()"
@@ -211,7 +220,7 @@ def test_a_page_opened_without_the_session_shows_nothing_and_changes_nothing(
             "{csrf: 'x', note: 'n'})}).then(r => r.status)",
         )
         events = awaited(driver, "fetch('/events').then(r => r.status)")
-        driver.screenshot(SHOTS / "login.png")
+        driver.screenshot(shots(tmp_path) / "login.png")
     assert (status, events) == (403, 401)
     assert Journal(sqlite_journal).find(run_id).status == "waiting"  # type: ignore[union-attr]
 
