@@ -31,6 +31,7 @@ from adws.journal.store.backend import JournalError, JournalUrl, where
 from adws.journal.store.caps import refusing_run
 from adws.journal.store.estimates import FinishEstimate, finish_estimate
 from adws.journal.store.journal import DEFAULT_PATH, ENV_VAR, Journal
+from adws.journal.store.quotas import forget_full
 from adws.journal.store.sessions import sessions_of
 from adws.runs import _loading, _settings
 from adws.runs._cancel import cancel_run
@@ -355,7 +356,10 @@ class Runs:
 
         The options it was started with are used again, `options` over them;
         `inputs` are added. A wait past its timeout is ended as a rejection;
-        a parked run goes on only once its time has come, unless `now`.
+        a parked run goes on only once its time has come, unless `now`
+        (which also forgets what agents said of their quota windows still to
+        reset: the person says the limit is gone; a window still full says
+        so again on the next call).
         """
         record = self.find(run_id)
         if isinstance(record, Refused):
@@ -378,6 +382,8 @@ class Runs:
             agent,
         )
         setting = self._setting(self._journal)
+        if now:
+            forget_full(setting_journal(setting), io_ops.wall_clock())
         decided = expired(setting_journal(setting), record, self.say)
         return continue_run(setting, record, how, decided=decided, observers=observers)
 
