@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from adws.cli import main
+from adws.engine.caps import QuotaReport
+from adws.journal import Journal
+from adws.journal.store.quotas import record
 from tests.cli.test_cli_cost import PRICED
 
 if TYPE_CHECKING:
@@ -161,3 +164,39 @@ def test_an_unreadable_cap_refuses_every_run(
         "adws: error: not started: cap daily: its journal row is unreadable;"
         " fix it or remove it (adws caps rm daily)\n"
     )
+
+
+def test_the_agent_accounts_quota_windows_are_listed_with_the_caps_and_alone(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal = Journal(project / ".adws" / "runs.db")
+    assert main(["caps", "--accounts"]) == 0
+    assert capsys.readouterr().err == "no agent account has reported its quota\n"
+    reports = (QuotaReport("five_hour", 0.96, 1_800_000_000.0), QuotaReport("other", None, None))
+    record(journal, "claude /h/.claude", reports, 1_799_999_000.0)
+    assert main(["caps"]) == 0
+    shown = capsys.readouterr()
+    assert shown.err.startswith("no caps set in ")
+    assert shown.out.splitlines() == [
+        "AGENT ACCOUNT      WINDOW     USED  RESETS                     REPORTED",
+        "claude /h/.claude  five_hour  96%   2027-01-15T08:00:00+00:00  2027-01-15T07:43:20+00:00",
+        "claude /h/.claude  other      -     -                          2027-01-15T07:43:20+00:00",
+    ]
+    assert main(["caps", "--accounts"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("claude /h/.claude  five_hour  96%")
+    assert main(["caps", "--accounts", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0] == {
+        "account": "claude /h/.claude",
+        "window": "five_hour",
+        "used": 0.96,
+        "resets_at": 1_800_000_000.0,
+        "updated": "2027-01-15T07:43:20+00:00",
+    }
+    assert listed(capsys) == []  # --json stays the list of caps
+
+
+def test_park_at_past_the_whole_window_is_refused_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "priced", "--park-at", "1.5"]) == 2
+    assert "expected a share (0.95 is 95%) from 0 to 1, got '1.5'" in capsys.readouterr().err
