@@ -25,8 +25,9 @@ from adws.journal.records.caps import Cap
 
 if TYPE_CHECKING:
     from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
-__all__ = ["CapState", "held", "refusing_run", "remove", "set_cap", "states"]
+__all__ = ["CapState", "held", "refusing_run", "remove", "set_cap", "start_within", "states"]
 
 _UPSERT: Final = (
     "INSERT INTO caps (name, spec, created) VALUES (?, ?, ?)"
@@ -184,3 +185,26 @@ def refusing_run(
             f" ({cap.describe()}); it frees at {frees.isoformat(timespec='minutes')}"
         )
     return None
+
+
+def start_within(
+    journal: Journal,
+    workflow: str,
+    agent: str | None,
+    now: dt.datetime,
+    statements: list[Statement],
+) -> str | None:
+    """Check the `--runs` caps and write a new run's row (`statements`) in ONE transaction.
+
+    Returns which cap refuses it (nothing written), or None once the row is
+    written. The caps' rows are locked first (`BEGIN IMMEDIATE` on SQLite,
+    `FOR UPDATE` on PostgreSQL), so of two runs starting at once with room
+    for one, the second counts the first's row and is refused.
+    """
+    with journal.transaction() as db:
+        db.execute(f"SELECT name FROM caps ORDER BY name{db.locks_rows}")  # noqa: S608 - a fixed clause
+        full = refusing_run(journal, workflow, agent, now)
+        if full is None:
+            for sql, params in statements:
+                db.execute(sql, params)
+        return full
