@@ -8,7 +8,10 @@ and never read as "no cap": calls under it do not start.
 Spend is what the journal's top-level attempts recorded (as `adws cost`
 sums it), counted by when each attempt was recorded: the runs of the cap's
 `workflow` (any, if none), the calls of runs started with its `agent`
-preset (any, if none). A `--runs` cap counts the runs started in the window.
+preset (any, if none). A `--runs` cap counts the runs started in the window
+(a queued run has not started: it counts once a worker takes it, by when it
+was queued). A queued run a `--runs` cap has no room for stays queued
+(`holding`; `adws.journal.store.queue.take_queued` skips it).
 """
 
 from __future__ import annotations
@@ -27,7 +30,16 @@ if TYPE_CHECKING:
     from adws.journal.store.journal import Journal
     from adws.journal.store.schema import Statement
 
-__all__ = ["CapState", "held", "refusing_run", "remove", "set_cap", "start_within", "states"]
+__all__ = [
+    "CapState",
+    "held",
+    "holding",
+    "refusing_run",
+    "remove",
+    "set_cap",
+    "start_within",
+    "states",
+]
 
 _UPSERT: Final = (
     "INSERT INTO caps (name, spec, created) VALUES (?, ?, ?)"
@@ -47,6 +59,7 @@ _HELD: Final = (
 )
 _RUNS: Final = (
     "SELECT started, options FROM runs WHERE started >= ? AND (? IS NULL OR workflow = ?)"
+    " AND status <> 'queued'"
     " ORDER BY started"
 )
 
@@ -208,3 +221,8 @@ def start_within(
             for sql, params in statements:
                 db.execute(sql, params)
         return full
+
+
+def holding(journal: Journal, workflow: str, options: object, now: dt.datetime) -> str | None:
+    """Say which `--runs` cap keeps a queued run queued (its row's `options` JSON); None: none."""
+    return refusing_run(journal, workflow, _agent_of(options), now)
