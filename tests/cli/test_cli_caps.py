@@ -200,3 +200,23 @@ def test_park_at_past_the_whole_window_is_refused_exit_2(
 ) -> None:
     assert main(["run", "priced", "--park-at", "1.5"]) == 2
     assert "expected a share (0.95 is 95%) from 0 to 1, got '1.5'" in capsys.readouterr().err
+
+
+def test_a_batch_a_runs_cap_has_no_room_for_is_refused_whole_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["caps", "set", "two", "--runs", "2", "--per", "day"]) == 0
+    assert main(["run", "priced", "-q"]) == 0
+    (project / "inputs.jsonl").write_text("{}\n{}\n")
+    capsys.readouterr()
+    assert main(["batch", "priced", "inputs.jsonl"]) == 2
+    assert (
+        "adws: error: batch not started: cap two: 1 of 2 runs started (2 runs per day (UTC));"
+        " no room for 2 runs; it frees at "
+    ) in capsys.readouterr().err
+    journal = Journal(project / ".adws" / "runs.db")
+    assert journal.query("SELECT COUNT(*) FROM runs") == [(1,)]
+    assert journal.query("SELECT COUNT(*) FROM batches") == [(0,)]
+    (project / "inputs.jsonl").write_text("{}\n")
+    assert main(["batch", "priced", "inputs.jsonl", "-q"]) == 0
+    assert journal.query("SELECT COUNT(*) FROM runs WHERE status = 'succeeded'") == [(2,)]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import zoneinfo
+from collections import Counter
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
@@ -35,6 +36,7 @@ __all__ = [
     "held",
     "holding",
     "refusing_run",
+    "refusing_runs",
     "remove",
     "set_cap",
     "start_within",
@@ -178,9 +180,9 @@ def states(journal: Journal, now: dt.datetime) -> list[CapState]:
 
 
 def refusing_run(
-    journal: Journal, workflow: str, agent: str | None, now: dt.datetime
+    journal: Journal, workflow: str, agent: str | None, now: dt.datetime, count: int = 1
 ) -> str | None:
-    """Say which `--runs` cap a new run of `workflow` (with `agent`) would pass; None: none.
+    """Say which `--runs` cap `count` new runs of `workflow` (with `agent`) would pass; None: none.
 
     An unreadable cap refuses too (fail closed): nobody can tell what it allows.
     """
@@ -190,12 +192,13 @@ def refusing_run(
             return f"{state.error}; fix it or remove it (adws caps rm {state.name})"
         if cap.currency != "runs" or cap.workflow not in {None, workflow}:
             continue
-        if cap.agent not in {None, agent} or state.spent < cap.amount:
+        if cap.agent not in {None, agent} or state.spent + count <= cap.amount:
             continue
         frees = (state.resets or now).astimezone(zoneinfo.ZoneInfo(cap.tz))
+        fit = "" if count == 1 else f"; no room for {count} runs"
         return (
             f"cap {cap.name}: {state.spent:,.0f} of {cap.amount:,.0f} runs started"
-            f" ({cap.describe()}); it frees at {frees.isoformat(timespec='minutes')}"
+            f" ({cap.describe()}){fit}; it frees at {frees.isoformat(timespec='minutes')}"
         )
     return None
 
@@ -221,6 +224,20 @@ def start_within(
             for sql, params in statements:
                 db.execute(sql, params)
         return full
+
+
+def refusing_runs(
+    journal: Journal, workflow: str, options: list[str | None], now: dt.datetime
+) -> str | None:
+    """Say which `--runs` cap has no room for all these runs (each its options' JSON); None: none.
+
+    For `adws batch`: its runs all start, or none does.
+    """
+    for agent, count in Counter(_agent_of(given) for given in options).items():
+        full = refusing_run(journal, workflow, agent, now, count)
+        if full is not None:
+            return full
+    return None
 
 
 def holding(journal: Journal, workflow: str, options: object, now: dt.datetime) -> str | None:
