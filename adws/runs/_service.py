@@ -14,7 +14,7 @@ import datetime as dt
 import os
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal, final
+from typing import TYPE_CHECKING, Literal, final
 
 import attrs
 
@@ -24,7 +24,6 @@ from adws.engine.executor import new_run_id
 from adws.engine.scope import Decision
 from adws.journal.identity.fingerprint import fingerprint, step_fingerprints
 from adws.journal.records.codec import encode_context
-from adws.journal.records.holders import started_here
 from adws.journal.records.options import RunOptions
 from adws.journal.records.sessions import parent_sessions
 from adws.journal.store import queue, tickets
@@ -264,13 +263,16 @@ class Runs:
             queued=journal is not None,  # its row is written first, with the caps' check
         )
         if journal is not None:
-            full = start_within(
-                journal,
+            row = queue.held_row(
+                plan.run_id,
                 loaded.workflow.name,
-                loaded.options.agent,
-                dt.datetime.now(dt.UTC),
-                _held_row(loaded.workflow, plan),
+                fingerprint=plan.fingerprint,
+                steps=[step.name for step in loaded.workflow.steps],
+                inputs=encode_context(plan.context),
+                options=plan.options.to_json(),
             )
+            now = dt.datetime.now(dt.UTC)
+            full = start_within(journal, loaded.workflow.name, loaded.options.agent, now, row)
             if full is not None:
                 return Refused(f"not started: {full}")
         return execute(self._setting(journal), plan, observers)
@@ -648,33 +650,6 @@ def _round_sessions(journal: Journal, run_id: str) -> Mapping[tuple[str, str], A
     if isinstance(parent, str):
         return {}
     return parent_sessions(parent, sessions_of(journal, parent.run_id), socket.gethostname())
-
-
-_HOLD: Final = (
-    "UPDATE runs SET status = 'running', pid = ?, host = ?, holder_started = ? WHERE run_id = ?"
-)
-
-
-def _held_row(workflow: Workflow, plan: Plan) -> list[Statement]:
-    """Return the row of a run starting here: as a queued run's, held by this process.
-
-    Written with the `--runs` caps' check (`start_within`), so two runs
-    starting at once cannot both pass a cap with room for one; the run's
-    start then updates it (`Plan.queued`). Held `running` from the start,
-    no worker takes it.
-    """
-    pid = os.getpid()
-    return [
-        *queue.queued(
-            plan.run_id,
-            workflow.name,
-            fingerprint=plan.fingerprint,
-            steps=[step.name for step in workflow.steps],
-            inputs=encode_context(plan.context),
-            options=plan.options.to_json(),
-        ),
-        (_HOLD, (pid, socket.gethostname(), started_here(pid), plan.run_id)),
-    ]
 
 
 def setting_journal(setting: Setting) -> Journal:

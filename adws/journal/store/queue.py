@@ -62,6 +62,33 @@ def queued(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
     ]
 
 
+_HOLD: Final = (
+    "UPDATE runs SET status = 'running', pid = ?, host = ?, holder_started = ? WHERE run_id = ?"
+)
+
+
+def held_row(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
+    run_id: str,
+    workflow: str,
+    *,
+    fingerprint: str,
+    steps: Sequence[str],
+    inputs: str,
+    options: str | None,
+) -> list[Statement]:
+    """Return the statements that write a run starting in this process: queued, then held.
+
+    `adws run` writes them with the `--runs` caps' check (`caps.start_within`),
+    so two runs starting at once cannot both pass a cap with room for one;
+    the run's start then updates the row. Held `running` from the start, no
+    worker takes it.
+    """
+    row = queued(
+        run_id, workflow, fingerprint=fingerprint, steps=steps, inputs=inputs, options=options
+    )
+    return [*row, (_HOLD, (*here(), started_here(), run_id))]
+
+
 def take_queued(journal: Journal) -> str | None:
     """Take the oldest queued run (not a batch's) for this process; None when none is left.
 
