@@ -220,3 +220,19 @@ def test_a_batch_a_runs_cap_has_no_room_for_is_refused_whole_exit_2(
     (project / "inputs.jsonl").write_text("{}\n")
     assert main(["batch", "priced", "inputs.jsonl", "-q"]) == 0
     assert journal.query("SELECT COUNT(*) FROM runs WHERE status = 'succeeded'") == [(2,)]
+
+
+def test_a_queued_run_a_runs_cap_has_room_for_is_listed_without_a_hold(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["caps", "set", "roomy", "--runs", "5", "--per", "day"]) == 0
+    capsys.readouterr()
+    assert main(["submit", "priced"]) == 0
+    run_id = capsys.readouterr().out.strip()
+    assert main(["runs", "--json"]) == 0
+    [listed_run] = json.loads(capsys.readouterr().out)
+    assert (listed_run["run_id"], listed_run["status"], "held" in listed_run) == (
+        run_id,
+        "queued",
+        False,
+    )

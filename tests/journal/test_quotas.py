@@ -6,11 +6,16 @@ with the clock passed in (Unix seconds), never waited for.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from adws.engine.caps import CapFull, QuotaReport
 from adws.journal import Journal
 from adws.journal.store.quotas import QuotaWindow, book, forget_full, parked, record, windows
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 NOW = 1_800_000_000.0
 
@@ -78,3 +83,10 @@ def test_the_book_a_run_holds_records_and_parks_by_its_clock_and_resume_now_forg
     forget_full(journal, NOW)
     assert [window.window for window in windows(journal)] == ["old"]
     assert quotas.parked("a") is None
+
+
+def test_a_journal_from_before_quota_windows_knows_none(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "runs.db")
+    with journal.transaction() as db:
+        db.execute("DROP TABLE agent_quotas")
+    assert windows(journal) == []

@@ -85,7 +85,12 @@ def forget_full(journal: Journal, now: float) -> None:
 
 
 def windows(journal: Journal, account: str | None = None) -> list[QuotaWindow]:
-    """Return the windows the journal knows (of `account`, or of every account)."""
+    """Return the windows the journal knows (of `account`, or of every account).
+
+    A journal from before them, opened read-only, knows none.
+    """
+    if not journal.has_table("agent_quotas"):
+        return []
     rows = journal.query(_READ, (account, account))
     return [
         QuotaWindow(
