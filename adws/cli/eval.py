@@ -73,6 +73,7 @@ _OPTIONS: Final = (
     "max_agents",
     "on_budget",
     "max_wait",
+    "park_at",
     "notify",
 )
 """Every option a variant takes, each applied to its runs (none parsed and dropped)."""
@@ -96,8 +97,8 @@ def add_eval(parser: argparse.ArgumentParser) -> None:
         "with its 95% Wilson interval, the mean cost and time; two variants are compared with "
         "Fisher's exact test. A variant is NAME:OPTIONS, the options split like a shell command "
         "line (-i KEY=VALUE, --agent, --model, --agent-output, --max-cost, --max-tokens, "
-        "--max-agents, --on-budget, --max-wait, --notify). Exit codes: 0 the evaluation ran "
-        "(whatever its runs did), 2 usage, 130 interrupted."
+        "--max-agents, --on-budget, --max-wait, --park-at, --notify). Exit codes: 0 the "
+        "evaluation ran (whatever its runs did), 2 usage, 130 interrupted."
     )
     add_workflows(parser)
     add_journal(parser)
