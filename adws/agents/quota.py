@@ -14,7 +14,9 @@ An account is what the quota is counted against: the CLI (the program's
 name) and its configuration home (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, else
 `HOME`), plus a short hash of the API key or token it signs in with, when
 one is set, so two keys in one home are two accounts. The key itself is
-never kept: only 8 hex digits of its SHA-256.
+never kept: only 8 hex digits of its SHA-256. A backend that runs no CLI
+(a function, `ScriptedAgent`) has no account: nothing it says is
+journaled, nothing parks it.
 """
 
 from __future__ import annotations
@@ -181,15 +183,18 @@ def account_of(argv: tuple[str, ...], env: Mapping[str, str] | None) -> str:
     return f"{program} {home} key {hashlib.sha256(key.encode()).hexdigest()[:8]}"
 
 
-def agent_account(agent: object) -> str:
-    """Name the account of an agent backend: a command's program, the SDK's claude, or its type.
+def agent_account(agent: object) -> str | None:
+    """Name the account of an agent backend: a command's program, or the SDK's claude.
 
-    >>> class Fake: env = None
-    >>> agent_account(Fake()).split()[0]
-    'Fake'
+    Any other backend (a function, `ScriptedAgent`) runs no CLI: it has no
+    account (None), so nothing it says is journaled and nothing parks it.
+
+    >>> agent_account(lambda request: None) is None
+    True
     """
     argv, env = getattr(agent, "argv", None), getattr(agent, "env", None)
     if isinstance(argv, tuple) and argv:
         return account_of(tuple(str(part) for part in argv), env)
-    program = "claude" if type(agent).__name__ == "ClaudeAgent" else type(agent).__name__
-    return account_of((program,), env if isinstance(env, dict) else None)
+    if type(agent).__name__ == "ClaudeAgent":
+        return account_of(("claude",), env)
+    return None

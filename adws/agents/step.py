@@ -325,13 +325,13 @@ def _capped(name: str, scope: RunScope) -> CapSettle | PipelineError:
     return PipelineError(name, ErrorType.PARKED, found.reason, context)
 
 
-def _quota_parked(name: str, scope: RunScope, account: str) -> PipelineError | None:
+def _quota_parked(name: str, scope: RunScope, account: str | None) -> PipelineError | None:
     """Park a call whose agent account has a window past the run's `--park-at`, or None.
 
     (see `adws.journal.store.quotas`; no journal, no quotas).
     """
     book = scope.quotas
-    found = None if book is None else book.parked(account)
+    found = None if book is None or account is None else book.parked(account)
     if found is None:
         return None
     context = {"wake_at": found.wake_at, "reason": found.reason, "was": ErrorType.AGENT_UNAVAILABLE}
@@ -345,14 +345,15 @@ def _kept_quota(
 
     (see `adws.agents.quota`; no journal, nothing kept.)
     """
-    if scope.quotas is None:
+    account = agent_account(agent)
+    if scope.quotas is None or account is None:
         return answer
     if isinstance(answer, IOSuccess):
         reports = reports_of(unsafe_perform_io(answer.unwrap()).metadata, None)
     else:
         error = unsafe_perform_io(answer.failure())
         reports = reports_of(error.context, error)
-    scope.quotas.record(agent_account(agent), reports)
+    scope.quotas.record(account, reports)
     return answer
 
 
