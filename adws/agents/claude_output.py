@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from adws import io_ops
 from adws.agents.answers import AnswerError, api_error, count, event_of, json_object, usage_of
 from adws.agents.base import AgentResponse
+from adws.agents.quota import claude_quota
 from adws.engine.errors import ErrorType
 
 if TYPE_CHECKING:
@@ -168,6 +169,8 @@ def claude_result(envelope: Mapping[str, object], extra: Mapping[str, object]) -
         msg = "claude's result object has no result text"
         raise AnswerError(msg, usage, details=details)
     metadata = {"session_id": details.get("session_id"), "duration_ms": envelope.get("duration_ms")}
+    if details.get("quota"):
+        metadata["quota"] = details["quota"]
     return AgentResponse(answer, metadata, usage)
 
 
@@ -198,8 +201,9 @@ def claude_stream(stdout: str) -> AgentResponse:
     r"""Read `claude -p --output-format stream-json --verbose`: one event per line.
 
     The `init` event names the session and the model, `api_retry` events
-    count the retries the CLI made itself, a rejected `rate_limit_event`
-    says when the limit resets (`resets_at`), and the last `result` event is
+    count the retries the CLI made itself, a `rate_limit_event` says how
+    much of its account's window is used (`quota`, see `adws.agents.quota`)
+    and, rejected, when the limit resets (`resets_at`), and the last `result` event is
     read as `claude_json` reads its one object.
 
     >>> lines = [
@@ -225,6 +229,7 @@ def claude_stream(stdout: str) -> AgentResponse:
             info = event.get("rate_limit_info")
             if isinstance(info, dict) and info.get("status") == "rejected":
                 extra["resets_at"] = info.get("resetsAt")
+            extra["quota"] = claude_quota(info)
         elif kind == "result":
             result = event
     if result is None:

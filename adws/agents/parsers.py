@@ -19,9 +19,11 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
+from adws import io_ops
 from adws.agents.answers import AnswerError, api_error, count, event_of, json_object, usage_of
 from adws.agents.base import AgentResponse
 from adws.agents.claude_output import claude_json, claude_stream, claude_usage
+from adws.agents.quota import codex_quota
 from adws.engine.usage import Usage
 
 if TYPE_CHECKING:
@@ -127,9 +129,12 @@ class _CodexRun:
         self.reconnects = 0
         self.failed: str | None = None
         self.turn_failed = False
+        self.quota: list[dict[str, object]] = []
 
     def read(self, event: Mapping[str, object], number: int) -> None:
         kind, item = event.get("type"), event.get("item")
+        if "rate_limits" in event:  # the latest said wins
+            self.quota = codex_quota(event["rate_limits"], io_ops.wall_clock())
         if kind == "thread.started":
             self.thread = event.get("thread_id")
         elif kind == "item.completed" and isinstance(item, dict):
@@ -160,6 +165,8 @@ class _CodexRun:
 
     def finish(self) -> AgentResponse:
         details: dict[str, object] = {"session_id": self.thread, "reconnects": self.reconnects}
+        if self.quota:
+            details["quota"] = self.quota
         known = self.usage if self.usage.known else None
         if self.failed is not None and (self.answer is None or self.turn_failed):
             raise _codex_failure(self.failed, known, details)

@@ -16,6 +16,7 @@ from adws._checks import require_callable, require_seconds, require_type
 from adws._exceptions import DefinitionTypeError
 from adws.agents._failures import bounded_wait, with_hint
 from adws.agents.base import AgentBackend, AgentRequest, AgentResponse
+from adws.agents.quota import agent_account, reports_of
 from adws.agents.sessions import (
     CallSessions,
     Continuation,
@@ -259,10 +260,14 @@ def _admitted(  # noqa: PLR0913 - the call, its budget and its backend
 ) -> tuple[Budget | None, Usage | None, AgentRequest, CapSettle] | PipelineError:
     """Return the budget the call runs under, what it reserved, the request and its caps' settle.
 
-    Or why it may not start (the run's budget, then the caps that hold
-    across runs, see `_capped`). A call with no estimate to a backend that
-    caps its own spend is sent the room left (`AgentRequest.max_cost_usd`).
+    Or why it may not start (a window of the agent's account past the
+    run's `--park-at`, the run's budget, then the caps that hold across
+    runs, see `_capped`). A call with no estimate to a backend that caps its
+    own spend is sent the room left (`AgentRequest.max_cost_usd`).
     """
+    parked = _quota_parked(name, scope, agent_account(agent))  # its environment, read now
+    if parked is not None:
+        return parked
     limit = _limit(budget, scope)
     held: Usage | None = None
     if limit is not None and request.branch:
@@ -318,6 +323,38 @@ def _capped(name: str, scope: RunScope) -> CapSettle | PipelineError:
         return PipelineError(name, ErrorType.BUDGET_EXCEEDED, found.reason)
     context = {"wake_at": found.wake_at, "reason": found.reason, "was": ErrorType.BUDGET_EXCEEDED}
     return PipelineError(name, ErrorType.PARKED, found.reason, context)
+
+
+def _quota_parked(name: str, scope: RunScope, account: str | None) -> PipelineError | None:
+    """Park a call whose agent account has a window past the run's `--park-at`, or None.
+
+    (see `adws.journal.store.quotas`; no journal, no quotas).
+    """
+    book = scope.quotas
+    found = None if book is None or account is None else book.parked(account)
+    if found is None:
+        return None
+    context = {"wake_at": found.wake_at, "reason": found.reason, "was": ErrorType.AGENT_UNAVAILABLE}
+    return PipelineError(name, ErrorType.PARKED, found.reason, context)
+
+
+def _kept_quota(
+    scope: RunScope, agent: AgentBackend, answer: IOResult[AgentResponse, PipelineError]
+) -> IOResult[AgentResponse, PipelineError]:
+    """Keep what a call's CLI said of its account's quota windows; return the answer as it was.
+
+    (see `adws.agents.quota`; no journal, nothing kept.)
+    """
+    account = agent_account(agent)
+    if scope.quotas is None or account is None:
+        return answer
+    if isinstance(answer, IOSuccess):
+        reports = reports_of(unsafe_perform_io(answer.unwrap()).metadata, None)
+    else:
+        error = unsafe_perform_io(answer.failure())
+        reports = reports_of(error.context, error)
+    scope.quotas.record(account, reports)
+    return answer
 
 
 def _no_cap(_usage: Usage | None) -> None:
@@ -641,7 +678,9 @@ def agent_step(  # noqa: PLR0913 - the step's whole configuration, all keyword-o
             except BaseException:  # journaled by _ask; its reservations are given back
                 _settle(scope, limit, held, None, branch, capped=capped)
                 raise
-        answer = answer.alt(lambda error: bounded_wait(error, scope.max_wait))
+        answer = _kept_quota(
+            scope, agent, answer.alt(lambda error: bounded_wait(error, scope.max_wait))
+        )
         answer = calls.finish(answer)
         checked = watched.judged(answer.bind(lambda response: _outputs(response, contract, name)))
         usage = _exchanged(request, answer, checked, seconds, changes.patch())

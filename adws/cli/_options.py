@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 from adws._checks import is_input_name
 from adws.cli._args import UsageError
 from adws.cli._output import err
-from adws.cli._values import money, positive, seconds, tokens
+from adws.cli._values import money, positive, seconds, share, tokens
 from adws.discovery import workflows_dir
 from adws.journal.records.options import RunOptions
 from adws.runs import Refused, Runs
@@ -130,6 +130,15 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="wait in this process at most this long for an agent's usage limit to reset "
         "(default: $ADWS_MAX_WAIT, else 900); a later reset parks the run until then (exit 75; "
         "adws resume --due goes on once it has come)",
+    )
+    parser.add_argument(
+        "--park-at",
+        type=share,
+        metavar="SHARE",
+        help="once an agent's CLI says its account has used this share of a quota window "
+        "(default 0.95: 95%%; claude's rate_limit_event, codex's rate_limits, a usage-limit "
+        "reply), new agent calls on that account park the run until the window resets (exit "
+        "75) instead of failing one by one; adws caps lists the accounts' windows",
     )
     parser.add_argument(
         "--notify",
@@ -299,6 +308,7 @@ def given_options(args: argparse.Namespace, *, resume: bool = False) -> RunOptio
         notify=args.notify,
         on_budget=args.on_budget,
         max_wait=waits,
+        park_at=args.park_at,
     )
 
 

@@ -8,7 +8,7 @@ from typing import Final
 
 from adws.engine._limits import MAX_COST_USD, MAX_COUNT
 
-__all__ = ["MOST_WAIT", "days", "money", "positive", "seconds", "tokens", "whole"]
+__all__ = ["MOST_WAIT", "days", "money", "positive", "seconds", "share", "tokens", "whole"]
 
 
 def positive(text: str) -> int:
@@ -42,6 +42,11 @@ def money(text: str) -> float:
 
 MOST_WAIT: Final = 30 * 86_400.0
 """A month: no usage window a service names is longer; waiting longer in one process is a bug."""
+
+
+def share(text: str) -> float:
+    """Parse a share from 0 to 1 (`--park-at 0.95`: 95%), for argparse."""
+    return _bounded(text, 1.0, "a share (0.95 is 95%)")
 
 
 def seconds(text: str) -> float:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeAlias
 
 from adws import io_ops
+from adws._exceptions import RefusedError
 from adws._optional import import_optional
 from adws.agents.offline import OFFLINE
 from adws.agents.swap import AgentChoiceError, select_agent
@@ -246,15 +247,18 @@ def _started(args: argparse.Namespace, connect: Callable[[str], None]) -> _Start
     journal = opened(runs_of(args))
     # Read again, a line at a time, straight into the journal (memory stays flat); a line
     # that changed meanwhile is checked again and rolls the whole batch back.
-    batch_id, runs = queue_runs(
-        journal,
-        workflow,
-        _checked_lines(path, workflow),
-        source=str(args.inputs_file),
-        options=options,
-        max_cost=args.batch_max_cost,
-        batch_id=batch_id,
-    )
+    try:
+        batch_id, runs = queue_runs(
+            journal,
+            workflow,
+            _checked_lines(path, workflow),
+            source=str(args.inputs_file),
+            options=options,
+            max_cost=args.batch_max_cost,
+            batch_id=batch_id,
+        )
+    except RefusedError as exc:  # a --runs cap with no room for every run: none starts
+        raise UsageError(str(exc)) from None
     return (
         journal,
         workflow,

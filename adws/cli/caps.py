@@ -1,4 +1,10 @@
-"""`adws caps`: the caps that hold across runs, listed, set and removed (one command, verbs)."""
+"""`adws caps`: the caps that hold across runs, listed, set and removed (one command, verbs).
+
+The listing shows the agents' own quota too: each account's windows as
+its CLI last reported them (`adws.journal.store.quotas`). `--json` keeps
+printing the list of caps alone (scripts read it); `--accounts --json`
+prints the accounts' windows.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +18,13 @@ from adws.cli._options import add_journal, journal_of
 from adws.cli._output import err, out, out_json
 from adws.journal.records.caps import Cap
 from adws.journal.store.caps import CapState, remove, set_cap, states
+from adws.journal.store.quotas import QuotaWindow, windows
 from adws.render import table
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["add_caps", "caps_table", "cmd_caps"]
+__all__ = ["accounts_table", "add_caps", "caps_table", "cmd_caps"]
 
 
 def add_caps(parser: argparse.ArgumentParser) -> None:
@@ -25,10 +32,15 @@ def add_caps(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "List the caps that hold across every run sharing the journal (dollars, tokens or"
         " runs per window), each with what its window spent, reserved and has left and when"
-        " it resets; `set` adds or replaces one, `rm` removes one."
+        " it resets; `set` adds or replaces one, `rm` removes one. Then the agent accounts'"
+        " quota windows, as their CLIs last reported them (share used, reset): a window past"
+        " a run's --park-at parks that account's calls until it resets."
     )
     add_journal(parser)
-    parser.add_argument("--json", action="store_true", help="print a JSON list")
+    parser.add_argument("--json", action="store_true", help="print a JSON list (of the caps)")
+    parser.add_argument(
+        "--accounts", action="store_true", help="list only the agent accounts' quota windows"
+    )
     verbs = parser.add_subparsers(dest="verb", metavar="{set,rm}")
     setting = verbs.add_parser(
         "set",
@@ -83,6 +95,34 @@ def caps_table(found: list[CapState]) -> str:
     return table(("NAME", "CAP", "SPENT", "RESERVED", "REMAINING", "RESETS"), lines)
 
 
+def accounts_table(found: list[QuotaWindow]) -> str:
+    """Render one line per agent account and window: the share used and when it resets."""
+    lines = [
+        (
+            window.account,
+            window.window,
+            "-" if window.used is None else f"{window.used:.0%}",
+            "-"
+            if window.resets_at is None
+            else dt.datetime.fromtimestamp(window.resets_at, dt.UTC).isoformat(timespec="seconds"),
+            window.updated,
+        )
+        for window in found
+    ]
+    return table(("AGENT ACCOUNT", "WINDOW", "USED", "RESETS", "REPORTED"), lines)
+
+
+def _accounts(args: argparse.Namespace) -> int:
+    found = windows(journal_of(args, readonly=True))
+    if args.json:
+        out_json([window.to_dict() for window in found])
+    elif found:
+        out(accounts_table(found))
+    else:
+        err("no agent account has reported its quota")
+    return 0
+
+
 def _set(args: argparse.Namespace, now: dt.datetime) -> int:
     currency, amount = next(
         (name, value)
@@ -120,12 +160,18 @@ def cmd_caps(args: argparse.Namespace, now: dt.datetime | None = None) -> int:
             raise UsageError(str(exc)) from None
         out(f"removed cap {args.name}")
         return 0
+    if args.accounts:
+        return _accounts(args)
     journal = journal_of(args, readonly=True)
     found = states(journal, when)
     if args.json:
         out_json([state.to_dict() for state in found])
-    elif found:
+        return 0
+    if found:
         out(caps_table(found))
     else:
         err(f"no caps set in {journal.path}")
+    accounts = windows(journal)
+    if accounts:
+        out(accounts_table(accounts))
     return 0

@@ -84,6 +84,7 @@ _OPTIONS: Final = (
     "max_agents",
     "on_budget",
     "max_wait",
+    "park_at",
     "notify",
 )
 """Every option a variant takes, each applied to its runs (none parsed and dropped)."""
@@ -102,21 +103,21 @@ class Variant:
 def add_eval(parser: argparse.ArgumentParser) -> None:
     """Declare `adws eval WORKFLOW TASKS.jsonl [-n N] [--variant NAME:OPTIONS ...]`."""
     parser.description = (
-        "Run WORKFLOW on every task of TASKS.jsonl (a JSON object of inputs per "
-        "line) N times under every variant, as one batch, and print per variant the pass rate "
-        "with its 95% Wilson interval, the mean cost and time; two variants are compared with "
-        "Fisher's exact test. A variant is NAME:OPTIONS, the options split like a shell command "
-        "line (-i KEY=VALUE, --agent, --model, --agent-output, --max-cost, --max-tokens, "
-        "--max-agents, --on-budget, --max-wait, --notify); an input every variant gives with -i "
-        "may be left out of the task lines. A run that stops for approval counts as waiting (not "
-        "a failure) and is cancelled when the evaluation ends, unless --keep-waiting. As a gate "
-        "in CI: --save-baseline FILE records the pass rates, --baseline FILE and --fail-under "
-        "RATE fail a variant whose 95% Wilson lower bound is under RATE or whose pass rate is "
+        "Run WORKFLOW on every task of TASKS.jsonl (a JSON object of inputs per line) N times "
+        "under every variant, as one batch, and print per variant the pass rate with its 95% "
+        "Wilson interval, the mean cost and time; two variants are compared with Fisher's exact "
+        "test. A variant is NAME:OPTIONS, the options split like a shell command line (-i "
+        "KEY=VALUE, --agent, --model, --agent-output, --max-cost, --max-tokens, --max-agents, "
+        "--on-budget, --max-wait, --park-at, --notify); an input every variant gives with -i may "
+        "be left out of the task lines. A run that stops for approval counts as waiting (not a "
+        "failure) and is cancelled when the evaluation ends, unless --keep-waiting. As a gate in "
+        "CI: --save-baseline FILE records the pass rates, --baseline FILE and --fail-under RATE "
+        "fail a variant whose 95% Wilson lower bound is under RATE or whose pass rate is "
         "significantly below the baseline's; --replay-from BATCH answers every agent call from a "
         "recorded batch ($0, offline), --changed-since REF runs nothing unless the workflow "
-        "changed since a git ref, --markdown prints the table for a pull request. Exit codes: "
-        "0 the evaluation ran (whatever its runs did) and passed its gate, or nothing changed, "
-        "1 a variant failed the gate, 2 usage (a baseline adws did not write, or of another "
+        "changed since a git ref, --markdown prints the table for a pull request. Exit codes: 0 "
+        "the evaluation ran (whatever its runs did) and passed its gate, or nothing changed, 1 a "
+        "variant failed the gate, 2 usage (a baseline adws did not write, or of another "
         "workflow, a batch of another workflow, too), 130 interrupted."
     )
     add_workflows(parser)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Final
 
 from adws.cli import EXIT_CODES
@@ -11,6 +12,7 @@ from adws.cli._output import err, err_unreadable, out, out_json
 from adws.cli._values import days, whole
 from adws.journal.records.runs import named_problems
 from adws.journal.store.batches import find_batch
+from adws.journal.store.caps import holding
 from adws.journal.store.prune import prune
 from adws.journal.store.tickets import rounds
 from adws.render import runs_table
@@ -139,13 +141,34 @@ def cmd_runs(args: argparse.Namespace) -> int:
     records = journal.runs(
         workflow=args.workflow, status=args.status, limit=args.limit, batch=batch
     )
+    held = held_queued(journal, records)
     if args.json:
-        out_json([record.to_dict() for record in records])
+        out_json([{**record.to_dict(), **held_dict(held, record)} for record in records])
     elif records:
         out(runs_table(records))
+        for record in records:
+            if record.run_id in held:
+                out(f"{record.run_id} stays queued: {held[record.run_id]}")
     else:
         err(f"no runs recorded in {journal.path}")
     return unreadable(journal, records)
+
+
+def held_queued(journal: Journal, records: list[RunRecord]) -> dict[str, str]:
+    """Say, by run id, which `--runs` cap keeps each queued run queued (and when it frees)."""
+    now = dt.datetime.now(dt.UTC)
+    held = {}
+    for record in records:
+        if record.status == "queued":
+            found = holding(journal, record.workflow, record.options.to_json(), now)
+            if found is not None:
+                held[record.run_id] = found
+    return held
+
+
+def held_dict(held: dict[str, str], record: RunRecord) -> dict[str, object]:
+    """Return `{"held": why}` for a run a cap keeps queued (`--json`), else nothing."""
+    return {"held": held[record.run_id]} if record.run_id in held else {}
 
 
 def find_run(journal: Journal, run_id: str) -> RunRecord:

@@ -9,7 +9,7 @@ from adws.cli._args import UsageError
 from adws.cli._options import add_journal, journal_of
 from adws.cli._output import colour, out, out_json, write_text
 from adws.cli._values import positive
-from adws.cli.runs import find_run, unreadable
+from adws.cli.runs import find_run, held_dict, held_queued, unreadable
 from adws.cli.workflows import load_workflow
 from adws.engine.errors import json_safe
 from adws.journal.records.sessions import by_attempt
@@ -199,9 +199,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     worktrees = worktrees_of(journal, record.run_id)
     approvals = approvals_of(journal, record.run_id)
     ticket = ticket_of(journal, record.run_id)
+    held = held_queued(journal, [record])
     if args.json:
         payload = {
             **record.to_dict(),
+            **held_dict(held, record),
             "ticket": None if ticket is None else round_dict(ticket),
             "worktrees": [tree.to_dict() for tree in worktrees],
             "approvals": [asked.to_dict() for asked in approvals],
@@ -213,5 +215,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         text = status_text(record, attempts, verbose=args.verbose, sessions=sessions)
         linked = [] if ticket is None else [ticket_line(ticket)]
+        linked += [f"stays queued: {why}" for why in held.values()]
         out("\n".join([text, *linked, *workspaces_text(worktrees, approvals)]))
     return unreadable(journal, [record], attempts)

@@ -60,7 +60,7 @@ from adws.engine.usage import Budget
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from adws.engine.caps import CapGate
+    from adws.engine.caps import CapGate, QuotaBook
     from adws.engine.step import Step, Workflow
     from adws.engine.usage import Usage
 
@@ -208,6 +208,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     sessions: Mapping[tuple[str, str], AgentSession] | None = None,
     max_wait: float = DEFAULT_MAX_WAIT,
     caps: CapGate | None = None,
+    quotas: QuotaBook | None = None,
 ) -> IOResult[WorkflowContext, PipelineError]:
     """Run `workflow`'s steps in order and return the final context or the first error.
 
@@ -244,7 +245,9 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     agent's limit to reset; one that resets later ends the run `parked`
     (`Parked`, with `wake_at`), its `always_run` steps not run yet either.
     `caps` checks each agent call against the caps that hold across runs
-    (see `adws.engine.caps`; `adws.runs` passes one when the run has a journal).
+    (see `adws.engine.caps`; `adws.runs` passes one when the run has a journal);
+    `quotas` where agents' reports of their accounts' quota are kept and
+    asked before each call (see `adws.engine.caps.QuotaBook`).
     """
     if max_agents is not None:
         require_count("run_workflow", "max_agents", max_agents)
@@ -269,6 +272,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
         sessions=dict(sessions or {}),
         max_wait=max_wait,
         caps=caps,
+        quotas=quotas,
     )
     token = enter_scope(scope)
     try:

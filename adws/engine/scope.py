@@ -24,7 +24,7 @@ from typing import Final, Literal, final
 import attrs
 
 from adws import io_ops
-from adws.engine.caps import CapGate
+from adws.engine.caps import CapGate, QuotaBook
 from adws.engine.events import RunEvent
 from adws.engine.metering import Meter
 from adws.engine.parking import DEFAULT_MAX_WAIT
@@ -127,7 +127,8 @@ class RunScope:
     in-process for a limit to reset (seconds); a reset further away parks
     the run (see `adws.engine.parking`). `caps` checks and reserves each
     agent call against the caps that hold across runs (`adws.engine.caps`;
-    None: no journal, no caps).
+    None: no journal, no caps); `quotas` keeps what agents said of their
+    accounts' quota windows and parks a call on a full one (None: no journal).
     """
 
     run_id: str = ""
@@ -148,6 +149,7 @@ class RunScope:
     sessions: dict[tuple[str, str], AgentSession] = attrs.field(factory=dict)
     max_wait: float = DEFAULT_MAX_WAIT
     caps: CapGate | None = None
+    quotas: QuotaBook | None = None
 
 
 _SCOPE: Final[ContextVar[RunScope | None]] = ContextVar("adws_run_scope", default=None)

@@ -38,6 +38,7 @@ from adws.journal.store.exchanges import keeps_transcripts
 from adws.journal.store.journal import BUSY_TIMEOUT_SECONDS
 from adws.journal.store.observer import JournalObserver
 from adws.journal.store.patience import JOURNAL_WAIT
+from adws.journal.store.quotas import DEFAULT_PARK_AT, book
 from adws.runs import _settings
 from adws.runs._values import RunOutcome, Starting
 from adws.runs.interrupts import Interrupts
@@ -47,7 +48,7 @@ from adws.workspaces.notify import notify
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from adws.engine.caps import CapGate
+    from adws.engine.caps import CapGate, QuotaBook
     from adws.engine.events import RunObserver
     from adws.runs._values import Observers
 
@@ -207,6 +208,11 @@ def _caps(journal: Journal, plan: Plan) -> CapGate:
     return gate(journal, plan.run_id, plan.workflow.name, plan.options.agent, patience=patience)
 
 
+def _quotas(journal: Journal, park_at: float | None) -> QuotaBook:
+    """Keep the agents' reports of their quota in the journal; park past `--park-at`."""
+    return book(journal, DEFAULT_PARK_AT if park_at is None else park_at, io_ops.wall_clock)
+
+
 def _guards(
     setting: Setting, plan: Plan, interrupts: Interrupts, unrecorded: list[str]
 ) -> contextlib.ExitStack:
@@ -273,6 +279,7 @@ def execute(setting: Setting, plan: Plan, observers: Observers = ()) -> RunOutco
             sessions=plan.sessions,
             max_wait=_settings.max_wait(options.max_wait),
             caps=None if journal is None else _caps(journal, plan),
+            quotas=None if journal is None else _quotas(journal, options.park_at),
         )
     problems = _unrecorded(journal, recorder, summary, unrecorded)
     status = summary.status

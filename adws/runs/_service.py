@@ -28,9 +28,10 @@ from adws.journal.records.options import RunOptions
 from adws.journal.records.sessions import parent_sessions
 from adws.journal.store import queue, tickets
 from adws.journal.store.backend import JournalError, JournalUrl, where
-from adws.journal.store.caps import refusing_run
+from adws.journal.store.caps import start_within
 from adws.journal.store.estimates import FinishEstimate, finish_estimate
 from adws.journal.store.journal import DEFAULT_PATH, ENV_VAR, Journal
+from adws.journal.store.quotas import forget_full
 from adws.journal.store.sessions import sessions_of
 from adws.runs import _loading, _settings
 from adws.runs._cancel import cancel_run
@@ -251,12 +252,6 @@ class Runs:
         journal = self.journal() if self.records else None
         if isinstance(journal, Refused):
             return journal
-        if journal is not None:
-            full = refusing_run(
-                journal, loaded.workflow.name, loaded.options.agent, dt.datetime.now(dt.UTC)
-            )
-            if full is not None:
-                return Refused(f"not started: {full}")
         steps = step_fingerprints(loaded.workflow)
         plan = Plan(
             loaded.runnable,
@@ -265,7 +260,21 @@ class Runs:
             steps,
             fingerprint(loaded.workflow, steps),
             loaded.options,
+            queued=journal is not None,  # its row is written first, with the caps' check
         )
+        if journal is not None:
+            row = queue.held_row(
+                plan.run_id,
+                loaded.workflow.name,
+                fingerprint=plan.fingerprint,
+                steps=[step.name for step in loaded.workflow.steps],
+                inputs=encode_context(plan.context),
+                options=plan.options.to_json(),
+            )
+            now = dt.datetime.now(dt.UTC)
+            full = start_within(journal, loaded.workflow.name, loaded.options.agent, now, row)
+            if full is not None:
+                return Refused(f"not started: {full}")
         return execute(self._setting(journal), plan, observers)
 
     def estimate(self, request: RunRequest) -> tuple[Workflow, FinishEstimate] | Refused:
@@ -355,7 +364,10 @@ class Runs:
 
         The options it was started with are used again, `options` over them;
         `inputs` are added. A wait past its timeout is ended as a rejection;
-        a parked run goes on only once its time has come, unless `now`.
+        a parked run goes on only once its time has come, unless `now`
+        (which also forgets what agents said of their quota windows still to
+        reset: the person says the limit is gone; a window still full says
+        so again on the next call).
         """
         record = self.find(run_id)
         if isinstance(record, Refused):
@@ -378,6 +390,8 @@ class Runs:
             agent,
         )
         setting = self._setting(self._journal)
+        if now:
+            forget_full(setting_journal(setting), io_ops.wall_clock())
         decided = expired(setting_journal(setting), record, self.say)
         return continue_run(setting, record, how, decided=decided, observers=observers)
 

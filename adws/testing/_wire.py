@@ -110,11 +110,13 @@ class Handler(QuietHandler):
         payload = {"error": error} if openai else {"type": "error", "error": error}
         self._json(status, payload, headers)
 
-    def _events(self) -> None:
+    def _events(self, headers: Mapping[str, str]) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("connection", "close")
+        for name, value in headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.close_connection = True
 
@@ -137,9 +139,10 @@ class Handler(QuietHandler):
         message: dict[str, object] = {"id": f"msg_{next(_IDS)}", "type": "message"}
         message |= {"role": "assistant", "model": model, "stop_sequence": None}
         if not stream:
-            self._json(200, {**message, "content": [block], "stop_reason": stop, "usage": usage})
+            payload = {**message, "content": [block], "stop_reason": stop, "usage": usage}
+            self._json(200, payload, reply.headers)
             return
-        self._events()
+        self._events(reply.headers)
         start = {
             **message,
             "content": [],
@@ -189,9 +192,9 @@ class Handler(QuietHandler):
         }
         response = {"id": f"resp_{next(_IDS)}", "object": "response", "status": "completed"}
         if not stream:
-            self._json(200, {**response, "output": [item], "usage": usage})
+            self._json(200, {**response, "output": [item], "usage": usage}, reply.headers)
             return
-        self._events()
+        self._events(reply.headers)
         self._send("response.created", {"type": "response.created", "response": response})
         if reply.kind == "drop":
             self.wfile.write(b'event: response.output_item.done\ndata: {"type": "respo')

@@ -111,6 +111,35 @@ class Reply:
         return cls("error", status=429, headers=headers, body=body)
 
     @classmethod
+    def quota(
+        cls, text: str, *, used: float, resets_in: int, now: float, window: str = "five_hour"
+    ) -> Reply:
+        """Answer `text`, saying the account has used `used` (0 to 1) of a window.
+
+        As each API says it on a response it answered: Anthropic's
+        `anthropic-ratelimit-unified-*` headers (the window's utilization,
+        its reset, and a threshold it passed, so `claude` signed in with an
+        OAuth token prints a `rate_limit_event` with `utilization`), and
+        OpenAI's `x-codex-primary-*` ones (what codex reads into its
+        `rate_limits`). `window` is claude's name of it (`five_hour`,
+        `seven_day`).
+        """
+        resets_at = str(int(now) + resets_in)
+        short = {"five_hour": "5h", "seven_day": "7d"}.get(window, window)
+        headers = {
+            "anthropic-ratelimit-unified-status": "allowed",
+            "anthropic-ratelimit-unified-reset": resets_at,
+            "anthropic-ratelimit-unified-representative-claim": window,
+            f"anthropic-ratelimit-unified-{short}-utilization": f"{used:g}",
+            f"anthropic-ratelimit-unified-{short}-reset": resets_at,
+            f"anthropic-ratelimit-unified-{short}-surpassed-threshold": f"{min(used, 0.9):g}",
+            "x-codex-primary-used-percent": f"{used * 100:g}",
+            "x-codex-primary-window-minutes": "300",
+            "x-codex-primary-reset-at": resets_at,
+        }
+        return cls("text", text, headers=headers)
+
+    @classmethod
     def tool(
         cls,
         name: str,

@@ -160,15 +160,22 @@ def test_a_variant_applies_every_option_it_takes_to_its_runs(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     variant = "a:-i mode=good --on-budget ask --max-wait 7 --notify 'echo hi' --max-agents 2"
+    variant += " --park-at 0.8"
     argv = ["eval", "graded", "tasks.jsonl", "-n", "1", "-q", "--json", "--variant", variant]
     assert main([*argv, "--variant", "b:-i mode=good"]) == 0
     journal = Journal(project / ".adws" / "runs.db")
     batch = json.loads(capsys.readouterr().out)["batch_id"]
     chosen = [
-        (run.options.on_budget, run.options.max_wait, run.options.notify, run.options.max_agents)
+        (
+            run.options.on_budget,
+            run.options.max_wait,
+            run.options.notify,
+            run.options.max_agents,
+            run.options.park_at,
+        )
         for run in journal.runs(batch=batch)
     ]
-    assert chosen == [("ask", 7.0, "echo hi", 2)] * 3 + [(None, None, None, None)] * 3
+    assert chosen == [("ask", 7.0, "echo hi", 2, 0.8)] * 3 + [(None, None, None, None, None)] * 3
 
 
 def test_eval_help_says_95_percent_once(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from adws.cli import main
+from adws.engine.caps import QuotaReport
+from adws.journal import Journal
+from adws.journal.store.quotas import record
 from tests.cli.test_cli_cost import PRICED
 
 if TYPE_CHECKING:
@@ -160,4 +163,76 @@ def test_an_unreadable_cap_refuses_every_run(
     assert capsys.readouterr().err == (
         "adws: error: not started: cap daily: its journal row is unreadable;"
         " fix it or remove it (adws caps rm daily)\n"
+    )
+
+
+def test_the_agent_accounts_quota_windows_are_listed_with_the_caps_and_alone(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    journal = Journal(project / ".adws" / "runs.db")
+    assert main(["caps", "--accounts"]) == 0
+    assert capsys.readouterr().err == "no agent account has reported its quota\n"
+    reports = (QuotaReport("five_hour", 0.96, 1_800_000_000.0), QuotaReport("other", None, None))
+    record(journal, "claude /h/.claude", reports, 1_799_999_000.0)
+    assert main(["caps"]) == 0
+    shown = capsys.readouterr()
+    assert shown.err.startswith("no caps set in ")
+    assert shown.out.splitlines() == [
+        "AGENT ACCOUNT      WINDOW     USED  RESETS                     REPORTED",
+        "claude /h/.claude  five_hour  96%   2027-01-15T08:00:00+00:00  2027-01-15T07:43:20+00:00",
+        "claude /h/.claude  other      -     -                          2027-01-15T07:43:20+00:00",
+    ]
+    assert main(["caps", "--accounts"]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("claude /h/.claude  five_hour  96%")
+    assert main(["caps", "--accounts", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0] == {
+        "account": "claude /h/.claude",
+        "window": "five_hour",
+        "used": 0.96,
+        "resets_at": 1_800_000_000.0,
+        "updated": "2027-01-15T07:43:20+00:00",
+    }
+    assert listed(capsys) == []  # --json stays the list of caps
+
+
+def test_park_at_past_the_whole_window_is_refused_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "priced", "--park-at", "1.5"]) == 2
+    assert "expected a share (0.95 is 95%) from 0 to 1, got '1.5'" in capsys.readouterr().err
+
+
+def test_a_batch_a_runs_cap_has_no_room_for_is_refused_whole_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["caps", "set", "two", "--runs", "2", "--per", "day"]) == 0
+    assert main(["run", "priced", "-q"]) == 0
+    (project / "inputs.jsonl").write_text("{}\n{}\n")
+    capsys.readouterr()
+    assert main(["batch", "priced", "inputs.jsonl"]) == 2
+    assert (
+        "adws: error: batch not started: cap two: 1 of 2 runs started (2 runs per day (UTC));"
+        " no room for 2 runs; it frees at "
+    ) in capsys.readouterr().err
+    journal = Journal(project / ".adws" / "runs.db")
+    assert journal.query("SELECT COUNT(*) FROM runs") == [(1,)]
+    assert journal.query("SELECT COUNT(*) FROM batches") == [(0,)]
+    (project / "inputs.jsonl").write_text("{}\n")
+    assert main(["batch", "priced", "inputs.jsonl", "-q"]) == 0
+    assert journal.query("SELECT COUNT(*) FROM runs WHERE status = 'succeeded'") == [(2,)]
+
+
+def test_a_queued_run_a_runs_cap_has_room_for_is_listed_without_a_hold(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["caps", "set", "roomy", "--runs", "5", "--per", "day"]) == 0
+    capsys.readouterr()
+    assert main(["submit", "priced"]) == 0
+    run_id = capsys.readouterr().out.strip()
+    assert main(["runs", "--json"]) == 0
+    [listed_run] = json.loads(capsys.readouterr().out)
+    assert (listed_run["run_id"], listed_run["status"], "held" in listed_run) == (
+        run_id,
+        "queued",
+        False,
     )

@@ -35,6 +35,9 @@ def test_a_journal_row_of_any_json_decodes_to_options_adws_could_have_recorded(
             assert value is True  # False is never recorded: it is the default
         elif name == "on_budget":
             assert value in {"fail", "ask"}
+        elif name == "park_at":
+            assert isinstance(value, int | float)
+            assert 0 <= value <= 1
         else:
             assert isinstance(value, str)
 
@@ -54,6 +57,7 @@ def test_text_that_is_not_json_or_not_an_object_decodes_to_no_options() -> None:
         max_tokens=st.none() | st.integers(min_value=0, max_value=2**63 - 1),
         max_agents=st.none() | st.integers(min_value=1, max_value=1000),
         record=st.none() | st.text(),
+        park_at=st.none() | st.floats(min_value=0, max_value=1),
     )
 )
 def test_recorded_options_read_back_exactly(options: RunOptions) -> None:
@@ -80,3 +84,9 @@ def test_nothing_recorded_and_nothing_given_describes_as_nothing() -> None:
     assert RunOptions().merged(RunOptions()) == (RunOptions(), {})
     assert RunOptions().describe() == ""
     assert RunOptions().to_json() is None
+
+
+def test_a_park_at_past_the_whole_window_is_not_read_back() -> None:
+    assert RunOptions.from_json('{"park_at": 0.9}') == RunOptions(park_at=0.9)
+    assert RunOptions.from_json('{"park_at": 1.5}') == RunOptions()
+    assert RunOptions.from_json('{"park_at": -0.1}') == RunOptions()

@@ -40,6 +40,7 @@ _NAMES: Final = (
     "on_budget",
     "raised",
     "max_wait",
+    "park_at",
 )
 _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "agent": (str,),
@@ -56,6 +57,7 @@ _KINDS: Final[dict[str, tuple[type, ...]]] = {
     "on_budget": (str,),
     "raised": (bool,),
     "max_wait": (float, int),
+    "park_at": (float, int),
 }
 _EXCLUSIVE: Final = ("record", "replay")
 """Giving one of these to a resume replaces both: a run records or replays, never both."""
@@ -74,6 +76,8 @@ def _valid(name: str, value: object) -> bool:
     if isinstance(value, str):
         return name != "on_budget" or value in {"fail", "ask"}
     number = float(value) if isinstance(value, int) and value <= _MAX_INT else value
+    if name == "park_at" and isinstance(number, float) and number > 1:
+        return False
     return isinstance(number, float) and math.isfinite(number) and number >= (name == "max_agents")
 
 
@@ -106,6 +110,8 @@ class RunOptions:
     `max_tokens` then replace the workflow's and every step's limits instead of tightening them."""
     max_wait: float | None = None
     """How long the run waits in its process for an agent's limit to reset before it parks."""
+    park_at: float | None = None
+    """The used share (0 to 1) of an agent account's window past which calls park (0.95)."""
 
     def budget(self) -> Budget | None:
         """Return the budget `--max-cost`, `--max-tokens` and `--on-budget` set (None: none).
@@ -136,7 +142,7 @@ class RunOptions:
         """Decode what `to_json` wrote; anything else in the row is ignored, never trusted.
 
         >>> RunOptions.from_json('{"agent": "x", "max_cost": -1, "other": 2}')
-        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None, notify=None, on_budget=None, raised=None, max_wait=None)
+        RunOptions(agent='x', model=None, agent_output=None, max_cost=None, max_tokens=None, max_agents=None, workflows=None, record=None, replay=None, no_transcripts=None, notify=None, on_budget=None, raised=None, max_wait=None, park_at=None)
         """  # noqa: E501
         try:
             loaded: Any = json.loads(text) if text else {}

@@ -11,12 +11,15 @@ or taken by someone else, is not run.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import TYPE_CHECKING
 
 from adws import io_ops
+from adws._exceptions import RefusedError
 from adws.journal.records.codec import encode_error
 from adws.journal.records.holders import alive, here, started_here
+from adws.journal.store.caps import refusing_runs
 from adws.journal.store.claims import changed_since, holder_of
 
 if TYPE_CHECKING:
@@ -69,18 +72,23 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
     the runs' encoded `RunOptions`, shared by every run of the batch;
     `max_cost` is the batch's cap (`--batch-max-cost`), kept for a resume.
     `options_for(line)`, when given, encodes each run's own options instead
-    (`adws eval`: each variant's).
+    (`adws eval`: each variant's). A `--runs` cap with no room for all the
+    runs refuses the batch (`RefusedError`, nothing written), checked with
+    the caps' rows locked.
     """
     now = io_ops.utc_now()
     names = json.dumps(list(steps))
     queued: list[tuple[int, str]] = []
+    given: list[str | None] = []
     with journal.transaction() as db:
+        db.execute(f"SELECT name FROM caps ORDER BY name{db.locks_rows}")  # noqa: S608 - a fixed clause
         db.execute(
             "INSERT INTO batches (batch_id, workflow, source, total, status, started, pid, host,"
             " max_cost) VALUES (?, ?, ?, 0, 'running', ?, ?, ?, ?)",
             (batch_id, workflow, source, now, *here(), max_cost),
         )
         for line, run_id, inputs in runs:
+            given.append(options if options_for is None else options_for(line))
             db.execute(
                 "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started,"
                 " batch_id, line, options) VALUES (?, ?, ?, 'queued', ?, '', ?, ?, ?, ?)",
@@ -92,11 +100,16 @@ def queue_batch(  # noqa: PLR0913 - the batch row and every run it queues
                     now,
                     batch_id,
                     line,
-                    options if options_for is None else options_for(line),
+                    given[-1],
                 ),
             )
             db.execute("INSERT INTO run_inputs (run_id, inputs) VALUES (?, ?)", (run_id, inputs))
             queued.append((line, run_id))
+        # Checked with the caps' rows locked, before the batch is written: all its runs or none.
+        full = refusing_runs(journal, workflow, given, dt.datetime.now(dt.UTC))
+        if full is not None:
+            msg = f"batch not started: {full}"
+            raise RefusedError(msg)
         db.execute("UPDATE batches SET total = ? WHERE batch_id = ?", (len(queued), batch_id))
     return queued
 

@@ -8,7 +8,10 @@ and never read as "no cap": calls under it do not start.
 Spend is what the journal's top-level attempts recorded (as `adws cost`
 sums it), counted by when each attempt was recorded: the runs of the cap's
 `workflow` (any, if none), the calls of runs started with its `agent`
-preset (any, if none). A `--runs` cap counts the runs started in the window.
+preset (any, if none). A `--runs` cap counts the runs started in the window
+(a queued run has not started: it counts once a worker takes it, by when it
+was queued). A queued run a `--runs` cap has no room for stays queued
+(`holding`; `adws.journal.store.queue.take_queued` skips it).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import zoneinfo
+from collections import Counter
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
@@ -25,8 +29,19 @@ from adws.journal.records.caps import Cap
 
 if TYPE_CHECKING:
     from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
-__all__ = ["CapState", "held", "refusing_run", "remove", "set_cap", "states"]
+__all__ = [
+    "CapState",
+    "held",
+    "holding",
+    "refusing_run",
+    "refusing_runs",
+    "remove",
+    "set_cap",
+    "start_within",
+    "states",
+]
 
 _UPSERT: Final = (
     "INSERT INTO caps (name, spec, created) VALUES (?, ?, ?)"
@@ -46,6 +61,7 @@ _HELD: Final = (
 )
 _RUNS: Final = (
     "SELECT started, options FROM runs WHERE started >= ? AND (? IS NULL OR workflow = ?)"
+    " AND status <> 'queued'"
     " ORDER BY started"
 )
 
@@ -164,9 +180,9 @@ def states(journal: Journal, now: dt.datetime) -> list[CapState]:
 
 
 def refusing_run(
-    journal: Journal, workflow: str, agent: str | None, now: dt.datetime
+    journal: Journal, workflow: str, agent: str | None, now: dt.datetime, count: int = 1
 ) -> str | None:
-    """Say which `--runs` cap a new run of `workflow` (with `agent`) would pass; None: none.
+    """Say which `--runs` cap `count` new runs of `workflow` (with `agent`) would pass; None: none.
 
     An unreadable cap refuses too (fail closed): nobody can tell what it allows.
     """
@@ -176,11 +192,54 @@ def refusing_run(
             return f"{state.error}; fix it or remove it (adws caps rm {state.name})"
         if cap.currency != "runs" or cap.workflow not in {None, workflow}:
             continue
-        if cap.agent not in {None, agent} or state.spent < cap.amount:
+        if cap.agent not in {None, agent} or state.spent + count <= cap.amount:
             continue
         frees = (state.resets or now).astimezone(zoneinfo.ZoneInfo(cap.tz))
+        fit = "" if count == 1 else f"; no room for {count} runs"
         return (
             f"cap {cap.name}: {state.spent:,.0f} of {cap.amount:,.0f} runs started"
-            f" ({cap.describe()}); it frees at {frees.isoformat(timespec='minutes')}"
+            f" ({cap.describe()}){fit}; it frees at {frees.isoformat(timespec='minutes')}"
         )
     return None
+
+
+def start_within(
+    journal: Journal,
+    workflow: str,
+    agent: str | None,
+    now: dt.datetime,
+    statements: list[Statement],
+) -> str | None:
+    """Check the `--runs` caps and write a new run's row (`statements`) in ONE transaction.
+
+    Returns which cap refuses it (nothing written), or None once the row is
+    written. The caps' rows are locked first (`BEGIN IMMEDIATE` on SQLite,
+    `FOR UPDATE` on PostgreSQL), so of two runs starting at once with room
+    for one, the second counts the first's row and is refused.
+    """
+    with journal.transaction() as db:
+        db.execute(f"SELECT name FROM caps ORDER BY name{db.locks_rows}")  # noqa: S608 - a fixed clause
+        full = refusing_run(journal, workflow, agent, now)
+        if full is None:
+            for sql, params in statements:
+                db.execute(sql, params)
+        return full
+
+
+def refusing_runs(
+    journal: Journal, workflow: str, options: list[str | None], now: dt.datetime
+) -> str | None:
+    """Say which `--runs` cap has no room for all these runs (each its options' JSON); None: none.
+
+    For `adws batch`: its runs all start, or none does.
+    """
+    for agent, count in Counter(_agent_of(given) for given in options).items():
+        full = refusing_run(journal, workflow, agent, now, count)
+        if full is not None:
+            return full
+    return None
+
+
+def holding(journal: Journal, workflow: str, options: object, now: dt.datetime) -> str | None:
+    """Say which `--runs` cap keeps a queued run queued (its row's `options` JSON); None: none."""
+    return refusing_run(journal, workflow, _agent_of(options), now)

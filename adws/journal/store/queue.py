@@ -12,12 +12,14 @@ them, each with whether it is live.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
 from adws.journal.records.holders import alive, here, started_here
 from adws.journal.records.workers import WorkerRecord
+from adws.journal.store.caps import holding
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -60,25 +62,65 @@ def queued(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
     ]
 
 
+_HOLD: Final = (
+    "UPDATE runs SET status = 'running', pid = ?, host = ?, holder_started = ? WHERE run_id = ?"
+)
+
+
+def held_row(  # noqa: PLR0913 - the run's row: what it runs, with what, and how
+    run_id: str,
+    workflow: str,
+    *,
+    fingerprint: str,
+    steps: Sequence[str],
+    inputs: str,
+    options: str | None,
+) -> list[Statement]:
+    """Return the statements that write a run starting in this process: queued, then held.
+
+    `adws run` writes them with the `--runs` caps' check (`caps.start_within`),
+    so two runs starting at once cannot both pass a cap with room for one;
+    the run's start then updates the row. Held `running` from the start, no
+    worker takes it.
+    """
+    row = queued(
+        run_id, workflow, fingerprint=fingerprint, steps=steps, inputs=inputs, options=options
+    )
+    return [*row, (_HOLD, (*here(), started_here(), run_id))]
+
+
 def take_queued(journal: Journal) -> str | None:
     """Take the oldest queued run (not a batch's) for this process; None when none is left.
 
     The run is recorded `running`, held by this process on this host, in
     the transaction that read it: of several workers, exactly one takes it.
+    A run a `--runs` cap has no room for is left queued (the next one may
+    fit another cap, or none): the caps' rows are locked first, so two
+    workers cannot both take a run into the last room.
     """
+    now = dt.datetime.now(dt.UTC)
     with journal.transaction() as db:
-        row = db.execute(
-            "SELECT run_id FROM runs WHERE status = 'queued' AND batch_id IS NULL"  # noqa: S608 - a fixed clause
-            f" ORDER BY started, rowid LIMIT 1{db.skips_locked}"
-        ).fetchone()
-        if row is None:
-            return None
-        db.execute(
-            "UPDATE runs SET status = 'running', pid = ?, host = ?, holder_started = ?"
-            " WHERE run_id = ?",
-            (*here(), started_here(), row[0]),
-        )
-    return str(row[0])
+        db.execute(f"SELECT name FROM caps ORDER BY name{db.locks_rows}")  # noqa: S608 - a fixed clause
+        rows = db.execute(
+            "SELECT run_id, workflow, options FROM runs"
+            " WHERE status = 'queued' AND batch_id IS NULL ORDER BY started, rowid"
+        ).fetchall()
+        for run_id, workflow, options in rows:
+            if holding(journal, str(workflow), options, now) is not None:
+                continue
+            mine = db.execute(  # another worker may hold it meanwhile (PostgreSQL)
+                f"SELECT run_id FROM runs WHERE run_id = ? AND status = 'queued'{db.skips_locked}",  # noqa: S608 - a fixed clause
+                (run_id,),
+            ).fetchone()
+            if mine is None:
+                continue
+            db.execute(
+                "UPDATE runs SET status = 'running', pid = ?, host = ?, holder_started = ?"
+                " WHERE run_id = ?",
+                (*here(), started_here(), run_id),
+            )
+            return str(run_id)
+    return None
 
 
 _DUE: Final = (

@@ -36,7 +36,9 @@ run per round on every host; 20 keeps when a run's holder process started
 later process reused is not taken for the holder; 21 keeps the caps that hold
 across runs (`caps`: a name, its JSON, when it was set; see
 `adws.journal.store.caps`); 22 keeps what agent calls in flight hold of them
-(`cap_holds`; see `adws.journal.store.cap_holds`).
+(`cap_holds`; see `adws.journal.store.cap_holds`); 23 keeps what agent CLIs
+said of their accounts' quota windows (`agent_quotas`: the share used and the
+reset, per account and window; see `adws.journal.store.quotas`).
 """
 
 from __future__ import annotations
@@ -226,6 +228,13 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             " settled {integer})"
         ),
         "CREATE INDEX cap_holds_by_cap ON cap_holds(cap)",
+    ),
+    (
+        (
+            "CREATE TABLE agent_quotas ({rowid}account TEXT NOT NULL,"
+            " window_name TEXT NOT NULL, used {real}, resets_at {real}, updated TEXT NOT NULL,"
+            " PRIMARY KEY (account, window_name))"
+        ),
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append.
