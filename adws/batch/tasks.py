@@ -77,7 +77,7 @@ class Batch:
     max_cost: float | None = None
     """`--batch-max-cost`: past it, agent calls fail `BudgetExceeded`."""
     worktrees: str = ""
-    """Where `worktree` steps make their folders: beside the journal (see `run_workflow`)."""
+    """Where `worktree` steps make their folders ("": the shared folder, see `run_workflow`)."""
 
 
 @final

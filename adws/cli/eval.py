@@ -31,6 +31,7 @@ from adws.cli._options import (
     add_agent_options,
     add_journal,
     add_workflows,
+    add_worktrees,
     given_options,
     opened,
     runs_of,
@@ -101,6 +102,7 @@ def add_eval(parser: argparse.ArgumentParser) -> None:
     )
     add_workflows(parser)
     add_journal(parser)
+    add_worktrees(parser)
     parser.set_defaults(record=None, replay=None, no_transcripts=False)
     parser.add_argument("workflow", help="workflow name")
     parser.add_argument("tasks_file", metavar="TASKS.jsonl", help="one JSON object per line")
@@ -320,7 +322,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         str(workflows_dir(args.workflows).resolve()),
         (os.getpid(), socket.gethostname()),
         offline=OFFLINE.enabled,
-        worktrees=str(runs_of(args).home / "worktrees"),
+        worktrees=args.worktrees or "",
     )
     try:
         report, signum = run_batch(

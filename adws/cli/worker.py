@@ -19,6 +19,7 @@ from adws.cli._options import (
     add_journal_wait,
     add_running,
     add_workflows,
+    add_worktrees,
     given_options,
     opened,
     runs_of,
@@ -55,6 +56,7 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
     add_journal_wait(parser)
+    add_worktrees(parser)
     parser.add_argument("--once", action="store_true", help="continue what is due now, then exit")
     parser.add_argument(
         "--poll",
@@ -74,6 +76,7 @@ def add_held_run(parser: argparse.ArgumentParser) -> None:
     add_journal(parser)
     add_running(parser)
     add_journal_wait(parser)
+    add_worktrees(parser)
     parser.add_argument("run")
     parser.add_argument(
         "--kind", choices=["queued", "waiting", "parked", "interrupted", "running"], required=True
@@ -95,6 +98,8 @@ def _held(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
         command += ["--workflows", args.workflows]
     if args.journal_wait is not None:
         command += ["--journal-wait", str(args.journal_wait)]
+    if args.worktrees is not None:
+        command += ["--worktrees", args.worktrees]
     return command, env
 
 

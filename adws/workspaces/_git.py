@@ -44,6 +44,7 @@ __all__ = [
     "commit_all",
     "diffstat",
     "git",
+    "on_branch",
     "points_at",
     "repository_lock",
     "tree_hash",
@@ -345,4 +346,26 @@ def admin_dir(common: Path, worktree: Path) -> Path | None:
         pointed = Path(os.path.normpath(folder / back.rstrip("\n")))
         if pointed.parent == worktree:
             return folder
+    return None
+
+
+def on_branch(common: Path, branch: str) -> tuple[Path, Path] | None:
+    """Find the worktree git keeps on `branch`: its folder and its git directory; None if none.
+
+    Read from git's own records (`<common>/worktrees/*/HEAD` and `gitdir`),
+    as `admin_dir` does.
+    """
+    wanted = f"ref: refs/heads/{branch}\n"
+    try:
+        folders = sorted((common / "worktrees").iterdir())
+    except OSError:
+        return None
+    for folder in folders:
+        try:
+            head = (folder / "HEAD").read_text(encoding="utf-8", errors="surrogateescape")
+            back = (folder / "gitdir").read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError:
+            continue
+        if head == wanted:
+            return Path(os.path.normpath(folder / back.rstrip("\n"))).parent, folder
     return None

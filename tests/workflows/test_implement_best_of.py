@@ -16,7 +16,7 @@ from adws.journal import Journal
 from adws.journal.store.workspaces import decide
 from adws.testing import FunctionAgent, RunReport, resume, run
 from adws.workspaces import Decision
-from tests.conftest import REPO, adws_json, start_adws
+from tests.conftest import REPO, adws_json, shared_worktree, start_adws
 from tests.workflows.conftest import NOTHING_PROVED
 from tests.workspaces.conftest import git, make_repo
 
@@ -79,7 +79,7 @@ def test_the_first_attempt_that_passes_is_proposed_approved_and_merged(
         f"Fast-forward {project} to adws/{run_id}/best-1 (2 files changed, 3 insertions(+))?\n"
         f"Attempt 1 of 3 won: attempt 1 did it\nWhat the checks proved:\n{NOTHING_PROVED}"
     )
-    folders = {str(in_tmp / ".adws" / "worktrees" / run_id / f"best-{i}") for i in range(3)}
+    folders = {str(shared_worktree(project, run_id, f"best-{i}")) for i in range(3)}
     asked = waiting["best"].requests
     assert ({request.cwd for request in asked}, len(asked)) == (folders, 4)  # 1 had two rounds
     assert not (project / "DONE").exists()
