@@ -90,7 +90,11 @@ def worktree(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     after a failure, for inspection (a resume goes on in it); `always`
     keeps it; `never` removes it. Ctrl-C or SIGTERM (or a parallel step
     cancelling the branch) removes it unless `keep="always"`. Branches
-    stay: they hold the work. A resumed run refuses a kept worktree whose
+    stay while they hold work: a worktree removed after a success that
+    changed nothing takes its branch along (`<name>_branch` still names it,
+    `<name>_commit` is the base), and once the run ends each branch the
+    checkout's branch holds (fast-forwarded, or squash-merged: an equal
+    tree) is deleted (see `adws.workspaces.branches`). A resumed run refuses a kept worktree whose
     content changed since it was journaled (see `adws resume --accept-drift`),
     resets one the attempt in flight when the run stopped changed, and
     starts a worktree adws removed itself again from the base it recorded.
