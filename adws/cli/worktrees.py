@@ -47,8 +47,8 @@ def parse_size(text: str) -> int:
 def size_text(size: int) -> str:
     """Say a size as people read it.
 
-    >>> size_text(0), size_text(1536), size_text(5 << 30)
-    ('0 B', '1.5 KiB', '5.0 GiB')
+    >>> size_text(0), size_text(1536), size_text(5 << 30), size_text(3 << 50)
+    ('0 B', '1.5 KiB', '5.0 GiB', '3072.0 TiB')
     """
     value, unit = float(size), "B"
     for name in ("KiB", "MiB", "GiB", "TiB"):

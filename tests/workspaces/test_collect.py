@@ -184,3 +184,57 @@ def test_a_worktree_of_another_repository_is_judged_against_its_own(
     other = make_repo(tmp_path / "other")
     run_id = _kept(journal, other, {})
     assert _by_run(journal) == {run_id: "merged"}
+
+
+def test_a_worktree_whose_repository_moved_is_kept_and_gc_passes_it_over(
+    journal: Journal, repo: Path, tmp_path: Path
+) -> None:
+    run_id = _kept(journal, repo, {"a.txt": "a\n"})
+    repo.rename(tmp_path / "moved")
+    assert _by_run(journal) == {run_id: "kept"}
+    assert collect(journal, max_disk=0).removed == ()
+    assert [f.run_id for f in inventory(journal)] == [run_id]
+
+
+def test_a_worktree_removed_by_hand_and_a_missing_folder_list_nothing(
+    journal: Journal, repo: Path, tmp_path: Path
+) -> None:
+    _kept(journal, repo, {"a.txt": "a\n"})
+    (found,) = inventory(journal)
+    git(repo, "worktree", "remove", "--force", found.path)
+    assert inventory(journal, [tmp_path / "nowhere"]) == []
+
+
+def test_max_disk_stops_once_the_rest_fit_and_a_merged_one_goes_first(
+    journal: Journal, repo: Path
+) -> None:
+    old = _kept(journal, repo, {"a.txt": "a\n"})
+    merged_run = _kept(journal, repo, {})  # no commit: its branch is merged
+    journal.write("UPDATE runs SET finished = ? WHERE run_id = ?", ("not a time", old))
+    done = collect(journal, max_disk=1 << 40, older_than=60)  # an unreadable end: never old
+    assert [f.run_id for f in done.removed] == [merged_run]
+    assert _by_run(journal) == {old: "kept"}
+    assert merged_run not in _by_run(journal)
+    _kept(journal, repo, {})
+    done = collect(journal, max_disk=0)
+    assert [f.state for f in done.removed] == ["merged", "kept"]
+
+
+def test_the_command_says_what_it_committed_and_deleted(
+    journal: Journal,
+    repo: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _kept(journal, repo, {})
+    _kept(journal, repo, {"a.txt": "a\n"})
+    dirty = next(f for f in inventory(journal) if f.state == "kept")
+    (Path(dirty.path) / "b.txt").write_text("b\n")
+    monkeypatch.setenv("ADWS_WORKTREES", str(tmp_path / "no-such-folder"))
+    assert main(["worktrees", "gc", "--journal", str(journal.path), "--max-disk", "0"]) == 0
+    assert (
+        capsys.readouterr()
+        .err.splitlines()[-1]
+        .endswith(", deleted 1 branch, committed 1 as `adws wip`")
+    )
