@@ -55,6 +55,8 @@ from adws.journal.records.codec import decode_outputs, encode_context
 from adws.journal.store.batches import batch_lines, batch_source, find_batch, queue_batch
 from adws.runs.batches import BatchRun, new_batch_id
 from adws.runs.interrupts import EXIT_BY_SIGNAL
+from adws.workspaces.branches import delete_branches_of, repositories_of
+from adws.workspaces.collect import GOES_ON
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -103,6 +105,11 @@ def add_eval(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
     add_worktrees(parser)
+    parser.add_argument(
+        "--keep-branches",
+        action="store_true",
+        help="keep the runs' adws/RUN/... branches (by default they go when the evaluation ends)",
+    )
     parser.set_defaults(record=None, replay=None, no_transcripts=False)
     parser.add_argument("workflow", help="workflow name")
     parser.add_argument("tasks_file", metavar="TASKS.jsonl", help="one JSON object per line")
@@ -336,6 +343,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
     finally:
         io_ops.kill_adopted(frozenset(io_ops.GROUPS.current()))
+    if not args.keep_branches:
+        ended = [r.run_id for r in journal.runs(batch=batch_id) if r.status not in GOES_ON]
+        delete_branches_of(repositories_of(journal, ended))
     _, _, _, scores, comparison = evaluation_of(journal, batch_id)
     if args.json:
         out_json(

@@ -10,15 +10,26 @@ and a branch a worktree is on never is (git refuses: the worktree keeps it).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from adws.journal.store.workspaces import worktrees_of
 from adws.workspaces._git import GitError, git
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from pathlib import Path
+    from collections.abc import Iterable, Mapping
 
-__all__ = ["delete_branch", "delete_merged", "merged", "owned_by"]
+    from adws.journal import Journal
+
+__all__ = [
+    "delete_branch",
+    "delete_branches_of",
+    "delete_merged",
+    "delete_run_branches",
+    "merged",
+    "owned_by",
+    "repositories_of",
+]
 
 
 def owned_by(branch: str, run_id: str) -> bool:
@@ -80,3 +91,36 @@ def delete_merged(repo: Path, run_id: str, branches: Iterable[str]) -> tuple[str
         except GitError:
             continue
     return tuple(gone)
+
+
+def delete_run_branches(repo: Path, run_id: str) -> tuple[str, ...]:
+    """Delete every branch `adws/<run_id>/...` of `repo` no worktree is on; name those deleted.
+
+    For a run that leaves the journal (`adws runs --prune`) or was only an
+    evaluation's (`adws eval`): nothing adws keeps names them any more. A
+    repository git cannot read deletes nothing.
+    """
+    if not run_id or "/" in run_id:
+        return ()
+    try:
+        listed = git(
+            repo, "for-each-ref", "--format=%(refname:short)", f"refs/heads/adws/{run_id}/"
+        )
+    except GitError:
+        return ()
+    return tuple(b for b in listed.stdout.split() if owned_by(b, run_id) and delete_branch(repo, b))
+
+
+def delete_branches_of(repos_by_run: Mapping[str, Iterable[str]]) -> tuple[str, ...]:
+    """Delete the branches of each run in each of its repositories (`delete_run_branches`)."""
+    gone: list[str] = []
+    for run_id, repos in repos_by_run.items():
+        for repo in dict.fromkeys(repos):
+            if repo:
+                gone.extend(delete_run_branches(Path(repo), run_id))
+    return tuple(gone)
+
+
+def repositories_of(journal: Journal, run_ids: Iterable[str]) -> dict[str, list[str]]:
+    """Name the repositories each run made worktrees of, from the journal."""
+    return {run_id: [tree.repo for tree in worktrees_of(journal, run_id)] for run_id in run_ids}

@@ -165,3 +165,37 @@ def test_a_worktree_removed_by_hand_from_its_old_place_starts_again_in_the_new_o
     )
     assert (tmp_path / "wt" / "r1" / "impl" / "a.txt").read_text() == "a\n"
     assert final.inputs["impl_branch"] == "adws/r1/impl"
+
+
+def test_the_commit_holds_what_the_agent_hid_through_gits_own_metadata(
+    repo: Path, tmp_path: Path
+) -> None:
+    """An agent marks a file it changed assume-unchanged and excludes a new one: both committed."""
+    (repo / ".gitignore").write_text("*.log\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignore logs")
+
+    def hide(ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        folder = Path(str(ctx.inputs["worktree"]))
+        gitdir = git(folder, "rev-parse", "--path-format=absolute", "--git-common-dir")
+        (folder / "README").write_text("changed behind git's back\n")
+        git(folder, "update-index", "--assume-unchanged", "README")
+        (Path(gitdir) / "info").mkdir(exist_ok=True)
+        (Path(gitdir) / "info" / "exclude").write_text("secret.py\n")
+        (folder / "secret.py").write_text("import os\n")
+        (folder / "build.log").write_text("the repository's own .gitignore still holds\n")
+        assert git(folder, "status", "--porcelain") == ""  # git itself sees nothing
+        return IOSuccess(ctx)
+
+    final = success(
+        run_workflow(
+            Workflow("w", (worktree(Step("impl", hide, reads=("worktree",), writes=())),)),
+            WorkflowContext(inputs={"target_dir": str(repo)}),
+            run_id="r1",
+            worktrees=str(tmp_path / "wt"),
+        )
+    )
+    commit = str(final.inputs["impl_commit"])
+    assert git(repo, "show", "--name-only", "--format=", commit).split() == ["README", "secret.py"]
+    assert git(repo, "show", f"{commit}:README") == "changed behind git's back"
+    assert [f["path"] for f in final.inputs["impl_diffstat"]["files"]] == ["README", "secret.py"]  # type: ignore[index] # a dict
