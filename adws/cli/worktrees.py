@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from adws.workspaces.collect import Collected, Found
 
-__all__ = ["add_worktrees", "cmd_worktrees", "parse_size", "roots_of", "size_text"]
+__all__ = ["add_worktrees", "cmd_worktrees", "parse_size", "roots_of", "said", "size_text"]
 
 _SIZE: Final = re.compile(r"([0-9]+(?:\.[0-9]+)?)([KMGT]?)B?", re.IGNORECASE)
 _POWER: Final = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}
@@ -119,7 +119,8 @@ def _listed(found: list[Found]) -> str:
     return table(("RUN", "STEP", "BRANCH", "SIZE", "STATE", "PATH"), rows)
 
 
-def _said(done: Collected, *, dry: bool) -> str:
+def said(done: Collected, *, dry: bool) -> str:
+    """Say in one line what a gc pass removed (or, dry, would remove), deleted and committed."""
     verb = "would remove" if dry else "removed"
     count = len(done.removed)
     line = f"{verb} {count} worktree{'' if count == 1 else 's'} ({size_text(done.freed)})"
@@ -170,5 +171,5 @@ def cmd_worktrees(args: argparse.Namespace) -> int:
     else:
         for each in done.removed:
             err(f"{'would remove' if args.dry_run else 'removed'} {each.path} ({each.state})")
-        err(_said(done, dry=args.dry_run))
+        err(said(done, dry=args.dry_run))
     return 0

@@ -238,3 +238,17 @@ def test_the_command_says_what_it_committed_and_deleted(
         .err.splitlines()[-1]
         .endswith(", deleted 1 branch, committed 1 as `adws wip`")
     )
+
+
+def test_worker_gc_collects_merged_worktrees_in_its_first_round(
+    journal: Journal,
+    repo: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ADWS_WORKTREES", str(tmp_path / "shared"))
+    _kept(journal, repo, {})
+    assert main(["worker", "--once", "--gc", "--journal", str(journal.path)]) == 0
+    assert "adws worker: worktrees gc: removed 1 worktree (" in capsys.readouterr().err
+    assert inventory(journal) == []
