@@ -55,8 +55,8 @@ from adws.journal.records.codec import decode_outputs, encode_context
 from adws.journal.store.batches import batch_lines, batch_source, find_batch, queue_batch
 from adws.runs.batches import BatchRun, new_batch_id
 from adws.runs.interrupts import EXIT_BY_SIGNAL
-from adws.workspaces.branches import delete_branches_of, repositories_of
-from adws.workspaces.collect import GOES_ON
+from adws.runs.worktrees import GOES_ON, repositories_of
+from adws.workspaces.branches import delete_branches_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

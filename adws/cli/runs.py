@@ -16,7 +16,8 @@ from adws.journal.store.tickets import rounds
 from adws.render import runs_table
 from adws.render.tickets import round_dict, rounds_text
 from adws.render.words import RUN_STATUSES
-from adws.workspaces.branches import delete_branches_of, repositories_of
+from adws.runs.worktrees import repositories_of
+from adws.workspaces.branches import delete_branches_of
 
 if TYPE_CHECKING:
     import argparse

@@ -31,7 +31,7 @@ from adws.cli.resume import worst
 from adws.cli.worktrees import roots_of, said
 from adws.journal.store.journal import ENV_VAR
 from adws.render.words import ended as ended_words
-from adws.workspaces.collect import collect
+from adws.runs.worktrees import collect
 
 if TYPE_CHECKING:
     from adws.journal import Journal

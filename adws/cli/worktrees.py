@@ -13,13 +13,13 @@ from adws.cli._args import UsageError
 from adws.cli._options import add_journal, journal_of
 from adws.cli._output import err, out, out_json
 from adws.render import table
+from adws.runs.worktrees import collect, inventory
 from adws.workspaces._home import shared_root
-from adws.workspaces.collect import collect, inventory
 
 if TYPE_CHECKING:
     import argparse
 
-    from adws.workspaces.collect import Collected, Found
+    from adws.runs.worktrees import Collected, Found
 
 __all__ = ["add_worktrees", "cmd_worktrees", "parse_size", "roots_of", "said", "size_text"]
 

@@ -168,7 +168,7 @@ def repository_lock(common_dir: Path, seconds: float = _LOCK_SECONDS) -> Iterato
 def own_index(worktree: Path, *, gitdir: Path | None = None) -> Iterator[dict[str, str]]:
     """Stage the worktree as it is in an index of adws's own; yield the environment naming it.
 
-    The index starts from `HEAD` in a temporary folder, so no flag the
+    The index starts from `HEAD` (empty on an unborn branch) in a temporary folder, so no flag the
     worktree's own index holds (`assume-unchanged`, `skip-worktree`) hides
     a change; every file is added but those the repository's `.gitignore`
     files ignore: a path in `.git/info/exclude` or a `core.excludesFile`
@@ -176,7 +176,8 @@ def own_index(worktree: Path, *, gitdir: Path | None = None) -> Iterator[dict[st
     """
     with tempfile.TemporaryDirectory(prefix="adws-index-") as folder:
         env = {"GIT_INDEX_FILE": str(Path(folder) / "index"), "GIT_LITERAL_PATHSPECS": "1"}
-        git(worktree, "read-tree", "HEAD", gitdir=gitdir, env=env)
+        if git(worktree, "read-tree", "HEAD", gitdir=gitdir, env=env, ok=(0, 128)).returncode:
+            git(worktree, "read-tree", "--empty", gitdir=gitdir, env=env)  # an unborn branch
         git(worktree, "add", "--all", gitdir=gitdir, env=env)
         others = ("ls-files", "-z", "--others", "--exclude-per-directory=.gitignore")
         hidden = git(worktree, *others, gitdir=gitdir, env=env).stdout

@@ -13,13 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from adws.journal.store.workspaces import worktrees_of
 from adws.workspaces._git import GitError, git
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-
-    from adws.journal import Journal
 
 __all__ = [
     "delete_branch",
@@ -28,7 +25,6 @@ __all__ = [
     "delete_run_branches",
     "merged",
     "owned_by",
-    "repositories_of",
 ]
 
 
@@ -119,8 +115,3 @@ def delete_branches_of(repos_by_run: Mapping[str, Iterable[str]]) -> tuple[str, 
             if repo:
                 gone.extend(delete_run_branches(Path(repo), run_id))
     return tuple(gone)
-
-
-def repositories_of(journal: Journal, run_ids: Iterable[str]) -> dict[str, list[str]]:
-    """Name the repositories each run made worktrees of, from the journal."""
-    return {run_id: [tree.repo for tree in worktrees_of(journal, run_id)] for run_id in run_ids}

@@ -11,7 +11,8 @@ from adws import Workflow, worktree
 from adws.cli import main
 from adws.journal import Journal
 from adws.runs import Refused, RunRequest, Runs
-from adws.workspaces.branches import delete_branches_of, delete_run_branches, repositories_of
+from adws.runs.worktrees import repositories_of
+from adws.workspaces.branches import delete_branches_of, delete_run_branches
 from tests.workspaces.conftest import git, make_repo, writes
 
 FLOW = """

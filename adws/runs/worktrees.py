@@ -40,7 +40,15 @@ if TYPE_CHECKING:
 
     from adws.journal import Journal, RunRecord
 
-__all__ = ["GOES_ON", "Collected", "Found", "collect", "folder_size", "inventory"]
+__all__ = [
+    "GOES_ON",
+    "Collected",
+    "Found",
+    "collect",
+    "folder_size",
+    "inventory",
+    "repositories_of",
+]
 
 GOES_ON: Final = frozenset({"queued", "running", "parked", "waiting"})
 """A run in one of these states goes on: its worktrees and branches are never touched."""
@@ -268,3 +276,8 @@ def _remove_orphan(path: Path) -> None:
         path.unlink()
     with contextlib.suppress(OSError):
         path.parent.rmdir()
+
+
+def repositories_of(journal: Journal, run_ids: Iterable[str]) -> dict[str, list[str]]:
+    """Name the repositories each run made worktrees of, from the journal."""
+    return {run_id: [tree.repo for tree in worktrees_of(journal, run_id)] for run_id in run_ids}

@@ -12,7 +12,7 @@ from adws import Step, Workflow, worktree
 from adws.cli import main
 from adws.journal import Journal
 from adws.runs import Refused, RunRequest, Runs
-from adws.workspaces.collect import collect, inventory
+from adws.runs.worktrees import collect, inventory
 from tests.workspaces.conftest import git, make_repo, writes
 
 STATES = ("queued", "running", "parked", "waiting", "succeeded", "failed", "interrupted")
@@ -33,6 +33,11 @@ def _kept(journal: Journal, repo: Path, files: dict[str, str]) -> str:
 
 def _branches(repo: Path) -> list[str]:
     return git(repo, "branch", "--list", "adws/*", "--format=%(refname:short)").split()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
 
 
 @pytest.fixture
