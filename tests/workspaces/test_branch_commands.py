@@ -13,6 +13,7 @@ from adws.journal import Journal
 from adws.runs import Refused, RunRequest, Runs
 from adws.runs.worktrees import repositories_of
 from adws.workspaces.branches import delete_branches_of, delete_run_branches
+from tests.conftest import start_adws
 from tests.workspaces.conftest import git, make_repo, writes
 
 FLOW = """
@@ -91,3 +92,38 @@ def test_branch_deletion_passes_over_what_it_cannot_read(repo: Path, tmp_path: P
     assert delete_branches_of({"r1": [str(repo), str(repo), ""]}) == ("adws/r1/a", "adws/r1/b")
     journal = Journal(tmp_path / "runs.db")
     assert repositories_of(journal, ["nope"]) == {"nope": []}
+
+
+KEPT = """
+from pathlib import Path
+
+from returns.io import IOSuccess
+
+from adws import Step, Workflow, worktree
+
+
+def change(ctx):
+    (Path(ctx.inputs["worktree"]) / "a.txt").write_text("a\\n")
+    return IOSuccess(ctx)
+
+
+workflow = Workflow(
+    "kept",
+    (worktree(Step("impl", change, reads=("worktree",), writes=()), keep="always"),),
+    inputs=("target_dir",),
+)
+"""
+
+
+def test_a_worker_runs_its_runs_worktrees_in_the_folder_it_was_given(tmp_path: Path) -> None:
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows" / "kept.py").write_text(KEPT)
+    make_repo(tmp_path / "repo")
+    submitted = start_adws(tmp_path, "submit", "kept", "-i", "target_dir=repo")
+    out, err = submitted.communicate(timeout=120)
+    assert submitted.returncode == 0, err
+    run_id = out.strip()
+    worker = start_adws(tmp_path, "worker", "--once", "--poll", "0.2", "--worktrees", "trees")
+    _, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    assert (tmp_path / "trees" / run_id / "impl" / "a.txt").read_text() == "a\n"
