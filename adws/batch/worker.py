@@ -220,7 +220,7 @@ class Worker:
         return took
 
     def _tidied(self) -> None:
-        """Run `tidy` when it is due (a git failure is said; the loop goes on)."""
+        """Run `tidy` when it is due (the first round, then every `TIDY_EVERY` seconds)."""
         if self.tidy is None or io_ops.monotonic() < self._next_tidy:
             return
         self._next_tidy = io_ops.monotonic() + TIDY_EVERY

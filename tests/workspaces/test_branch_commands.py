@@ -123,7 +123,11 @@ def test_a_worker_runs_its_runs_worktrees_in_the_folder_it_was_given(tmp_path: P
     out, err = submitted.communicate(timeout=120)
     assert submitted.returncode == 0, err
     run_id = out.strip()
-    worker = start_adws(tmp_path, "worker", "--once", "--poll", "0.2", "--worktrees", "trees")
+    worker = start_adws(
+        tmp_path, "worker", "--once", "--poll", "0.2", "--worktrees", "trees", "--gc"
+    )
     _, err = worker.communicate(timeout=120)
     assert worker.returncode == 0, err
+    # once in its first round, not again in the round after the run ended
+    assert err.count("adws worker: worktrees gc: removed 0 worktrees (0 B)") == 1
     assert (tmp_path / "trees" / run_id / "impl" / "a.txt").read_text() == "a\n"
