@@ -11,6 +11,7 @@ import pytest
 from returns.io import IOResult, IOSuccess
 
 from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow, worktree
+from adws.engine.errors import json_safe
 from adws.workspaces._git import on_branch
 from adws.workspaces._home import repository_key
 from tests.conftest import failure, success
@@ -198,4 +199,12 @@ def test_the_commit_holds_what_the_agent_hid_through_gits_own_metadata(
     commit = str(final.inputs["impl_commit"])
     assert git(repo, "show", "--name-only", "--format=", commit).split() == ["README", "secret.py"]
     assert git(repo, "show", f"{commit}:README") == "changed behind git's back"
-    assert [f["path"] for f in final.inputs["impl_diffstat"]["files"]] == ["README", "secret.py"]  # type: ignore[index] # a dict
+    assert json_safe(final.inputs["impl_diffstat"]) == {
+        "files": [
+            {"path": "README", "added": 1, "deleted": 1},
+            {"path": "secret.py", "added": 1, "deleted": 0},
+        ],
+        "added": 2,
+        "deleted": 1,
+        "text": "2 files changed, 2 insertions(+), 1 deletion(-)",
+    }
