@@ -127,6 +127,22 @@ class Events:
         return [type(event).__name__ for event in self.events]
 
 
+@pytest.fixture(autouse=True)
+def _shared_worktrees(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Make worktrees no test names a folder for in the test session's folder, never in ~/.cache."""
+    monkeypatch.setenv("ADWS_WORKTREES", str(tmp_path_factory.getbasetemp() / "shared-worktrees"))
+
+
+def shared_worktree(repo: Path, run_id: str, label: str) -> Path:
+    """Name the folder of a run's worktree in the shared worktrees folder (`_shared_worktrees`)."""
+    from adws.workspaces._home import repository_key  # noqa: PLC0415 - only tests that look
+
+    key = repository_key(repo.resolve(), repo.resolve() / ".git")
+    return Path(os.environ["ADWS_WORKTREES"]) / key / run_id / label
+
+
 @pytest.fixture
 def recorder() -> Recorder:
     return Recorder()

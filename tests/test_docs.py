@@ -73,10 +73,10 @@ def test_the_cli_reference_names_every_command_adws_help_lists_by_group() -> Non
         "run and author": [
             "new", "list", "show", "check", "validate", "run", "resume", "batch", "eval",
         ],
-        "see": ["runs", "status", "report", "cost", "caps"],
+        "see": ["runs", "status", "report", "cost", "worktrees", "caps"],
         "decide": ["approvals", "approve", "reject", "serve", "cancel"],
         "team": ["submit", "worker", "workers", "watch", "trigger", "mcp"],
-        "maintain": ["runs --prune", "resume --due"],
+        "maintain": ["runs --prune", "worktrees gc", "resume --due"],
         "options": ["-h, --help", "--version"],
     }  # fmt: skip
     listed = [

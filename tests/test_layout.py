@@ -21,6 +21,7 @@ PACKAGE: Final = REPO / "adws"
 LAYERS: Final[tuple[tuple[str, ...], ...]] = (
     (
         "adws._checks",
+        "adws._durations",
         "adws._exceptions",
         "adws._frozen",
         "adws._lazy",

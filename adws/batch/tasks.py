@@ -78,7 +78,7 @@ class Batch:
     max_cost: float | None = None
     """`--batch-max-cost`: past it, agent calls fail `BudgetExceeded`."""
     worktrees: str = ""
-    """Where `worktree` steps make their folders: beside the journal (see `run_workflow`)."""
+    """Where `worktree` steps make their folders ("": the shared folder, see `run_workflow`)."""
     replay_journal: Path | JournalUrl | None = None
     """The journal a run whose options name a `replay` run reads its answers from.
 

@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Worker"]
 
+TIDY_EVERY: Final = 3600.0
+"""How often `adws worker --gc` collects worktrees: every hour."""
+
 _TICK: Final = 0.05
 """How often the loop looks at its children and at the signals it got."""
 _ORPHANED: Final = frozenset({"interrupted", "running"})
@@ -82,8 +85,13 @@ class Worker:
         poll: float = 5.0,
         concurrency: int = 1,
         once: bool = False,
+        tidy: Callable[[], str] | None = None,
     ) -> None:
-        """Keep what the loop needs; nothing runs until `run` (the journal is opened already)."""
+        """Keep what the loop needs; nothing runs until `run` (the journal is opened already).
+
+        `tidy` (`adws worker --gc`) runs in the first round and then every
+        `TIDY_EVERY` seconds; what it returns is said.
+        """
         journal = runs.journal()
         assert not isinstance(journal, Refused)  # noqa: S101 - the caller opened it
         self.runs = runs
@@ -95,6 +103,8 @@ class Worker:
         self.poll = poll
         self.concurrency = concurrency
         self.once = once
+        self.tidy = tidy
+        self._next_tidy = 0.0
         self.codes: list[int] = []
         """The exit code of each run this worker ran, in the order they ended."""
         self.signal: int | None = None
@@ -194,6 +204,7 @@ class Worker:
         try:
             self._settle()
             self._beat()
+            self._tidied()
             took = self._fill()
         except (JournalError, *ERRORS) as exc:
             if not self._unreachable:
@@ -207,6 +218,13 @@ class Worker:
             self.say(f"adws worker: the journal {self.journal.path} answers again")
             self._unreachable = False
         return took
+
+    def _tidied(self) -> None:
+        """Run `tidy` when it is due (the first round, then every `TIDY_EVERY` seconds)."""
+        if self.tidy is None or io_ops.monotonic() < self._next_tidy:
+            return
+        self._next_tidy = io_ops.monotonic() + TIDY_EVERY
+        self.say(f"adws worker: {self.tidy()}")
 
     def _beat(self) -> None:
         self.me = attrs.evolve(self.me, beat=io_ops.wall_clock(), runs=tuple(self._children))

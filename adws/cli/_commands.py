@@ -60,6 +60,11 @@ COMMANDS: Final[dict[str, Command]] = {
         GROUPS[1],
     ),
     "cost": ("adws.cli.cost", "sum what agent calls cost, from the journal", GROUPS[1]),
+    "worktrees": (
+        "adws.cli.worktrees",
+        "list the worktrees adws made (size, state); `gc` removes merged and old ones",
+        GROUPS[1],
+    ),
     "caps": (
         "adws.cli.caps",
         "list, set or remove the caps that hold across runs (dollars, tokens, runs a window)",
@@ -129,6 +134,7 @@ HIDDEN: Final = frozenset({"held-run"})
 
 MAINTAIN: Final = (
     ("runs --prune", "delete finished runs (--older-than DAYS, --keep N) and reclaim the space"),
+    ("worktrees gc", "remove merged and old worktrees (--older-than 7d, --max-disk 10G)"),
     ("resume --due", "resume every run of this host that is due: parked, interrupted, orphaned"),
 )
 """What keeps a journal tidy: flags of commands listed above, shown under `maintain`."""

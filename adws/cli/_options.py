@@ -36,6 +36,7 @@ __all__ = [
     "add_running",
     "add_transcripts",
     "add_workflows",
+    "add_worktrees",
     "given_options",
     "inputs_of",
     "journal_of",
@@ -79,6 +80,16 @@ def add_journal_wait(parser: argparse.ArgumentParser) -> None:
         help="when a journal write fails (a server restarting, a full disk), try it again on a "
         "new connection for this long (default: $ADWS_JOURNAL_WAIT, else 30); then the run stops "
         "before its next step, interrupted (its cleanup steps run), and adws resume continues it",
+    )
+
+
+def add_worktrees(parser: argparse.ArgumentParser) -> None:
+    """Add `--worktrees DIR` (the commands that run a run, and `adws worker`)."""
+    parser.add_argument(
+        "--worktrees",
+        metavar="DIR",
+        help="make the runs' worktrees in DIR/RUN/NAME (default: $ADWS_WORKTREES, else "
+        "$XDG_CACHE_HOME/adws/worktrees, in a folder per repository); refused inside a checkout",
     )
 
 
@@ -328,6 +339,7 @@ def runs_of(
         whole_process=whole_process,
         say=err,
         journal_wait=getattr(args, "journal_wait", None),
+        worktrees=getattr(args, "worktrees", None),
     )
 
 

@@ -21,6 +21,7 @@ from adws.cli._options import (
     add_journal_wait,
     add_running,
     add_workflows,
+    add_worktrees,
     given_options,
     opened,
     runs_of,
@@ -86,6 +87,7 @@ def _deciding(parser: argparse.ArgumentParser) -> None:
     add_journal(parser)
     add_running(parser)
     add_journal_wait(parser)
+    add_worktrees(parser)
     parser.add_argument("run", help="run id (or a unique prefix)")
     parser.add_argument("--by", metavar="NAME", help="who decides (default: your login name)")
 

@@ -25,6 +25,7 @@ from adws.cli._options import (
     add_journal_wait,
     add_transcripts,
     add_workflows,
+    add_worktrees,
     given_options,
     opened,
     runs_of,
@@ -131,6 +132,7 @@ def add_batch(parser: argparse.ArgumentParser) -> None:
     _add_dask(parser)
     add_transcripts(parser)
     add_journal_wait(parser)
+    add_worktrees(parser)
     parser.add_argument("--json", action="store_true", help="print the batch as JSON on stdout")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     parser.set_defaults(record=None, replay=None)
@@ -397,7 +399,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         (os.getpid(), socket.gethostname()),
         offline=OFFLINE.enabled,
         max_cost=cap,
-        worktrees=str(runs_of(args).home / "worktrees"),
+        worktrees=args.worktrees or "",
     )
 
     def progress(state: Progress) -> None:

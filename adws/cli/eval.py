@@ -37,6 +37,7 @@ from adws.cli._options import (
     add_agent_options,
     add_journal,
     add_workflows,
+    add_worktrees,
     given_options,
     opened,
     runs_of,
@@ -63,6 +64,8 @@ from adws.journal.store.cassette import JournalCassette
 from adws.runs._values import Refused
 from adws.runs.batches import BatchRun, new_batch_id
 from adws.runs.interrupts import EXIT_BY_SIGNAL
+from adws.runs.worktrees import GOES_ON, repositories_of
+from adws.workspaces.branches import delete_branches_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -122,6 +125,12 @@ def add_eval(parser: argparse.ArgumentParser) -> None:
     )
     add_workflows(parser)
     add_journal(parser)
+    add_worktrees(parser)
+    parser.add_argument(
+        "--keep-branches",
+        action="store_true",
+        help="keep the runs' adws/RUN/... branches (by default they go when the evaluation ends)",
+    )
     parser.set_defaults(record=None, replay=None, no_transcripts=False)
     parser.add_argument("workflow", help="workflow name")
     parser.add_argument("tasks_file", metavar="TASKS.jsonl", help="one JSON object per line")
@@ -541,7 +550,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         str(workflows_dir(args.workflows).resolve()),
         (os.getpid(), socket.gethostname()),
         offline=OFFLINE.enabled,
-        worktrees=str(service.home / "worktrees"),
+        worktrees=args.worktrees or "",
         replay_journal=None if args.replay_from is None else journal.path,
     )
     progress = ProgressLines(batch_id, terminal=sys.stderr.isatty())
@@ -566,6 +575,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     evaluation = evaluation_runs(journal, batch_id)
     if not args.keep_waiting:
         _cancel_waiting(service, evaluation)
+    if not args.keep_branches:
+        ended = [r.run_id for r in journal.runs(batch=batch_id) if r.status not in GOES_ON]
+        delete_branches_of(repositories_of(journal, ended))
     scores = score(evaluation.names, evaluation.runs, metric=args.metric is not None)
     comparison = compare(scores)
     verdicts = gate(scores, plan.baseline, args.fail_under)

@@ -12,6 +12,7 @@ from adws.cli._options import (
     add_journal_wait,
     add_running,
     add_workflows,
+    add_worktrees,
     given_options,
     inputs_of,
     refused,
@@ -63,6 +64,7 @@ def add_resume(parser: argparse.ArgumentParser) -> None:
     add_journal(parser)
     add_running(parser)
     add_journal_wait(parser)
+    add_worktrees(parser)
     parser.add_argument("run", nargs="?", help="run id (or a unique prefix)")
     parser.add_argument(
         "--now",

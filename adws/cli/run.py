@@ -9,6 +9,7 @@ from adws.cli._options import (
     add_journal_wait,
     add_running,
     add_workflows,
+    add_worktrees,
     given_options,
     inputs_of,
     refused,
@@ -33,6 +34,7 @@ def add_run(parser: argparse.ArgumentParser) -> None:
     add_journal(parser)
     add_running(parser)
     add_journal_wait(parser)
+    add_worktrees(parser)
     parser.add_argument("workflow", help="workflow name")
     parser.add_argument(
         "--plan",

@@ -18,6 +18,8 @@ from adws.journal.store.tickets import rounds
 from adws.render import runs_table
 from adws.render.tickets import round_dict, rounds_text
 from adws.render.words import RUN_STATUSES
+from adws.runs.worktrees import repositories_of
+from adws.workspaces.branches import delete_branches_of
 
 if TYPE_CHECKING:
     import argparse
@@ -108,8 +110,13 @@ def _prune(journal: Journal, args: argparse.Namespace) -> int:
         msg = "--prune needs --older-than DAYS or --keep N"
         raise UsageError(msg)
 
+    before = repositories_of(journal, [run.run_id for run in journal.runs()])
     deleted = prune(journal, older_than_days=args.older_than, keep=args.keep)
+    left = {run.run_id for run in journal.runs()}
+    gone = delete_branches_of({r: repos for r, repos in before.items() if r not in left})
     err(f"deleted {deleted} run{'' if deleted == 1 else 's'} from {journal.path}")
+    if gone:
+        err(f"deleted their {len(gone)} branch{'' if len(gone) == 1 else 'es'}: {', '.join(gone)}")
     return EXIT_OK
 
 

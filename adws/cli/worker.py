@@ -19,6 +19,7 @@ from adws.cli._options import (
     add_journal_wait,
     add_running,
     add_workflows,
+    add_worktrees,
     given_options,
     opened,
     runs_of,
@@ -27,8 +28,10 @@ from adws.cli._output import err, out
 from adws.cli._runs import ended
 from adws.cli._values import positive, seconds
 from adws.cli.resume import worst
+from adws.cli.worktrees import roots_of, said
 from adws.journal.store.journal import ENV_VAR
 from adws.render.words import ended as ended_words
+from adws.runs.worktrees import collect
 
 if TYPE_CHECKING:
     from adws.journal import Journal
@@ -55,6 +58,7 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
     add_workflows(parser)
     add_journal(parser)
     add_journal_wait(parser)
+    add_worktrees(parser)
     parser.add_argument("--once", action="store_true", help="continue what is due now, then exit")
     parser.add_argument(
         "--poll",
@@ -66,6 +70,12 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--concurrency", type=positive, default=1, metavar="N", help="runs at a time (default 1)"
     )
+    parser.add_argument(
+        "--gc",
+        action="store_true",
+        help="every hour, remove the worktrees of ended runs whose branch is merged, as "
+        "`adws worktrees gc` does",
+    )
 
 
 def add_held_run(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +84,7 @@ def add_held_run(parser: argparse.ArgumentParser) -> None:
     add_journal(parser)
     add_running(parser)
     add_journal_wait(parser)
+    add_worktrees(parser)
     parser.add_argument("run")
     parser.add_argument(
         "--kind", choices=["queued", "waiting", "parked", "interrupted", "running"], required=True
@@ -95,7 +106,14 @@ def _held(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
         command += ["--workflows", args.workflows]
     if args.journal_wait is not None:
         command += ["--journal-wait", str(args.journal_wait)]
+    if args.worktrees is not None:
+        command += ["--worktrees", args.worktrees]
     return command, env
+
+
+def _collected(journal: Journal, chosen: str | None) -> str:
+    """Collect the merged worktrees of ended runs; say what went (git's failures pass over one)."""
+    return "worktrees gc: " + said(collect(journal, roots=roots_of(chosen)), dry=False)
 
 
 def _ended(journal: Journal, run_id: str, code: int) -> None:
@@ -123,6 +141,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         poll=args.poll,
         concurrency=args.concurrency,
         once=args.once,
+        tidy=(lambda: _collected(journal, args.worktrees)) if args.gc else None,
     )
     err(
         f"adws worker: process {worker.me.pid} on {worker.me.host} continues what is due in "

@@ -230,7 +230,7 @@ def run_workflow(  # noqa: PLR0913 - DESIGN's signature plus resume's and parall
     earlier sessions of a resumed run already spent, so the budget counts it.
     The usage of every attempt is on its event, and the run's total on
     `RunFinished`. `worktrees` is the folder `worktree` steps make their
-    folders in (default: `.adws/worktrees` under the current directory);
+    folders in (default: the shared folder outside any project, see `worktree`);
     a resume passes `bases`, each worktree's recorded base commit, and
     `decisions`, what a person decided at an approval step (see
     `adws.workspaces`). A run that reaches an approval step with no

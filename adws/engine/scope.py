@@ -111,8 +111,8 @@ class RunScope:
     place the step in flight; `meter` adds up what the run's agent calls
     cost and `budget` caps it (the workflow's and the caller's, the tighter
     of each). `worktrees` is the folder `worktree` steps make their folders
-    in ("" for `.adws/worktrees` under the current directory, beside the
-    default journal); `bases` maps a worktree's label to the base commit a
+    in ("" for the shared folder outside any project: see
+    `adws.workspaces._home`); `bases` maps a worktree's label to the base commit a
     resumed run recorded for it, so a worktree adws removed starts again
     from there; `decisions` maps an approval step's name to what a person
     decided since the run began waiting there. `ledger` holds what agent

@@ -17,11 +17,13 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
 from adws import io_ops
+from adws._exceptions import AdwsError
 from adws.engine.context import WorkflowContext  # as above
 from adws.engine.errors import Cancellation
 from adws.engine.executor import run_workflow
@@ -39,10 +41,12 @@ from adws.journal.store.journal import BUSY_TIMEOUT_SECONDS
 from adws.journal.store.observer import JournalObserver
 from adws.journal.store.patience import JOURNAL_WAIT
 from adws.journal.store.quotas import DEFAULT_PARK_AT, book
+from adws.journal.store.workspaces import worktrees_of
 from adws.runs import _settings
 from adws.runs._values import RunOutcome, Starting
 from adws.runs.interrupts import Interrupts
 from adws.runs.summary import RunSummary
+from adws.workspaces.branches import delete_merged
 from adws.workspaces.notify import notify
 
 if TYPE_CHECKING:
@@ -285,6 +289,8 @@ def execute(setting: Setting, plan: Plan, observers: Observers = ()) -> RunOutco
     status = summary.status
     if journal is not None and status in _ENDS_RESUMABLE and not problems:
         status = _cancelled_meanwhile(journal, run_id, summary) or status
+    if journal is not None and status not in _GOES_ON:
+        _tidied(journal, run_id)
     if summary.status == "waiting" and options.notify and setting.notifies:
         error = summary.error
         warning = notify(options.notify, run_id, "" if error is None else error.message)
@@ -304,6 +310,23 @@ def execute(setting: Setting, plan: Plan, observers: Observers = ()) -> RunOutco
 
 
 _ENDS_RESUMABLE: Final = frozenset({"failed", "blocked", "interrupted"})
+_GOES_ON: Final = frozenset({"queued", "running", "parked", "waiting", "interrupted"})
+"""A run in one of these has not ended (an interrupted one is resumed): its branches stay."""
+
+
+def _tidied(journal: Journal, run_id: str) -> None:
+    """Delete the run's branches their checkout's branch holds all of (see `delete_merged`).
+
+    A journal row that cannot be read (or names a repository that is gone)
+    deletes nothing.
+    """
+    by_repo: dict[str, list[str]] = {}
+    with contextlib.suppress(AdwsError):
+        for tree in worktrees_of(journal, run_id):
+            by_repo.setdefault(tree.repo, []).append(tree.branch)
+    for repo, branches in by_repo.items():
+        if repo:
+            delete_merged(Path(repo), run_id, branches)
 
 
 def _cancelled_meanwhile(journal: Journal, run_id: str, summary: RunSummary) -> str | None:

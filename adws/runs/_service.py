@@ -90,8 +90,8 @@ class Runs:
     (the kit) leaves its process alone. `sleep` is every wait of a run
     (the kit's does not wait); `say` is told what a command would print
     besides the run's own events (warnings, stopped process groups).
-    `worktrees` is where `worktree` steps make their folders (default:
-    beside the journal).
+    `worktrees` is where `worktree` steps make their folders (default: the
+    shared folder outside any project, see `adws.workspaces._home`).
     """
 
     def __init__(  # noqa: PLR0913 - where the runs are recorded, and how they run
@@ -137,6 +137,7 @@ class Runs:
         whole_process: bool = True,
         say: Callable[[str], None] = _quiet,
         journal_wait: float | None = None,
+        worktrees: str | None = None,
     ) -> Runs:
         """Name the journal (`$ADWS_JOURNAL`, else `.adws/runs.db`, unless given); open it later."""
         chosen = journal if journal is not None else os.environ.get(ENV_VAR)
@@ -148,6 +149,7 @@ class Runs:
             whole_process=whole_process,
             say=say,
             journal_wait=journal_wait,
+            worktrees=worktrees,
         )
 
     # -- the journal ---------------------------------------------------------------
@@ -174,13 +176,10 @@ class Runs:
         return self._journal
 
     def _setting(self, journal: Journal | None) -> Setting:
-        worktrees = self._worktrees
-        if worktrees is None:
-            worktrees = str(self.home / "worktrees")
         return Setting(
             journal,
             self.sleep,
-            worktrees,
+            self._worktrees or "",
             self.whole_process,
             say=self.say,
             journal_wait=_settings.journal_wait(self.journal_wait),

@@ -16,7 +16,7 @@ apply, or an answer with a patch replayed outside any worktree, is an
 The prompt is keyed with the run's own parts named stably (its worktrees
 folder `<worktrees>`, its id `<run>`: see
 `adws.journal.store.cassette.stable_prompt`), so a `worktree` step's prompt,
-which names `.adws/worktrees/<run_id>/<label>`, replays in another run.
+which names `<worktrees>/<run_id>/<label>`, replays in another run.
 A replay miss is an `AgentFailed` whose message shows a diff against the
 closest recorded prompt of that step, so the test says what changed.
 Replayed answers report no usage: nothing was spent. The answers may come

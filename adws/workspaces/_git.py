@@ -22,7 +22,6 @@ import contextlib
 import fcntl
 import os
 import re
-import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -44,6 +43,8 @@ __all__ = [
     "commit_all",
     "diffstat",
     "git",
+    "on_branch",
+    "own_index",
     "points_at",
     "repository_lock",
     "tree_hash",
@@ -163,24 +164,38 @@ def repository_lock(common_dir: Path, seconds: float = _LOCK_SECONDS) -> Iterato
         os.close(fd)  # releases the lock
 
 
-def tree_hash(worktree: Path, *, gitdir: Path | None = None) -> str:
-    """Hash the worktree's content: tracked and untracked files git does not ignore.
+@contextlib.contextmanager
+def own_index(worktree: Path, *, gitdir: Path | None = None) -> Iterator[dict[str, str]]:
+    """Stage the worktree as it is in an index of adws's own; yield the environment naming it.
 
-    The files are added to a copy of the worktree's index in a temporary
-    folder (the real index, and so the worktree, are left as they were) and
+    The index starts from `HEAD` (empty on an unborn branch) in a temporary folder, so no flag the
+    worktree's own index holds (`assume-unchanged`, `skip-worktree`) hides
+    a change; every file is added but those the repository's `.gitignore`
+    files ignore: a path in `.git/info/exclude` or a `core.excludesFile`
+    (which an agent may write) is added all the same. Paths are literal.
+    """
+    with tempfile.TemporaryDirectory(prefix="adws-index-") as folder:
+        env = {"GIT_INDEX_FILE": str(Path(folder) / "index"), "GIT_LITERAL_PATHSPECS": "1"}
+        if git(worktree, "read-tree", "HEAD", gitdir=gitdir, env=env, ok=(0, 128)).returncode:
+            git(worktree, "read-tree", "--empty", gitdir=gitdir, env=env)  # an unborn branch
+        git(worktree, "add", "--all", gitdir=gitdir, env=env)
+        others = ("ls-files", "-z", "--others", "--exclude-per-directory=.gitignore")
+        hidden = git(worktree, *others, gitdir=gitdir, env=env).stdout
+        if hidden:
+            add = ("add", "--force", "--pathspec-from-file=-", "--pathspec-file-nul")
+            git(worktree, *add, gitdir=gitdir, env=env, stdin_text=hidden)
+        yield env
+
+
+def tree_hash(worktree: Path, *, gitdir: Path | None = None) -> str:
+    """Hash the worktree's content: tracked and untracked files its `.gitignore` files keep.
+
+    The files are staged in an index of adws's own (`own_index`: the
+    worktree's index, and so the worktree, are left as they were) and
     written as a tree: its id is the hash, and `changed_files` can compare
     two of them file by file.
     """
-    if gitdir is None:
-        index = Path(output(worktree, "rev-parse", "--path-format=absolute", "--git-path", "index"))
-    else:
-        index = gitdir / "index"
-    with tempfile.TemporaryDirectory(prefix="adws-tree-") as folder:
-        scratch = Path(folder) / "index"
-        if index.is_file():
-            shutil.copyfile(index, scratch)  # its stat cache spares hashing unchanged files
-        env = {"GIT_INDEX_FILE": str(scratch)}
-        git(worktree, "add", "--all", gitdir=gitdir, env=env)
+    with own_index(worktree, gitdir=gitdir) as env:
         return git(worktree, "write-tree", gitdir=gitdir, env=env).stdout.strip()
 
 
@@ -215,6 +230,10 @@ def _fallback_identity(worktree: Path, gitdir: Path | None) -> dict[str, str]:
 def commit_all(worktree: Path, message: str, *, gitdir: Path | None = None) -> bool:
     """Commit every change in the worktree (untracked files too); False when nothing changed.
 
+    What is committed is the worktree as it is, staged in adws's own index
+    (`own_index`): no flag or exclude an agent set in the worktree's git
+    metadata keeps a change out of the commit.
+
     No hook runs (see the module docstring: the workflow runs its own
     checks) and commits are not signed, so no prompt can stop a run. git's
     own identity (`user.name`, `user.email`, `GIT_AUTHOR_*` and the rest)
@@ -223,27 +242,28 @@ def commit_all(worktree: Path, message: str, *, gitdir: Path | None = None) -> b
     the trailer `Committed-by: adws (no git identity configured)`, so the
     agent's finished work is never lost at the commit.
     """
-    git(worktree, "add", "--all", gitdir=gitdir)
-    staged = git(worktree, "diff", "--cached", "--quiet", gitdir=gitdir, ok=(0, 1))
-    if staged.returncode == 0:
-        return False
-    identity = _fallback_identity(worktree, gitdir)
-    if identity:
-        message = f"{message.rstrip()}\n\n{FALLBACK_TRAILER}\n"
-    git(
-        worktree,
-        "-c",
-        "commit.gpgsign=false",
-        "-c",
-        "gc.auto=0",
-        "commit",
-        "--quiet",
-        "--no-verify",
-        "--message",
-        message,
-        gitdir=gitdir,
-        env=identity,
-    )
+    with own_index(worktree, gitdir=gitdir) as env:
+        staged = git(worktree, "diff", "--cached", "--quiet", gitdir=gitdir, env=env, ok=(0, 1))
+        if staged.returncode == 0:
+            return False
+        identity = _fallback_identity(worktree, gitdir)
+        if identity:
+            message = f"{message.rstrip()}\n\n{FALLBACK_TRAILER}\n"
+        git(
+            worktree,
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "gc.auto=0",
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "--message",
+            message,
+            gitdir=gitdir,
+            env={**env, **identity},
+        )
+    git(worktree, "reset", "--quiet", gitdir=gitdir)  # the worktree's own index follows
     return True
 
 
@@ -345,4 +365,26 @@ def admin_dir(common: Path, worktree: Path) -> Path | None:
         pointed = Path(os.path.normpath(folder / back.rstrip("\n")))
         if pointed.parent == worktree:
             return folder
+    return None
+
+
+def on_branch(common: Path, branch: str) -> tuple[Path, Path] | None:
+    """Find the worktree git keeps on `branch`: its folder and its git directory; None if none.
+
+    Read from git's own records (`<common>/worktrees/*/HEAD` and `gitdir`),
+    as `admin_dir` does.
+    """
+    wanted = f"ref: refs/heads/{branch}\n"
+    try:
+        folders = sorted((common / "worktrees").iterdir())
+    except OSError:
+        return None
+    for folder in folders:
+        try:
+            head = (folder / "HEAD").read_text(encoding="utf-8", errors="surrogateescape")
+            back = (folder / "gitdir").read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError:
+            continue
+        if head == wanted:
+            return Path(os.path.normpath(folder / back.rstrip("\n"))).parent, folder
     return None

@@ -1,7 +1,9 @@
 """Where a run's worktrees live, and how they are made, found again and removed.
 
-A worktree of label L in run R is the folder `<worktrees>/R/L` (beside the
-journal: `.adws/worktrees` by default) on the branch `adws/R/L`. Making one
+A worktree of label L in run R is the folder `<worktrees>/R/L` on the
+branch `adws/R/L`: `<worktrees>` is the folder the run was given, else
+`<shared folder>/<repository key>` (see `adws.workspaces._home`: outside any
+project by default); either is refused inside a checkout. Making one
 holds the repository's worktree lock (`repository_lock`), so concurrent
 runs on one repository never collide; the worktrees folder holds a
 `.gitignore` of `*`, so a checkout it happens to lie in never sees them.
@@ -10,13 +12,15 @@ runs on one repository never collide; the worktrees folder holds a
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
 import attrs
 
-from adws.workspaces._git import GitError, admin_dir, git, output, repository_lock
+from adws.workspaces._git import GitError, admin_dir, git, on_branch, output, repository_lock
+from adws.workspaces._home import outside_checkouts, repository_key, shared_root
 
 if TYPE_CHECKING:
     from adws.engine.scope import RunScope
@@ -93,15 +97,28 @@ def branch_name(run_id: str, label: str) -> str:
     return f"adws/{run_id}/{label}"
 
 
-def _root(scope: RunScope) -> Path:
-    return Path(scope.worktrees or Path(".adws") / "worktrees").resolve()
+def _root(scope: RunScope, top: Path, common: Path) -> Path:
+    """Name the folder the run folders go in: the one the run was given, else the shared one."""
+    if scope.worktrees:
+        return outside_checkouts(Path(scope.worktrees))
+    return outside_checkouts(shared_root(os.environ, Path.home()) / repository_key(top, common))
 
 
-def _registered(place: Place) -> Path | None:
-    """Return the git directory of the worktree at `place`, if git keeps one that is still there."""
-    if not place.path.is_dir():  # a fresh run's worktree: no need to look
+def _registered(place: Place) -> Place | None:
+    """Find the worktree of `place` git keeps, with its git directory, wherever it lives.
+
+    At `place.path` first; else the one git keeps on the place's branch (a
+    run recorded when worktrees lived elsewhere, `.adws/worktrees` in the
+    project, goes on where it is). None when there is none, or its folder is gone.
+    """
+    if place.path.is_dir():
+        gitdir = admin_dir(place.common, place.path)
+        return None if gitdir is None else attrs.evolve(place, gitdir=gitdir)
+    found = on_branch(place.common, place.branch)
+    if found is None:
         return None
-    return admin_dir(place.common, place.path)
+    path, gitdir = found
+    return attrs.evolve(place, path=path, gitdir=gitdir) if path.is_dir() else None
 
 
 def locate(repo_text: str, label: str, step: str, scope: RunScope) -> Place:
@@ -114,7 +131,7 @@ def locate(repo_text: str, label: str, step: str, scope: RunScope) -> Place:
         top, common = found
     else:  # a folder name with a line break in it: ask for each alone
         top, common = output(*asked, "--show-toplevel"), output(*asked, "--git-common-dir")
-    path = _root(scope) / run_id / label
+    path = _root(scope, Path(top), Path(common)) / run_id / label
     return Place(Path(top), Path(common), path, branch, "", label, step, run_id)
 
 
@@ -127,10 +144,10 @@ def open_worktree(place: Place, base_text: str, scope: RunScope) -> Place:
     to that base (its earlier commits stay in git's reflog).
     """
     recorded = scope.bases.get(place.label)
-    gitdir = _registered(place)
-    if gitdir is not None:
-        base = recorded or output(place.path, "rev-parse", "HEAD", gitdir=gitdir)
-        return attrs.evolve(place, base=base, gitdir=gitdir)
+    kept = _registered(place)
+    if kept is not None:
+        base = recorded or output(kept.path, "rev-parse", "HEAD", gitdir=kept.gitdir)
+        return attrs.evolve(kept, base=base)
     base = recorded or _commit_of(place.repo, base_text)
     with repository_lock(place.common):
         git(place.repo, "worktree", "prune")

@@ -4,7 +4,8 @@
 failed session of the run kept: see `adws.workspaces._places`), hashes the
 worktree's content after each attempt and tells the run's observers
 (`WorktreeRecorded`, which the journal keeps), commits after a success,
-and removes the folder when its `keep` policy says so. Branches stay.
+and removes the folder when its `keep` policy says so. Branches stay,
+but one that holds no commit goes with its worktree (see `adws.workspaces.branches`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from adws.workspaces._places import (
     open_worktree,
     remove_worktree,
 )
+from adws.workspaces.branches import delete_branch
 from adws.workspaces.patches import patch_between
 
 if TYPE_CHECKING:
@@ -174,7 +176,9 @@ class Session:
         # The base, when nothing changed.
         commit = output(place.path, "rev-parse", "HEAD", gitdir=place.gitdir)
         stat = diffstat(place.path, place.base, commit, gitdir=place.gitdir)
-        self._settle(scope, place, failed=False)
+        kept = self._settle(scope, place, failed=False)
+        if not kept and commit == place.base:  # the branch holds nothing: it goes with its worktree
+            delete_branch(place.repo, place.branch)
         return IOSuccess(
             ctx.merge_outputs(
                 {

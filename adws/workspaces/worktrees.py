@@ -59,10 +59,14 @@ def worktree(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
 ) -> Step:
     """Build a step that runs `step` in a fresh `git worktree` of `repo`, then commits.
 
-    The worktree is the folder `.adws/worktrees/<run_id>/<name>` (beside
-    the journal: `<journal's folder>/worktrees`, never inside the target
-    repository's files; the folder holds a `.gitignore` of `*` so a
-    checkout it lies in never sees it) on a new branch `adws/<run_id>/<name>`
+    The worktree is the folder `<worktrees>/<run_id>/<name>`: the run's
+    `worktrees` folder, else `$ADWS_WORKTREES/<repository key>`, else
+    `$XDG_CACHE_HOME/adws/worktrees/<repository key>` (`~/.cache` when
+    unset), so the target's tools never read the configuration of the
+    project that runs adws; a folder inside any checkout is refused (see
+    `adws.workspaces._home`). A run recorded with its worktree elsewhere
+    (`.adws/worktrees` in the project, before) goes on where git keeps it.
+    The folder holds a `.gitignore` of `*`. The worktree is on a new branch `adws/<run_id>/<name>`
     from `base` (`HEAD`: the commit `repo`'s checkout is on; any revision,
     or a placeholder, will do). Inside a `fan_out` or `parallel` branch
     each branch gets a worktree of its own, named after the branch too
@@ -86,7 +90,11 @@ def worktree(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     after a failure, for inspection (a resume goes on in it); `always`
     keeps it; `never` removes it. Ctrl-C or SIGTERM (or a parallel step
     cancelling the branch) removes it unless `keep="always"`. Branches
-    stay: they hold the work. A resumed run refuses a kept worktree whose
+    stay while they hold work: a worktree removed after a success that
+    changed nothing takes its branch along (`<name>_branch` still names it,
+    `<name>_commit` is the base), and once the run ends each branch the
+    checkout's branch holds (fast-forwarded, or squash-merged: an equal
+    tree) is deleted (see `adws.workspaces.branches`). A resumed run refuses a kept worktree whose
     content changed since it was journaled (see `adws resume --accept-drift`),
     resets one the attempt in flight when the run stopped changed, and
     starts a worktree adws removed itself again from the base it recorded.

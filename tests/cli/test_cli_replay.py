@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Final
 
-from tests.conftest import adws_json
+from tests.conftest import adws_json, shared_worktree
 from tests.workspaces.conftest import git, make_repo
 
 FLOWS: Final = r"""
@@ -200,7 +200,7 @@ def test_a_replay_from_a_base_that_moved_fails_naming_the_file_git_refused(
     assert code == 1
     assert replayed["status"] == "failed"
     run_id = replayed["run_id"]
-    folder = project / "worktrees" / str(run_id) / "fix"
+    folder = shared_worktree(repo, str(run_id), "fix")
     assert (
         f" at write: AgentFailed: RecordingAgent('run {recorded['run_id']}',"
         " mode='replay'): the change the recorded answer of step 'write' made does not apply"

@@ -25,7 +25,7 @@ from adws import (
 from adws.agents import AgentRequest, AgentResponse, ScriptedAgent
 from adws.runs.recording import Recording
 from adws.testing import RecordingAgent
-from tests.conftest import REPO
+from tests.conftest import REPO, shared_worktree
 from tests.workspaces.conftest import git, make_repo
 
 ANSWER = "STATUS: done\nNOTE: wrote it\n"
@@ -285,6 +285,6 @@ def test_a_replayed_binary_hunk_declaring_a_gigabyte_is_refused_before_git_apply
         " (max_output_bytes): refused before git apply"
     )
     assert peak_kib < 400 << 10  # under 400 MiB: git never inflated it (2.1 GB before)
-    kept_tree = tmp_path / "worktrees" / run_id / "fix"
+    kept_tree = shared_worktree(repo, run_id, "fix")
     assert sorted(p.name for p in kept_tree.iterdir()) == [".git", "README"]  # nothing written
     assert git(repo, "rev-parse", f"adws/{run_id}/fix") == git(repo, "rev-parse", "main")

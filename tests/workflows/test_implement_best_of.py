@@ -16,7 +16,7 @@ from adws.journal import Journal
 from adws.journal.store.workspaces import decide
 from adws.testing import FunctionAgent, RunReport, resume, run
 from adws.workspaces import Decision
-from tests.conftest import REPO, adws_json, start_adws
+from tests.conftest import REPO, adws_json, shared_worktree, start_adws
 from tests.workflows.conftest import NOTHING_PROVED
 from tests.workspaces.conftest import git, make_repo
 
@@ -79,7 +79,7 @@ def test_the_first_attempt_that_passes_is_proposed_approved_and_merged(
         f"Fast-forward {project} to adws/{run_id}/best-1 (2 files changed, 3 insertions(+))?\n"
         f"Attempt 1 of 3 won: attempt 1 did it\nWhat the checks proved:\n{NOTHING_PROVED}"
     )
-    folders = {str(in_tmp / ".adws" / "worktrees" / run_id / f"best-{i}") for i in range(3)}
+    folders = {str(shared_worktree(project, run_id, f"best-{i}")) for i in range(3)}
     asked = waiting["best"].requests
     assert ({request.cwd for request in asked}, len(asked)) == (folders, 4)  # 1 had two rounds
     assert not (project / "DONE").exists()
@@ -91,8 +91,10 @@ def test_the_first_attempt_that_passes_is_proposed_approved_and_merged(
     done = resume(shipped["implement_best_of"], run_id, journal=journal, agent=attempts())
     assert done.status == "succeeded"
     assert done["best"].status == "carried_over"
-    winner = git(project, "rev-parse", f"adws/{run_id}/best-1")
+    winner = str(done.inputs["best_commit"])
     assert (done.inputs["merge_to"], git(project, "rev-parse", "main")) == (winner, winner)
+    # main holds all the winner's branch held: the branch went when the run ended
+    assert git(project, "branch", "--list", "adws/*") == ""
     assert (project / "DONE").read_text() == "ok\n"
     assert report(in_tmp) == (
         "# implement_best_of: Create DONE\n\n"
@@ -194,11 +196,7 @@ def test_make_demo_best_of_runs_offline_and_leaves_main_at_the_winners_commit(
     (run_id,) = re.findall(
         r"^\$ adws approve (\w+) --note 'looks right'$", done.stdout, re.MULTILINE
     )
-    winner = git(project, "rev-parse", f"adws/{run_id}/best-0")
-    assert git(project, "rev-parse", "main") == winner
-    assert git(project, "branch", "--list", "adws/*", "--format=%(refname:short)") == (
-        f"adws/{run_id}/best-0"
-    )
+    assert git(project, "branch", "--list", "adws/*", "--format=%(refname:short)") == ""
     assert git(project, "log", "--format=%s", "-1") == (
         "wrote ADWS_DEMO.md and NOTES.md describing: Add a demo note"
     )

@@ -13,6 +13,7 @@ import pytest
 from adws.cli import main
 from adws.journal import Journal
 from adws.journal.store.workspaces import approvals_of
+from tests.conftest import shared_worktree
 from tests.workspaces.conftest import git, make_repo
 
 GATED = """
@@ -281,7 +282,7 @@ def test_an_edited_kept_worktree_refuses_a_resume_naming_the_file_unless_forced(
     (project / "gate").unlink()
     assert start() == 1
     run_id = only_run(project)
-    folder = project / ".adws" / "worktrees" / run_id / "impl"
+    folder = shared_worktree(project / "repo", run_id, "impl")
     assert (folder / "half.txt").read_text() == "half\n"
     (folder / "half.txt").write_text("edited by hand\n")
     (project / "gate").touch()
@@ -320,7 +321,7 @@ def test_a_missing_kept_worktree_refuses_a_resume_and_force_starts_it_again(
     (project / "gate").unlink()
     assert start() == 1
     run_id = only_run(project)
-    folder = project / ".adws" / "worktrees" / run_id / "impl"
+    folder = shared_worktree(project / "repo", run_id, "impl")
     shutil.rmtree(folder)
     (project / "gate").touch()
     capsys.readouterr()
@@ -386,7 +387,7 @@ def test_resume_plan_shows_the_drift_the_resume_refuses(
     (project / "gate").unlink()
     assert start() == 1
     run_id = only_run(project)
-    folder = project / ".adws" / "worktrees" / run_id / "impl"
+    folder = shared_worktree(project / "repo", run_id, "impl")
     (folder / "half.txt").write_text("edited by hand\n")
     capsys.readouterr()
     assert adws("resume", run_id, "--plan") == 0

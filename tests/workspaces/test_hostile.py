@@ -9,7 +9,7 @@ import pytest
 from returns.io import IOFailure, IOResult, IOSuccess
 
 from adws import PipelineError, Step, Workflow, WorkflowContext, best_of, run_workflow, worktree
-from tests.conftest import start_adws
+from tests.conftest import shared_worktree, start_adws
 from tests.workspaces.conftest import git, make_repo, writes
 
 HOOKS = (
@@ -179,7 +179,7 @@ def test_a_resume_refuses_a_repointed_git_file_and_going_on_runs_none_of_its_cod
     _, err = first.communicate(timeout=120)
     assert first.returncode == 1, err
     run_id = sqlite_run_id(tmp_path)
-    folder = tmp_path / "worktrees" / run_id / "impl"
+    folder = shared_worktree(hooked, run_id, "impl")
     gitdir = hooked / ".git" / "worktrees" / "impl"
     (tmp_path / "gate").touch()
     refused = start_adws(tmp_path, "resume", run_id, "--workflows", "workflows")

@@ -66,7 +66,7 @@ def only_run(project: Path) -> str:
 def test_a_run_killed_mid_attempt_resumes_in_another_process_with_the_worktree_reset(
     project: Path,
 ) -> None:
-    argv = ("--workflows", "workflows")
+    argv = ("--workflows", "workflows", "--worktrees", "worktrees")  # ../../../ is the project
     first = start_adws(
         project, "run", "work", *argv, "-i", "target_dir=repo", env={"PYTHONHASHSEED": "1"}
     )

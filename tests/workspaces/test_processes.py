@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import start_adws, wait_for
+from tests.conftest import shared_worktree, start_adws, wait_for
 from tests.workspaces.conftest import git, make_repo
 
 pytestmark = pytest.mark.slow
@@ -111,7 +111,15 @@ def test_a_signal_removes_the_worktree_and_keeps_the_branch(
     project: Path, signum: int, code: int
 ) -> None:
     process = start_adws(
-        project, "run", "slow", "--workflows", "workflows", "-i", "target_dir=repo"
+        project,
+        "run",
+        "slow",
+        "--workflows",
+        "workflows",
+        "-i",
+        "target_dir=repo",
+        "--worktrees",
+        "worktrees",  # the shell step finds ../../../started there
     )
     try:
         wait_for((project / "started").exists)
@@ -148,7 +156,7 @@ def test_an_edited_worktree_refuses_a_resume_in_another_process_and_force_goes_o
     code, _, _ = adws(project, "run", "gated", "-i", "target_dir=repo", seed=1)
     assert code == 1
     (run_id,) = run_ids(project)
-    (project / "worktrees" / run_id / "impl" / "half.txt").write_text("edited\n")
+    (shared_worktree(project / "repo", run_id, "impl") / "half.txt").write_text("edited\n")
     (project / "gate").touch()
     code, _, err = adws(project, "resume", run_id, seed=2)
     assert code == 2

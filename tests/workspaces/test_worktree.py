@@ -28,7 +28,7 @@ from adws import (
 from adws.engine.errors import json_safe
 from adws.engine.events import WorktreeRecorded
 from adws.render import error_lines, format_event, show_text
-from tests.conftest import Events, failure, success
+from tests.conftest import Events, failure, shared_worktree, success
 from tests.workspaces.conftest import git, make_repo, writes
 
 RUN = "r1"
@@ -106,7 +106,7 @@ def test_nothing_changed_means_no_commit_and_the_base_as_the_commit(
         "deleted": 0,
         "text": "no changes",
     }
-    assert git(repo, "rev-parse", "adws/r1/noop") == git(repo, "rev-parse", "main")
+    assert git(repo, "branch", "--list", "adws/r1/noop") == ""  # it held nothing: gone with it
 
 
 def test_without_a_summary_the_commit_message_names_the_run_and_the_step(
@@ -450,14 +450,15 @@ def test_removal_git_refuses_leaves_the_worktree_recorded(
     assert [state for _, state, _ in recorded(events)] == ["created", "present"]
 
 
-def test_the_worktrees_folder_beside_the_journal_by_default(repo: Path, in_tmp: Path) -> None:
+def test_the_worktrees_folder_is_the_shared_one_by_default(repo: Path, in_tmp: Path) -> None:
     step = worktree(writes("impl", {}), keep="always")
     success(
         run_workflow(
             Workflow("w", (step,)), WorkflowContext(inputs={"target_dir": str(repo)}), run_id="r9"
         )
     )
-    assert (in_tmp / ".adws" / "worktrees" / "r9" / "impl").is_dir()
+    assert shared_worktree(repo, "r9", "impl").is_dir()
+    assert not (in_tmp / ".adws").exists()
 
 
 def test_show_describes_the_worktree() -> None:

@@ -26,6 +26,7 @@ from typing import Final, Literal, TypeAlias, final
 
 import attrs
 
+from adws._durations import parse_duration
 from adws._exceptions import MalformedError
 
 __all__ = ["Cap", "Currency", "parse_window", "window_start"]
@@ -33,8 +34,6 @@ __all__ = ["Cap", "Currency", "parse_window", "window_start"]
 Currency: TypeAlias = Literal["usd", "tokens", "runs"]
 
 _NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_DURATION: Final = re.compile(r"([1-9][0-9]{0,5})([smhd])")
-_UNIT: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _CALENDAR: Final = ("day", "week")
 _MOST: Final = 1e12
 """No cap is this large: anything past it is a typo or an attack, refused."""
@@ -52,11 +51,11 @@ def parse_window(text: str) -> int | str:
     """
     if text in _CALENDAR:
         return text
-    matched = _DURATION.fullmatch(text)
-    if matched is None:
-        msg = f"window {text!r} is not a duration (30s, 5h, 7d) or day/week"
-        raise MalformedError(msg)
-    return int(matched[1]) * _UNIT[matched[2]]
+    try:
+        return parse_duration(text, "window")
+    except MalformedError as exc:
+        msg = f"{exc} or day/week"
+        raise MalformedError(msg) from None
 
 
 def _zone(name: str) -> zoneinfo.ZoneInfo:

@@ -20,7 +20,7 @@ asked for in a worktree (see `adws.testing.RecordingAgent`).
 The key is the prompt with its run's own parts replaced by stable names
 (`stable_prompt`): the run's worktrees folder (`<worktrees>`), the journal's
 folder (`<journal>`) and the run id (`<run>`), so a `worktree` step, whose
-prompt names `.adws/worktrees/<run_id>/<label>`, matches in another run,
+prompt names `<worktrees>/<run_id>/<label>`, matches in another run,
 and a journal copied elsewhere replays too.
 """
 

@@ -34,7 +34,14 @@ if TYPE_CHECKING:
     from adws.journal.store.journal import Journal
     from adws.journal.store.schema import Statement
 
-__all__ = ["approvals_of", "asked_statement", "decide", "decided_statement", "worktrees_of"]
+__all__ = [
+    "approvals_of",
+    "asked_statement",
+    "decide",
+    "decided_statement",
+    "mark_removed",
+    "worktrees_of",
+]
 
 
 _WORKTREES: Final = (
@@ -161,3 +168,11 @@ def decide(journal: Journal, run_id: str, step: str, decision: Decision) -> None
     with journal.transaction() as db:
         db.execute(*asked_statement(run_id, step, "", None))
         db.execute(*decided_statement(run_id, step, decision))
+
+
+def mark_removed(journal: Journal, run_id: str, label: str) -> None:
+    """Record that a run's worktree was removed (by `adws worktrees gc`): its base stays."""
+    journal.write(
+        "UPDATE worktrees SET state = ?, tree = '', recorded = ? WHERE run_id = ? AND label = ?",
+        ("removed", io_ops.utc_now(), run_id, label),
+    )
