@@ -324,9 +324,9 @@ def _tidied(journal: Journal, run_id: str) -> None:
     with contextlib.suppress(AdwsError):
         for tree in worktrees_of(journal, run_id):
             by_repo.setdefault(tree.repo, []).append(tree.branch)
+    by_repo.pop("", None)  # a row from before worktrees named their repository
     for repo, branches in by_repo.items():
-        if repo:
-            delete_merged(Path(repo), run_id, branches)
+        delete_merged(Path(repo), run_id, branches)
 
 
 def _cancelled_meanwhile(journal: Journal, run_id: str, summary: RunSummary) -> str | None:

@@ -114,6 +114,7 @@ def test_a_stream_counts_the_clis_retries_and_a_rejected_limits_reset() -> None:
         "resets_at": 99,
         "api_error_status": 429,
         "limit": "claude usage limit",
+        "quota": [{"window": "unified", "used": 1.0, "resets_at": 99.0}],  # rejected: all used
     }
     assert str(error) == "claude: API error 429 (usage limit): API Error"
 

@@ -169,9 +169,12 @@ def test_a_server_journal_from_a_newer_adws_is_refused(postgres_url: str) -> Non
 def test_a_journal_on_a_server_needs_the_postgres_extra(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
-    with pytest.raises(JournalError, match=r"needs psycopg; install adws\[postgres\]$"):
-        Journal(postgres_url)
+    # Undone at the block's end, before the fixture drops the database with psycopg
+    # (an autouse fixture's monkeypatch is torn down after postgres_url).
+    with monkeypatch.context() as patched:
+        patched.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+        with pytest.raises(JournalError, match=r"needs psycopg; install adws\[postgres\]$"):
+            Journal(postgres_url)
 
 
 def test_pruning_on_a_server_deletes_the_runs_and_rows_unpack(postgres_url: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,7 +35,8 @@ TESTS = (
 
 
 def ran(tmp_path: Path, *argv: str) -> CommandOutput:
-    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=False)
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}  # -rf would hide errors
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
     return CommandOutput(done.stdout, done.stderr, done.returncode, str(tmp_path))
 
 
