@@ -110,7 +110,7 @@ def provide(place: Place, spec: SeedSpec) -> dict[str, object]:
     step's `<prefix>_seed` output: the hash, whether this worktree built it,
     and (when it did) the setup's seconds and the end of its output.
     """
-    wanted = [path for path in spec.share if not os.path.lexists(inside(place.path, path))]
+    wanted = [path for path in spec.share if not os.path.lexists(_shared(place.path, path))]
     if not wanted:
         return {"hash": "", "built": False}
     digest = seed_hash(spec, place.path)
@@ -130,17 +130,22 @@ def provide(place: Place, spec: SeedSpec) -> dict[str, object]:
         (users / name).write_text(str(place.path), encoding="utf-8", errors="surrogateescape")
     tree = seed / "tree"
     for path in wanted:
-        try:
-            source = inside(tree, path)
-        except SeedError as exc:
-            msg = f"share {exc}"
-            raise SeedError(msg) from None
+        source = _shared(tree, path)
         if not os.path.lexists(source):
             msg = f"the seed {seed} has no {path!r} to share (setup {spec.setup!r} did not make it)"
             raise SeedError(msg)
         share_into(source, place.path / path, spec.share_mode)
     _check_ignored(place, wanted)
     return made
+
+
+def _shared(folder: Path, path: str) -> Path:
+    """Return `folder/path` for a shared `path`; refuse one that leads out of `folder`."""
+    try:
+        return inside(folder, path)
+    except SeedError as exc:
+        msg = f"share {exc}"
+        raise SeedError(msg) from None
 
 
 def _build(place: Place, spec: SeedSpec, seed: Path) -> dict[str, object]:
@@ -187,7 +192,7 @@ def _set_up(spec: SeedSpec, tree: Path) -> dict[str, object]:
         )
         msg = f"setup {spec.setup!r} {how} in the seed {tree}" + (f": {said}" if said else "")
         raise SeedError(msg, SETUP_FAILED)
-    missing = [path for path in spec.share if not os.path.lexists(inside(tree, path))]
+    missing = [path for path in spec.share if not os.path.lexists(_shared(tree, path))]
     if missing:
         msg = f"setup {spec.setup!r} made no {', '.join(map(repr, missing))} in the seed {tree}"
         raise SeedError(msg, SETUP_FAILED)

@@ -32,28 +32,26 @@ def share_into(
 ) -> None:
     """Make `target` hold what `source` holds, as `mode` says (`link` makes one hard link)."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    linker = _Linker(link if mode == "hardlink" else None)
     if mode == "symlink":
         target.symlink_to(source, target_is_directory=source.is_dir())
-    elif mode == "copy" or source.is_symlink() or not source.is_dir():
-        _copy(source, target)
+    elif source.is_symlink():
+        target.symlink_to(source.readlink())
+    elif source.is_dir():
+        linker.tree(str(source), str(target))
     else:
-        _Linker(link).tree(str(source), str(target))
-
-
-def _copy(source: Path, target: Path) -> None:
-    if source.is_dir() and not source.is_symlink():
-        shutil.copytree(source, target, symlinks=True)
-    else:
-        shutil.copy2(source, target, follow_symlinks=False)
+        linker.file(str(source), str(target))
 
 
 class _Linker:
     """Hard-link a tree's files, falling back to copies once the file system refuses a link."""
 
-    def __init__(self, link: Callable[[str, str], None]) -> None:
-        self._link: Callable[[str, str], None] | None = link
+    def __init__(self, link: Callable[[str, str], None] | None) -> None:
+        """Link with `link`; None copies every file."""
+        self._link = link
 
     def tree(self, source: str, target: str) -> None:
+        """Make `target` anew with `source`'s folders, links and files."""
         os.mkdir(target)  # noqa: PTH102 - os.scandir's strings, for speed over many files
         with os.scandir(source) as entries:
             for entry in entries:
@@ -63,9 +61,10 @@ class _Linker:
                 elif entry.is_dir():
                     self.tree(entry.path, there)
                 else:
-                    self._file(entry.path, there)
+                    self.file(entry.path, there)
 
-    def _file(self, source: str, target: str) -> None:
+    def file(self, source: str, target: str) -> None:
+        """Link the file, or copy it (its times and mode too) once links fail."""
         if self._link is not None:
             try:
                 self._link(source, target)

@@ -129,13 +129,16 @@ def test_a_half_built_seed_is_listed_not_ready_and_collected(tmp_path: Path) -> 
     (seed / "users").mkdir(parents=True)
     (seed / "users" / "x").write_text(str(tmp_path / "gone"))
     (seed / "seed.json").write_text("{not json")
+    (seed / "a").write_text("12345")
+    (seed / "b").hardlink_to(seed / "a")
     (found,) = seeds_in([tmp_path / "wt"])
-    assert (found.ready, found.setup, found.setup_key, found.repo, found.users) == (
+    assert (found.ready, found.setup, found.setup_key, found.repo, found.users, found.size) == (
         False,
         "",
         (),
         "",
         0,
+        5 + 9 + len(str(tmp_path / "gone")),  # a file linked twice counts once
     )
     assert [f.hash for f in collect_seeds([tmp_path / "wt"], older_than=0, now=LATER)] == ["abc"]
     assert not seed.exists()

@@ -23,6 +23,7 @@ from adws import (
 )
 from adws._exceptions import DefinitionError
 from adws.workspaces._seeding import SEEDS
+from adws.workspaces._sharing import share_into
 from adws.workspaces.seeds import ShareMode
 from tests.conftest import failure, success
 from tests.workspaces.conftest import git, make_repo
@@ -89,7 +90,9 @@ def test_two_worktrees_share_one_build_by_hard_links(tmp_path: Path) -> None:
     assert (
         one.stat().st_ino == two.stat().st_ino == (seed / "deps" / "sub" / "lib.js").stat().st_ino
     )
-    assert os.readlink(Path(str(second.inputs["folder"])) / "deps" / "link.js") == "sub/lib.js"
+    assert (Path(str(second.inputs["folder"])) / "deps" / "link.js").readlink() == Path(
+        "sub/lib.js"
+    )
     assert second.inputs["impl_commit"] == git(repo, "rev-parse", "HEAD")
 
 
@@ -296,3 +299,86 @@ def test_two_processes_wait_for_one_build(tmp_path: Path) -> None:
     (seed,) = (p for p in (tmp_path / "wt" / SEEDS).iterdir() if p.is_dir())
     assert json.loads((seed / "seed.json").read_text())["setup"] == setup
     assert len(list((seed / "users").iterdir())) == 2
+
+
+def test_a_path_the_worktree_has_already_is_left_and_nothing_is_built(tmp_path: Path) -> None:
+    repo = lockfile_repo(tmp_path / "repo")
+    (repo / "deps" / "sub").mkdir(parents=True)
+    (repo / "deps" / "sub" / "lib.js").write_text("tracked\n")
+    git(repo, "add", "--force", "deps")
+    git(repo, "commit", "-q", "-m", "vendored deps")
+    counter = tmp_path / "count"
+    done = success(run_one(seeded(counted(counter)), repo, tmp_path, "r1"))
+    assert done.inputs["impl_seed"] == {"hash": "", "built": False}
+    assert done.inputs["lib"] == "tracked\n"
+    assert not counter.exists()
+
+
+def test_a_shared_path_the_setup_linked_out_of_the_seed_is_refused(tmp_path: Path) -> None:
+    repo = lockfile_repo(tmp_path / "repo")
+    (tmp_path / "away").mkdir()
+    error = failure(run_one(seeded(f"ln -s {tmp_path / 'away'} deps"), repo, tmp_path, "r1"))
+    assert error.message.startswith("share 'deps' leads outside ")
+    assert list((tmp_path / "away").iterdir()) == []
+
+
+def test_a_shared_path_the_seed_lacks_fails_the_step(tmp_path: Path) -> None:
+    repo = lockfile_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text("deps\nmore\n")
+    git(repo, "commit", "-q", "-am", "ignore more")
+    success(run_one(seeded(SETUP), repo, tmp_path, "r1"))
+    step = worktree(
+        Step("impl", reads_deps), setup=SETUP, setup_key=("lock.txt",), share=("deps", "more")
+    )
+    error = failure(run_one(step, repo, tmp_path, "r2"))
+    assert error.message.startswith("the seed ")
+    assert error.message.endswith(f" has no 'more' to share (setup {SETUP!r} did not make it)")
+
+
+def test_a_shared_link_a_trailing_slash_pattern_misses_is_refused_and_removed(
+    tmp_path: Path,
+) -> None:
+    repo = lockfile_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text("deps/\n")
+    git(repo, "commit", "-q", "-am", "ignore the folder only")
+    error = failure(run_one(seeded(SETUP, "symlink"), repo, tmp_path, "r1"))
+    assert error.message.startswith("the shared 'deps' is not ignored")
+    assert not os.path.lexists(Path(error.context["worktree"]) / "deps")
+
+
+def test_hard_links_fall_back_to_copies_where_the_file_system_refuses(tmp_path: Path) -> None:
+    source = tmp_path / "seed"
+    (source / "sub").mkdir(parents=True)
+    for name in ("a", "b", "sub/c"):
+        (source / name).write_text(name)
+    calls: list[str] = []
+
+    def refuses_the_second(src: str, dst: str) -> None:
+        calls.append(Path(src).name)
+        if len(calls) == 2:
+            raise OSError(18, "Invalid cross-device link")
+        os.link(src, dst)
+
+    share_into(source, tmp_path / "wt" / "deps", "hardlink", link=refuses_the_second)
+    target = tmp_path / "wt" / "deps"
+    linked = {
+        str(p.relative_to(target)): p.stat().st_ino
+        == (source / p.relative_to(target)).stat().st_ino
+        for p in target.rglob("*")
+        if p.is_file()
+    }
+    assert len(calls) == 2
+    assert sorted(linked.values()) == [False, False, True]
+    assert sorted(p.read_text() for p in target.rglob("*") if p.is_file()) == ["a", "b", "sub/c"]
+
+
+@pytest.mark.parametrize("mode", ["hardlink", "copy"])
+def test_a_single_file_and_a_link_are_shared_too(tmp_path: Path, mode: ShareMode) -> None:
+    (tmp_path / "seed").mkdir()
+    (tmp_path / "seed" / "f").write_text("f\n")
+    (tmp_path / "seed" / "l").symlink_to("f")
+    share_into(tmp_path / "seed" / "f", tmp_path / "wt" / "f", mode)
+    share_into(tmp_path / "seed" / "l", tmp_path / "wt" / "l", mode)
+    same = (tmp_path / "wt" / "f").stat().st_ino == (tmp_path / "seed" / "f").stat().st_ino
+    assert same is (mode == "hardlink")
+    assert (tmp_path / "wt" / "l").readlink() == Path("f")
