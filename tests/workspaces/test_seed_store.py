@@ -12,6 +12,7 @@ import pytest
 
 from adws import Step, Workflow, WorkflowContext, run_workflow, worktree
 from adws.cli import main
+from adws.cli.worktrees import size_text
 from adws.journal import Journal
 from adws.runs import Refused, RunRequest, Runs
 from adws.workspaces._seeding import SEEDS, seed_lock
@@ -171,7 +172,10 @@ def test_the_commands_list_and_collect_seeds(
     stamp = (LATER - dt.timedelta(days=4)).timestamp()
     for each in (seed, *(seed / "users").iterdir()):
         os.utime(each, (stamp, stamp))
+    assert main(["worktrees", "gc", "--journal", db, "--older-than", "1d", "--dry-run"]) == 0
+    said = capsys.readouterr().err
+    assert said == f"would remove 0 worktrees (0 B), 1 seed ({size_text(listed['size'])})\n"
     assert main(["worktrees", "gc", "--journal", db, "--older-than", "1d", "--json"]) == 0
-    said = json.loads(capsys.readouterr().out)
-    assert [s["hash"] for s in said["seeds"]] == [listed["hash"]]
+    gone = json.loads(capsys.readouterr().out)
+    assert [s["hash"] for s in gone["seeds"]] == [listed["hash"]]
     assert not seed.exists()
