@@ -7,7 +7,7 @@ name no run id can take (run ids start with a letter or digit). Not in the
 project's `.adws/seeds`: that folder is inside a checkout. A seed folder
 holds `tree` (a detached git worktree at the base of the worktree that
 built it, where the setup ran), `seed.json` (written last: a seed without
-it is not ready and is built again) and `users` (a file per worktree given
+it, or without its `tree`, is not ready and is built again) and `users` (a file per worktree given
 it, naming its folder; the newest says when it was last used). One
 `<hash>.lock` per hash (an `flock`, taken by each thread and process on a
 file of its own) makes concurrent worktrees wait for one build, not N. A
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Final
 
 from adws import io_ops
 from adws.workspaces._git import GitError, file_lock, git, repository_lock
+from adws.workspaces._home import outside_checkouts
 from adws.workspaces._sharing import share_into
 from adws.workspaces.seeds import SeedError, SeedSpec, inside, seed_hash
 
@@ -114,16 +115,16 @@ def provide(place: Place, spec: SeedSpec) -> dict[str, object]:
     if not wanted:
         return {"hash": "", "built": False}
     digest = seed_hash(spec, place.path)
-    folder = place.path.parent.parent / SEEDS
+    folder = outside_checkouts(place.path.parent.parent) / SEEDS
     _refuse_link(folder)
     folder.mkdir(exist_ok=True)
     seed = folder / digest
     made: dict[str, object] = {"hash": digest, "built": False}
     with seed_lock(folder, digest):
         _refuse_link(seed)
-        if read_seed(seed) is None:
-            made = {"hash": digest, "built": True, **_build(place, spec, seed)}
         _refuse_link(seed / "tree")
+        if read_seed(seed) is None or not (seed / "tree").is_dir():
+            made = {"hash": digest, "built": True, **_build(place, spec, seed)}
         users = seed / "users"
         users.mkdir(exist_ok=True)
         name = hashlib.sha256(str(place.path).encode("utf-8", "surrogateescape")).hexdigest()[:16]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -382,3 +383,14 @@ def test_a_single_file_and_a_link_are_shared_too(tmp_path: Path, mode: ShareMode
     same = (tmp_path / "wt" / "f").stat().st_ino == (tmp_path / "seed" / "f").stat().st_ino
     assert same is (mode == "hardlink")
     assert (tmp_path / "wt" / "l").readlink() == Path("f")
+
+
+def test_a_seed_whose_tree_was_removed_by_hand_is_built_again(tmp_path: Path) -> None:
+    repo = lockfile_repo(tmp_path / "repo")
+    counter = tmp_path / "count"
+    first = success(run_one(seeded(counted(counter)), repo, tmp_path, "r1"))
+    seed = tmp_path / "wt" / SEEDS / str(first.inputs["impl_seed"]["hash"])
+    shutil.rmtree(seed / "tree")
+    second = success(run_one(seeded(counted(counter)), repo, tmp_path, "r2"))
+    assert second.inputs["impl_seed"]["built"] is True
+    assert counter.read_text() == "run\nrun\n"
