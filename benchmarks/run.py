@@ -41,6 +41,7 @@ import timing
 import transcript_bench
 import verify_bench
 import workspaces_bench
+import workspaces_scale_bench
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -287,6 +288,7 @@ def main() -> None:
         "kit": kit_bench.measure(),
         "transcripts": transcript_bench.measure(),
         "workspaces": workspaces_bench.measure(),
+        "workspaces_scale": workspaces_scale_bench.measure(),
         "budget": budget_bench.measure(),
         "caps": caps_bench.measure(),
         "sessions": sessions_bench.measure(),
@@ -370,6 +372,8 @@ def render(results: dict[str, Any]) -> str:
     lines += transcript_bench.render(results["transcripts"])
     lines += ["", "| workspaces | measured | target |", "| --- | --- | --- |"]
     lines += workspaces_bench.render(results["workspaces"])
+    lines += ["", "| workspaces at scale | measured | target |", "| --- | --- | --- |"]
+    lines += workspaces_scale_bench.render(results["workspaces_scale"])
     lines += ["", "| budgets | measured | target |", "| --- | --- | --- |"]
     lines += budget_bench.render(results["budget"])
     lines += ["", "| caps across runs | measured | target |", "| --- | --- | --- |"]

@@ -73,7 +73,7 @@ def test_the_cli_reference_names_every_command_adws_help_lists_by_group() -> Non
         "run and author": [
             "new", "list", "show", "check", "validate", "run", "resume", "batch", "eval",
         ],
-        "see": ["runs", "status", "report", "cost", "worktrees", "caps"],
+        "see": ["runs", "status", "report", "cost", "worktrees", "seeds", "caps"],
         "decide": ["approvals", "approve", "reject", "serve", "cancel"],
         "team": ["submit", "worker", "workers", "watch", "trigger", "mcp"],
         "maintain": ["runs --prune", "worktrees gc", "resume --due"],

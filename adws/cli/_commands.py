@@ -65,6 +65,11 @@ COMMANDS: Final[dict[str, Command]] = {
         "list the worktrees adws made (size, state); `gc` removes merged and old ones",
         GROUPS[1],
     ),
+    "seeds": (
+        "adws.cli.seeds",
+        "list the seeds worktrees share (hash, key files, setup, size, last used)",
+        GROUPS[1],
+    ),
     "caps": (
         "adws.cli.caps",
         "list, set or remove the caps that hold across runs (dollars, tokens, runs a window)",
@@ -134,7 +139,7 @@ HIDDEN: Final = frozenset({"held-run"})
 
 MAINTAIN: Final = (
     ("runs --prune", "delete finished runs (--older-than DAYS, --keep N) and reclaim the space"),
-    ("worktrees gc", "remove merged and old worktrees (--older-than 7d, --max-disk 10G)"),
+    ("worktrees gc", "remove merged and old worktrees, and unused seeds (--older-than 7d)"),
     ("resume --due", "resume every run of this host that is due: parked, interrupted, orphaned"),
 )
 """What keeps a journal tidy: flags of commands listed above, shown under `maintain`."""

@@ -78,11 +78,14 @@ def add_worktrees(parser: argparse.ArgumentParser) -> None:
             " as `adws wip` on its branch, which is kept. Merged branches go with their"
             " worktrees; unmerged ones stay unless --branches. Worktrees of queued, running,"
             " parked and waiting runs are never touched; orphans go only with --orphans."
-            " `git worktree prune` follows."
+            " `git worktree prune` follows. With --older-than, the seeds unused since then and"
+            " given to no worktree that still exists go too (see `adws seeds`)."
         ),
     )
     _common(gc)
-    gc.add_argument("--older-than", metavar="AGE", help="30s, 5h, 7d: runs ended before then")
+    gc.add_argument(
+        "--older-than", metavar="AGE", help="30s, 5h, 7d: runs ended (seeds unused) before then"
+    )
     gc.add_argument("--max-disk", metavar="SIZE", help="remove the oldest until under SIZE (10G)")
     gc.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
     gc.add_argument("--orphans", action="store_true", help="remove orphans too")
@@ -128,6 +131,9 @@ def said(done: Collected, *, dry: bool) -> str:
         line += f", deleted {len(done.branches)} branch{'' if len(done.branches) == 1 else 'es'}"
     if done.committed:
         line += f", committed {len(done.committed)} as `adws wip`"
+    if done.seeds:
+        freed = size_text(sum(seed.size for seed in done.seeds))
+        line += f", {len(done.seeds)} seed{'' if len(done.seeds) == 1 else 's'} ({freed})"
     return line
 
 
@@ -165,6 +171,7 @@ def cmd_worktrees(args: argparse.Namespace) -> int:
                 "branches": list(done.branches),
                 "committed": list(done.committed),
                 "freed": done.freed,
+                "seeds": [seed.to_dict() for seed in done.seeds],
                 "dry_run": args.dry_run,
             }
         )

@@ -13,7 +13,10 @@ else) or `orphan`.
 dirty one is first committed as `adws wip` on its branch, which is kept.
 A removed worktree's branch goes when merged, an unmerged one only with
 `branches` (and only once its run is older than `older_than`). Orphans go
-only with `orphans`. `git worktree prune` follows in each repository. The
+only with `orphans`. `git worktree prune` follows in each repository. Then,
+with `older_than`, the seeds unused for that long and given to no worktree
+that still exists go (see `adws.workspaces.seed_store`); a worktrees
+folder's `.seeds` is never listed as an orphan. The
 size of a folder counts its files, never following a symbolic link, and a
 symbolic link in a worktrees folder is removed as a link, never followed.
 """
@@ -33,7 +36,9 @@ import attrs
 from adws._exceptions import AdwsError
 from adws.journal.store.workspaces import mark_removed, worktrees_of
 from adws.workspaces._git import GitError, commit_all, git, repository_lock, uncommitted
+from adws.workspaces._seeding import SEEDS
 from adws.workspaces.branches import delete_branch, merged, owned_by
+from adws.workspaces.seed_store import SeedFound, collect_seeds
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -87,6 +92,8 @@ class Collected:
     committed: tuple[str, ...]
     """The branches a dirty worktree's changes were committed on as `adws wip`."""
     freed: int
+    seeds: tuple[SeedFound, ...] = ()
+    """The seeds removed: unused for `older_than`, given to no worktree that still exists."""
 
 
 def folder_size(path: Path) -> int:
@@ -173,7 +180,9 @@ def _orphans(roots: Sequence[Path], named: set[Path]) -> list[Found]:
 
 def _entries(folder: Path) -> list[Path]:
     try:
-        return sorted(entry for entry in folder.iterdir() if entry.name != ".gitignore")
+        return sorted(
+            entry for entry in folder.iterdir() if entry.name not in {".gitignore", SEEDS}
+        )
     except OSError:
         return []
 
@@ -225,8 +234,10 @@ def collect(  # noqa: PLR0913 - gc's options, all keyword-only
     doomed = _doomed(found, cutoff, max_disk)
     if orphans:
         doomed.extend(f for f in found if f.state == "orphan")
+    places = {*roots, *(Path(f.path).parent.parent for f in found if f.state != "orphan")}
     if dry_run:
-        return Collected(tuple(doomed), (), (), sum(f.size for f in doomed))
+        seeds = _seeds(places, older_than, moment, dry_run=True)
+        return Collected(tuple(doomed), (), (), sum(f.size for f in doomed), seeds)
     gone: list[str] = []
     committed: list[str] = []
     repos: set[Path] = set()
@@ -255,7 +266,18 @@ def collect(  # noqa: PLR0913 - gc's options, all keyword-only
     for repo in sorted(repos):
         with contextlib.suppress(GitError):
             git(repo, "worktree", "prune")
-    return Collected(tuple(removed), tuple(gone), tuple(committed), sum(f.size for f in removed))
+    seeds = _seeds(places, older_than, moment, dry_run=False)
+    freed = sum(f.size for f in removed)
+    return Collected(tuple(removed), tuple(gone), tuple(committed), freed, seeds)
+
+
+def _seeds(
+    roots: set[Path], older_than: int | None, now: dt.datetime, *, dry_run: bool
+) -> tuple[SeedFound, ...]:
+    """Collect the seeds of the worktrees folders, once the worktrees that used them went."""
+    if older_than is None:
+        return ()
+    return tuple(collect_seeds(sorted(roots), older_than=older_than, dry_run=dry_run, now=now))
 
 
 def _remove(repo: Path, path: Path) -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "changed_files",
     "commit_all",
     "diffstat",
+    "file_lock",
     "git",
     "on_branch",
     "own_index",
@@ -144,7 +145,19 @@ def repository_lock(common_dir: Path, seconds: float = _LOCK_SECONDS) -> Iterato
     repository one at a time this way; the lock goes with the process, so a
     crash never leaves it held.
     """
-    fd = os.open(common_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    with file_lock(common_dir / LOCK_FILE, seconds, "creating a worktree"):
+        yield
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, seconds: float, doing: str) -> Iterator[None]:
+    """Hold an exclusive `flock` on `path` (made if missing) while the block runs.
+
+    Each call opens the file anew, so threads of one process wait for each
+    other as processes do. After `seconds` of waiting, `GitError` says who
+    seems stuck `doing` what.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         deadline = io_ops.monotonic() + seconds
         while True:
@@ -154,8 +167,8 @@ def repository_lock(common_dir: Path, seconds: float = _LOCK_SECONDS) -> Iterato
             except BlockingIOError:
                 if io_ops.monotonic() >= deadline:
                     msg = (
-                        f"another process has held {common_dir / LOCK_FILE} for {seconds:.0f}s;"
-                        " is an adws run stuck creating a worktree?"
+                        f"another process has held {path} for {seconds:.0f}s;"
+                        f" is an adws run stuck {doing}?"
                     )
                     raise GitError(msg) from None
                 io_ops.sleep(0.05)

@@ -33,8 +33,10 @@ from adws.workspaces._places import (
     open_worktree,
     remove_worktree,
 )
+from adws.workspaces._seeding import provide
 from adws.workspaces.branches import delete_branch
 from adws.workspaces.patches import patch_between
+from adws.workspaces.seeds import SeedError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 
     from adws.engine.scope import RunScope
     from adws.engine.step import Step, StepFunction
+    from adws.workspaces.seeds import SeedSpec
 
 __all__ = ["KEEP", "WORKSPACE_FAILED", "Keep", "Session"]
 
@@ -103,11 +106,12 @@ class Session:
         prefix: str,
         label: str | None = None,
         protect: tuple[str, ...] = (),
+        seed: SeedSpec | None = None,
     ) -> None:
         """Remember what to run where; nothing touches git until called."""
         self.name, self.step, self.keep = name, step, keep
         self.repo, self.base, self.prefix = repo, base, prefix
-        self.label, self.protect = label, protect
+        self.label, self.protect, self.seed = label, protect, seed
 
     def __call__(self, ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
         """Make the worktree, run the step in it, commit, and remove it as `keep` says."""
@@ -142,8 +146,13 @@ class Session:
         except GitError as exc:
             return IOFailure(_error(self.name, exc, None))
         try:
+            seeded = {} if self.seed is None else {f"{self.prefix}_seed": provide(place, self.seed)}
             self._record(scope, place, tree_hash(place.path, gitdir=place.gitdir), "created")
-            return self._run_in(scope, place, ctx)
+            return self._run_in(scope, place, ctx).map(lambda done: done.merge_outputs(seeded))
+        except SeedError as exc:
+            kept = self._settle(scope, place, failed=True)
+            where = {"worktree": str(place.path)} if kept else {}
+            return IOFailure(PipelineError(self.name, exc.kind, str(exc), where))
         except GitError as exc:
             kept = self._settle(scope, place, failed=True)
             return IOFailure(_error(self.name, exc, place if kept else None))

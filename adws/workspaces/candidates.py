@@ -27,6 +27,7 @@ from adws.workspaces._git import GitError, output
 from adws.workspaces._places import branch_label, discard_branch, locate
 from adws.workspaces._session import WORKSPACE_FAILED, Session
 from adws.workspaces.judging import Judge, judged, shown_candidates
+from adws.workspaces.seeds import SeedSpec, ShareMode, check_seed
 from adws.workspaces.worktrees import check_repo
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ class BestOfSpec:
     early_stop: bool = False
     protect: tuple[str, ...] = ()
     base: str = "HEAD"
+    seed: SeedSpec | None = attrs.field(default=None, metadata={"unset_unseen": True})
+    """The setup whose made folders each worktree gets (see `worktree`'s `setup`)."""
 
     def describe(self) -> str:
         """Say what the step does, for `adws show`."""
@@ -237,6 +240,10 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     early_stop: bool = False,
     protect: Sequence[str] = (),
     base: str = "HEAD",
+    setup: str | None = None,
+    setup_key: Sequence[str] = (),
+    share: Sequence[str] = (),
+    share_mode: ShareMode = "hardlink",
 ) -> Step:
     """Build a step that runs `step` n times side by side, each in a worktree, and keeps one.
 
@@ -281,6 +288,8 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     protected path fails `Tampered`. `base` is the commit every branch
     starts from (`HEAD`: the one `repo`'s checkout is on; any revision or
     a placeholder, such as a reproducer's `{reproduction_commit}`).
+    `setup`, `setup_key`, `share` and `share_mode` give each worktree a
+    seed's folders as `worktree`'s do: the n worktrees wait for one build.
     """
     owner = f"best_of {name!r}"
     require_type(owner, "step", step, Step, "a Step")
@@ -291,6 +300,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     select = _checked_select(name, select)
     require_type(owner, "early_stop", early_stop, bool, "a bool")
     globs = check_protect(owner, protect)
+    seed = check_seed(owner, setup, setup_key, share, share_mode)
     settled = _settled(select) if early_stop else None
     if max_concurrency is not None:
         require_count(owner, "max_concurrency", max_concurrency)
@@ -322,6 +332,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
                             prefix=name,
                             label=labels[index],
                             protect=globs,
+                            seed=seed,
                         ),
                         spends,
                         index,
@@ -368,7 +379,7 @@ def best_of(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         name,
         run,
         kind="best_of",
-        spec=BestOfSpec(step, n, repo, select, max_concurrency, early_stop, globs, base),
+        spec=BestOfSpec(step, n, repo, select, max_concurrency, early_stop, globs, base, seed),
         children=(step,),
     )
 

@@ -12,6 +12,7 @@ from adws.contract.template import check_template
 from adws.engine.protect import check_protect
 from adws.engine.step import Step
 from adws.workspaces._session import KEEP, Keep, Session
+from adws.workspaces.seeds import SeedSpec, ShareMode, check_seed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,6 +33,8 @@ class WorktreeSpec:
     base: str
     keep: Keep
     protect: tuple[str, ...] = ()
+    seed: SeedSpec | None = attrs.field(default=None, metadata={"unset_unseen": True})
+    """The setup whose made folders the worktree gets (see `adws.workspaces.seeds`)."""
 
     def describe(self) -> str:
         """Say what the step does, for `adws show`."""
@@ -56,6 +59,10 @@ def worktree(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     base: str = "HEAD",
     keep: Keep = "on_failure",
     protect: Sequence[str] = (),
+    setup: str | None = None,
+    setup_key: Sequence[str] = (),
+    share: Sequence[str] = (),
+    share_mode: ShareMode = "hardlink",
 ) -> Step:
     """Build a step that runs `step` in a fresh `git worktree` of `repo`, then commits.
 
@@ -110,6 +117,25 @@ def worktree(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
     on disk are compared (ignored ones too) with the base commit's blobs,
     replace objects off, so no index flag, ignore rule, filter or moved
     `HEAD` hides a change (see `adws.engine.protect`).
+
+    `setup="npm ci", setup_key=("package-lock.json",), share=("node_modules",)`:
+    the worktree gets `node_modules` from a seed instead of running the
+    setup: the setup runs once per hash of the key files' bytes (as the new
+    worktree holds them) and the command, with `sh -c` in a seed worktree
+    of its own (`<worktrees>/.seeds/<hash>/tree`, at the base of the
+    worktree that needed it first); concurrent worktrees, threads or
+    processes, wait for that one build. `share_mode`: `hardlink` (the
+    default; each file a hard link, a copy where the file system refuses),
+    `copy`, or `symlink` (one link to the seed's folder). A failed setup
+    fails the step (`SetupFailed`, naming the command, its exit code and
+    the end of its output) and leaves no seed: the next try builds it again.
+    The output `<name>_seed` says the hash, whether this worktree built
+    the seed, and then the setup's seconds and the end of its output.
+    Shared paths must be ignored by the repository's `.gitignore` (they are
+    never hashed or committed; one that is not is refused), and a key file
+    or shared path outside the repository is refused (see
+    `adws.workspaces._seeding`). `adws seeds` lists the seeds; `adws
+    worktrees gc --older-than` removes those unused since.
     """
     owner = "worktree"
     require_type(owner, "step", step, Step, "a Step")
@@ -122,11 +148,14 @@ def worktree(  # noqa: PLR0913 - DESIGN's signature, all keyword-only
         msg = f"{owner}: keep must be one of {', '.join(map(repr, KEEP))}, got {keep!r}"
         raise DefinitionError(msg)
     globs = check_protect(owner, protect)
-    session = Session(name, step, repo=repo, base=base, keep=keep, prefix=name, protect=globs)
+    seed = check_seed(owner, setup, setup_key, share, share_mode)
+    session = Session(
+        name, step, repo=repo, base=base, keep=keep, prefix=name, protect=globs, seed=seed
+    )
     return Step(
         name,
         session,
         kind="worktree",
-        spec=WorktreeSpec(step, repo, base, keep, globs),
+        spec=WorktreeSpec(step, repo, base, keep, globs, seed),
         children=(step,),
     )

@@ -240,3 +240,16 @@ def test_a_sequence_fail_fast_and_a_generated_script_are_part_of_a_steps_fingerp
     assert described(Step("plan", one), generated=False)["stage"] != base["stage"]
     changed = described(Step("plan", one), fail_fast=False)
     assert (changed["checks"] != base["checks"], changed["stage"]) == (True, base["stage"])
+
+
+def test_a_seed_counts_and_a_worktree_without_one_is_described_as_before() -> None:
+    from adws import worktree  # noqa: PLC0415 - only this test builds worktrees
+
+    def seeded(setup: str | None) -> Workflow:
+        share = ("deps",) if setup else ()
+        return flow(worktree(Step("a", one), setup=setup, share=share))
+
+    plain = describe_workflow(seeded(None))
+    assert "seed" not in str(plain)  # fingerprints made before seeds existed stay as they were
+    prints = {fingerprint(seeded(setup)) for setup in (None, "npm ci", "npm install")}
+    assert len(prints) == 3

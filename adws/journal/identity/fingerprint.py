@@ -67,6 +67,8 @@ def _spec(spec: object, describer: Describer) -> object:
         if field.name in _SKIPPED_SPEC_FIELDS:
             continue
         value = getattr(spec, field.name)
+        if value is None and field.metadata.get("unset_unseen"):
+            continue  # a field added later, unset: fingerprints made before it stay as they were
         if isinstance(value, Step):
             described[field.name] = f"step {value.name}"
         elif isinstance(value, tuple) and value and all(isinstance(v, Step) for v in value):
