@@ -40,22 +40,26 @@ REPEATS = 5
 SIZES = {"1 file": 1, "2,000 files": 2_000}
 
 
-def _git(repo: Path, *args: str) -> None:
+def git(repo: Path, *args: str) -> None:
+    """Run git in `repo`, raising when it fails (the benches' own git calls)."""
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
 
-def _repository(folder: Path, files: int) -> Path:
+def repository(folder: Path, files: int, extra: dict[str, str] | None = None) -> Path:
+    """Make a repository of `files` small files (and `extra`: name to text), all committed."""
     repo = folder / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.name", "bench")
-    _git(repo, "config", "user.email", "bench@example.com")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "bench")
+    git(repo, "config", "user.email", "bench@example.com")
     for i in range(files):
         path = repo / f"d{i % 40}" / f"f{i}.txt"
         path.parent.mkdir(exist_ok=True)
         path.write_text(f"line {i}\n")
-    _git(repo, "add", "--all")
-    _git(repo, "commit", "-q", "-m", "start")
+    for name, text in (extra or {}).items():
+        (repo / name).write_text(text)
+    git(repo, "add", "--all")
+    git(repo, "commit", "-q", "-m", "start")
     return repo
 
 
@@ -92,8 +96,8 @@ def _git_alone(repo: Path, folder: Path) -> float:
     def once() -> None:
         n = next(runs)
         path = folder / "plain" / str(n)
-        _git(repo, "worktree", "add", "-q", "-b", f"plain/{n}", str(path), "HEAD")
-        _git(repo, "worktree", "remove", "--force", str(path))
+        git(repo, "worktree", "add", "-q", "-b", f"plain/{n}", str(path), "HEAD")
+        git(repo, "worktree", "remove", "--force", str(path))
 
     return median_seconds(once, REPEATS) * 1e3
 
@@ -101,7 +105,7 @@ def _git_alone(repo: Path, folder: Path) -> float:
 def _patches(repo: Path, folder: Path) -> dict[str, float]:
     """Time a call's patch (snapshot, call, snapshot, diff) and putting it back, in ms."""
     place = folder / "patched"
-    _git(repo, "worktree", "add", "-q", "--detach", str(place), "HEAD")
+    git(repo, "worktree", "add", "-q", "--detach", str(place), "HEAD")
     written = place / "new.txt"
 
     def call() -> None:
@@ -133,7 +137,7 @@ def measure() -> dict[str, Any]:
     for label, files in SIZES.items():
         with tempfile.TemporaryDirectory(prefix="adws-bench-") as name:
             folder = Path(name)
-            repo = _repository(folder, files)
+            repo = repository(folder, files)
             results[label] = {
                 "bare_ms": _timed(Step("impl", _nothing), repo, folder),
                 "worktree_ms": _timed(worktree(Step("impl", _nothing)), repo, folder),

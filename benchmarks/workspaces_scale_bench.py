@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import shutil
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from returns.io import IOSuccess
 from timing import median_seconds
+from workspaces_bench import git, repository
 
 from adws import Step, Workflow, WorkflowContext, run_workflow, worktree
 from adws.journal import Journal
@@ -46,27 +46,8 @@ SOURCE_FILES = 2_000
 DEP_FILES = 5_000
 DEP_BYTES = 20 * 1024
 GC_WORKTREES = 200
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-
-
-def _repository(folder: Path, files: int) -> Path:
-    repo = folder / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.name", "bench")
-    _git(repo, "config", "user.email", "bench@example.com")
-    for i in range(files):
-        path = repo / f"d{i % 40}" / f"f{i}.txt"
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(f"line {i}\n")
-    (repo / "lock.txt").write_text("deps 1\n")
-    (repo / ".gitignore").write_text("deps\n")
-    _git(repo, "add", "--all")
-    _git(repo, "commit", "-q", "-m", "start")
-    return repo
+LOCKED = {"lock.txt": "deps 1\n", ".gitignore": "deps\n"}
+"""The files the setup's key and ignore rules name, beside the sources."""
 
 
 def _store(folder: Path) -> Path:
@@ -114,7 +95,7 @@ def _ready(repo: Path, store: Path, folder: Path, *, fresh: bool) -> float:
         timings.append(started[-1] - began)
         if fresh:
             shutil.rmtree(where)
-            _git(repo, "worktree", "prune")
+            git(repo, "worktree", "prune")
 
     median_seconds(once, REPEATS)
     return sorted(timings[1:])[len(timings[1:]) // 2] * 1e3
@@ -126,16 +107,16 @@ def _git_add(repo: Path, folder: Path) -> float:
     for n in range(REPEATS + 1):
         path = folder / "plain" / str(n)
         began = time.perf_counter()
-        _git(repo, "worktree", "add", "-q", "-b", f"plain/{n}", str(path), "HEAD")
+        git(repo, "worktree", "add", "-q", "-b", f"plain/{n}", str(path), "HEAD")
         timings.append(time.perf_counter() - began)
-        _git(repo, "worktree", "remove", "--force", str(path))
+        git(repo, "worktree", "remove", "--force", str(path))
     return sorted(timings[1:])[len(timings[1:]) // 2] * 1e3
 
 
 def _gc(folder: Path) -> dict[str, float]:
     """Make 200 ended runs with a kept, merged worktree each; time listing and one gc pass."""
     (folder / "small").mkdir()
-    repo = _repository(folder / "small", 1)
+    repo = repository(folder / "small", 1, LOCKED)
     journal = Journal(folder / "runs.db")
     runs = Runs(journal, whole_process=False, worktrees=str(folder / "trees"))
     workflow = Workflow(
@@ -157,7 +138,7 @@ def measure() -> dict[str, Any]:
     """Measure cold and seeded worktrees beside git alone, and gc over 200 worktrees."""
     with tempfile.TemporaryDirectory(prefix="adws-bench-") as name:
         folder = Path(name)
-        repo = _repository(folder, SOURCE_FILES)
+        repo = repository(folder, SOURCE_FILES, LOCKED)
         store = _store(folder)
         results: dict[str, Any] = {
             "git_ms": _git_add(repo, folder),
