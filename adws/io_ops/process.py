@@ -176,6 +176,10 @@ def run_process(  # noqa: PLR0913 - keyword-only options of one call
             error = f"working folder {cwd} {state}"
         return ProcessOutcome(argv, None, "", "", monotonic() - clock.started, error=error)
     GROUPS.add(process.pid, cancel)
+    if cancel is not None and cancel.is_set():
+        # Cancelled while it started: the branch's groups may have been killed before this
+        # one was known, so it is killed here, or it would run (and be waited for) to its end.
+        kill_group(process.pid)
     streams = Streams(process, payload, max_output_bytes, on_line)
     try:
         timed_out, hung = _watch(process, streams, clock)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from pathlib import Path
@@ -455,6 +456,29 @@ def test_a_cancelled_branch_starts_no_new_process() -> None:
     finally:
         io_ops.CANCEL.reset(token)
     assert (outcome.returncode, outcome.error) == (None, "cancelled before it started")
+
+
+class _SetOnceAsked(threading.Event):
+    """A branch's cancel event set just after run_process checked it, before its group is known."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = 0
+
+    def is_set(self) -> bool:
+        self.asked += 1
+        return self.asked > 1
+
+
+def test_a_branch_cancelled_while_its_process_starts_kills_that_process() -> None:
+    from adws import io_ops  # noqa: PLC0415 - the branch's view of cancellation
+
+    token = io_ops.CANCEL.set(_SetOnceAsked())
+    try:
+        outcome = io_ops.run_process(["sleep", "60"])
+    finally:
+        io_ops.CANCEL.reset(token)
+    assert outcome.returncode == -signal.SIGKILL  # killed, not left to sleep its 60 s
 
 
 def test_status_lists_each_branch_and_its_last_error(tmp_path: Path) -> None:
