@@ -36,12 +36,18 @@ if TYPE_CHECKING:
 
     from adws.agents.base import AgentBackend
     from adws.engine.step import Step, Workflow
+    from adws.workspaces.seeds import SeedSpec
 
 __all__ = ["AgentChoiceError", "limits_of", "map_agents", "select_agent", "use_agent"]
 
 
 class AgentChoiceError(AdwsError, ValueError):
     """An `--agent` choice (with `--model`, `--agent-output`) that makes no agent for a workflow."""
+
+
+def _seeded(seed: SeedSpec | None) -> dict[str, Any]:
+    """Return the keywords that declare `seed` again (none for a worktree without one)."""
+    return {} if seed is None else attrs.asdict(seed)
 
 
 def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step | None:  # noqa: PLR0911 - one rebuild per kind of step
@@ -80,6 +86,7 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             base=spec.base,
             keep=spec.keep,
             protect=spec.protect,
+            **_seeded(spec.seed),
         )
     if isinstance(spec, BestOfSpec):
         return best_of(
@@ -92,6 +99,7 @@ def _rebuilt(step: Step, swap: Callable[[AgentBackend], AgentBackend]) -> Step |
             early_stop=spec.early_stop,
             protect=spec.protect,
             base=spec.base,
+            **_seeded(spec.seed),
         )
     if isinstance(spec, ReproduceSpec):
         return reproduce(

@@ -28,6 +28,7 @@ from adws.agents.swap import use_agent
 from adws.engine.combinators import VerificationSpec
 from adws.workspaces.candidates import BestOfSpec, failure_count
 from adws.workspaces.judging import JUDGE_CONTRACT, Judge, judge
+from adws.workspaces.seeds import SeedSpec
 from adws.workspaces.worktrees import WorktreeSpec
 from tests.conftest import failure, success, wait_for
 from tests.workspaces.conftest import git
@@ -382,3 +383,19 @@ def test_use_agent_keeps_early_stop_protect_baseline_and_recheck() -> None:
     assert (inner.baseline, inner.recheck, inner.protect) == (True, 2, ("t/**",))
     assert isinstance(work.spec, WorktreeSpec)
     assert work.spec.protect == ("b/**",)
+
+
+def test_use_agent_keeps_the_seeds_of_worktree_and_best_of() -> None:
+    ask = agent_step("impl", prompt="p", agent=ScriptedAgent([]), contract=OutputContract())
+    key, share = ("package-lock.json",), ("node_modules",)
+    steps = (
+        best_of("best", ask, n=2, setup="npm ci", setup_key=key, share=share, share_mode="copy"),
+        worktree(ask, name="w", setup="npm ci", setup_key=key, share=share, share_mode="symlink"),
+    )
+    best, work = use_agent(Workflow("w", steps), ScriptedAgent([])).steps
+    assert isinstance(best.spec, BestOfSpec)
+    assert isinstance(work.spec, WorktreeSpec)
+    assert (best.spec.seed, work.spec.seed) == (
+        SeedSpec("npm ci", ("package-lock.json",), ("node_modules",), "copy"),
+        SeedSpec("npm ci", ("package-lock.json",), ("node_modules",), "symlink"),
+    )
