@@ -79,14 +79,20 @@ def test_a_decision_notifies_and_a_question_asked_does_not(
     assert notices(heard) == [{"run": "r2", "what": "decided"}]
 
 
+def queued_then_rolled_back(journal: Journal, run_id: str) -> None:
+    with journal.transaction() as db:
+        for sql, params in queued(run_id, "w", fingerprint="f", steps=[], inputs="", options=None):
+            db.execute(sql, params)
+        msg = "changed my mind"
+        raise RuntimeError(msg)
+
+
 def test_a_change_rolled_back_a_batchs_run_and_a_run_started_here_notify_nothing_due(
     postgres_url: str, heard: psycopg.Connection[Any]
 ) -> None:
     journal = Journal(postgres_url)
-    with pytest.raises(RuntimeError), journal.transaction() as db:
-        for sql, params in queued("r3", "w", fingerprint="f", steps=[], inputs="", options=None):
-            db.execute(sql, params)
-        raise RuntimeError
+    with pytest.raises(RuntimeError, match=r"^changed my mind$"):
+        queued_then_rolled_back(journal, "r3")
     journal.write(
         "INSERT INTO runs (run_id, workflow, fingerprint, status, steps, inputs, started,"
         " batch_id) VALUES ('r4', 'w', 'f', 'queued', '[]', '', 'now', 'b1')",
