@@ -19,6 +19,19 @@ user only, whose number follows `--journal-fd` on its command line. Never
 through the environment, which every step of the run would inherit (and
 an agent could print), nor the command line, which `ps` shows.
 
+A round also comes at the nearest `wake_at` of a parked run of this host
+(read from the journal each round), not at the next poll; and, on
+PostgreSQL, as soon as the worker hears of a due run: it listens (`LISTEN
+adws_due`, on a connection of its own) for the notices the journal sends
+in the transaction that makes a run due (queued, decided, cancelled,
+parked, interrupted: see `adws.journal.store.notices`). A notice is only
+a hint: it brings the next round forward, and the round reads the journal
+and claims compare-and-set, so a forged one starts nothing that is not
+due. The loop's tick (50 ms, for its children and signals) waits on that
+connection's socket, sending nothing. A listening connection that drops
+is opened again at the next round (the worker polls meanwhile); one that
+cannot be is said once, and so is listening again.
+
 A run that fails does not stop the worker. A journal it cannot reach (a
 server restarting, a dropped connection) is said once; the worker waits
 its poll interval and tries again (a server's connection reopens by
@@ -41,7 +54,8 @@ from adws import io_ops
 from adws.journal import JournalError
 from adws.journal.records.workers import WorkerRecord
 from adws.journal.store.backend import ERRORS, JournalUrl
-from adws.journal.store.queue import beat, leave, prune_workers
+from adws.journal.store.postgres import open_listener
+from adws.journal.store.queue import beat, leave, next_wake, prune_workers
 from adws.runs import Refused
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 
@@ -49,6 +63,7 @@ if TYPE_CHECKING:
     import subprocess
     from collections.abc import Callable, Sequence
 
+    from adws.journal.store.postgres import PostgresConnection
     from adws.runs import Runs
 
 __all__ = ["Worker"]
@@ -114,6 +129,10 @@ class Worker:
         self._ended: list[tuple[str, int]] = []
         """Runs that ended and are not yet settled in the journal (`_settle`)."""
         self._unreachable = False
+        self._next_round = 0.0
+        self._listener: PostgresConnection | None = None
+        self._deaf = False
+        """Said that it cannot listen: said again once it listens."""
         self._taken_back: set[str] = set()
         """The orphans this worker took back: each once (see the module's docstring)."""
         pid, host = os.getpid(), socket.gethostname()
@@ -131,7 +150,6 @@ class Worker:
         None: not stopped by a signal (see `codes` for the runs' own).
         """
         forwarded = False
-        next_round = 0.0
         with io_ops.handling_signals(self._on_signal):
             while True:
                 finished = self._reap()
@@ -143,14 +161,13 @@ class Worker:
                         forwarded = True
                     if not self._children:
                         break
-                elif finished or io_ops.monotonic() >= next_round:
+                elif finished or io_ops.monotonic() >= self._next_round:
                     took = self._round()
-                    next_round = io_ops.monotonic() + self.poll
                     if self.once and not (
                         took or self._children or self._ended or self._unreachable
                     ):
                         break
-                io_ops.sleep(_TICK)
+                self._wait()
         self._leave()
         if self.signal is None:
             return None
@@ -200,12 +217,19 @@ class Worker:
             self._ended.pop(0)
 
     def _round(self) -> bool:
-        """Settle what ended, beat, then fill the free slots; tell whether a run was taken."""
+        """Settle what ended, beat, listen, fill the free slots; tell whether a run was taken.
+
+        The next round is due after `poll` seconds, or at the nearest
+        `wake_at` of a parked run of this host, whichever comes first.
+        """
+        self._next_round = io_ops.monotonic() + self.poll
         try:
             self._settle()
             self._beat()
             self._tidied()
+            listening = self._listen()  # before reading the journal: no notice falls between
             took = self._fill()
+            wake = next_wake(self.journal, self.me.host, io_ops.wall_clock())
         except (JournalError, *ERRORS) as exc:
             if not self._unreachable:
                 self.say(
@@ -217,7 +241,57 @@ class Worker:
         if self._unreachable:
             self.say(f"adws worker: the journal {self.journal.path} answers again")
             self._unreachable = False
+        if listening is not None:
+            self.say(listening)
+        if wake is not None:
+            self._next_round = min(
+                self._next_round, io_ops.monotonic() + wake - io_ops.wall_clock()
+            )
         return took
+
+    def _listen(self) -> str | None:
+        """Listen for notices of due runs, on a PostgreSQL journal; return what to say, if anything.
+
+        Only a worker that goes on (not `once`) listens. A connection that
+        cannot be opened (at the first round, or again after one dropped)
+        is said once, and the worker polls meanwhile; listening again is
+        said too.
+        """
+        url = self.journal.path
+        if self._listener is not None or self.once or not isinstance(url, JournalUrl):
+            return None
+        try:
+            self._listener = open_listener(url)
+        except ERRORS as exc:
+            if self._deaf:
+                return None
+            self._deaf = True
+            return (
+                f"adws worker: cannot listen for due runs on {url} ({exc}); "
+                f"looking every {self.poll:g}s until it can"
+            )
+        if not self._deaf:
+            return None
+        self._deaf = False
+        return f"adws worker: listening for due runs on {url} again"
+
+    def _wait(self) -> None:
+        """Wait a tick; a notice heard meanwhile makes the next round due now (only a hint).
+
+        A listening connection that dropped is closed: the worker polls, and
+        opens another at its next round (which says so if it cannot).
+        """
+        if self._listener is None:
+            io_ops.sleep(_TICK)
+            return
+        try:
+            heard = self._listener.heard(_TICK)
+        except ERRORS:
+            self._listener.close()
+            self._listener = None
+            return
+        if heard:
+            self._next_round = 0.0
 
     def _tidied(self) -> None:
         """Run `tidy` when it is due (the first round, then every `TIDY_EVERY` seconds)."""
@@ -271,6 +345,8 @@ class Worker:
         A journal out of reach is said: the heartbeat then stops being live
         by itself, and the runs stay as their own processes left them.
         """
+        if self._listener is not None:
+            self._listener.close()
         try:
             self._settle()
             leave(self.journal, self.me.worker_id)

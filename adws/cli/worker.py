@@ -65,7 +65,8 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
         type=seconds,
         default=5.0,
         metavar="S",
-        help="look for due runs and beat every S seconds (default 5)",
+        help="look for due runs and beat every S seconds (default 5); sooner at a parked "
+        "run's wake time, and on a PostgreSQL journal as soon as a run is due (LISTEN/NOTIFY)",
     )
     parser.add_argument(
         "--concurrency", type=positive, default=1, metavar="N", help="runs at a time (default 1)"

@@ -54,5 +54,7 @@ def migrate(db: Connection) -> None:
             raise newer(version)
         for number, statements in enumerate(MIGRATIONS[version:], version + 1):
             for statement in statements:
-                db.execute(statement.format_map(db.words))
+                written = statement.format_map(db.words)
+                if written:  # a backend's word for what it has no need of (SQLite's notices)
+                    db.execute(written)
             db.execute("INSERT INTO schema_version (version) VALUES (?)", (number,))

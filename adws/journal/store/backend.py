@@ -177,7 +177,10 @@ class Connection(Protocol):
 
         `integer`, `real`, `blob`; `id` (a key that counts up, never reused),
         `key` (a key that counts up); `rowid` (what leads every table: SQLite
-        numbers rows itself); `refs` (the foreign key to `runs`, unchecked).
+        numbers rows itself); `refs` (the foreign key to `runs`, unchecked);
+        `notices`, `notices_of_queued`, `notices_of_runs`, `notices_of_decisions`
+        (whole statements: the triggers that notify workers of due runs, see
+        `adws.journal.store.notices`; empty where there are none).
         """
 
     def execute(self, sql: str, params: Any = (), /) -> Cursor:  # noqa: ANN401 - as sqlite3

@@ -6,8 +6,10 @@ server, so workers on several hosts split the queue; `BEGIN IMMEDIATE` on
 SQLite), and finds with `due_runs` the runs of its host it should continue:
 parked runs whose time came, and waiting runs whose question was decided
 on another host; and with `orphans` those nobody runs any more: interrupted
-ones, and those whose recorded holder died. Each worker writes a heartbeat (`beat`); `workers` lists
-them, each with whether it is live.
+ones, and those whose recorded holder died; `next_wake` says when the next
+parked run of a host may go on (a worker sleeps until then, not a poll).
+Each worker writes a heartbeat (`beat`); `workers` lists them, each with
+whether it is live.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ __all__ = [
     "beat",
     "due_runs",
     "leave",
+    "next_wake",
     "orphans",
     "prune_workers",
     "queued",
@@ -143,6 +146,22 @@ def due_runs(journal: Journal, host: str, now: float) -> list[tuple[str, str]]:
     steps run here, where their worktrees are).
     """
     return [(str(run_id), str(status)) for run_id, status in journal.query(_DUE, (host, now))]
+
+
+_WAKE: Final = "SELECT MIN(wake_at) FROM runs WHERE host = ? AND status = 'parked' AND wake_at > ?"
+
+
+def next_wake(journal: Journal, host: str, now: float) -> float | None:
+    """Return the nearest `wake_at` after `now` of a parked run of `host` (None: no such run).
+
+    A parked run already due is left out: it is `due_runs`'s (or a batch's),
+    not a time to wait for; so is a time that is not a number (a forged row).
+    """
+    [(found,)] = journal.query(_WAKE, (host, now))
+    try:
+        return float(found)
+    except (TypeError, ValueError):
+        return None
 
 
 _ORPHANS: Final = (

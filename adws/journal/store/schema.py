@@ -38,7 +38,10 @@ across runs (`caps`: a name, its JSON, when it was set; see
 `adws.journal.store.caps`); 22 keeps what agent calls in flight hold of them
 (`cap_holds`; see `adws.journal.store.cap_holds`); 23 keeps what agent CLIs
 said of their accounts' quota windows (`agent_quotas`: the share used and the
-reset, per account and window; see `adws.journal.store.quotas`).
+reset, per account and window; see `adws.journal.store.quotas`); 24 makes a
+PostgreSQL journal notify its workers (`NOTIFY adws_due`, in the transaction of
+the change) when a run is queued, decided, cancelled, parked or interrupted (see
+`adws.journal.store.notices`; a SQLite journal has nothing to add).
 """
 
 from __future__ import annotations
@@ -236,10 +239,12 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             " PRIMARY KEY (account, window_name))"
         ),
     ),
+    ("{notices}", "{notices_of_queued}", "{notices_of_runs}", "{notices_of_decisions}"),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append.
 
 Written once for both backends: `{integer}`, `{real}`, `{blob}`, `{id}`, `{key}`,
 `{rowid}` and `{refs}` are each backend's words (`Connection.words`), filled in
-as a migration runs.
+as a migration runs; so are `{notices}` and its triggers, whole statements on
+PostgreSQL and empty (skipped) on SQLite.
 """

@@ -36,8 +36,15 @@ WORDS: Final = {
     "key": "INTEGER PRIMARY KEY",
     "rowid": "",
     "refs": " REFERENCES runs(run_id)",
+    "notices": "",
+    "notices_of_queued": "",
+    "notices_of_runs": "",
+    "notices_of_decisions": "",
 }
-"""The schema's words in SQLite (see `adws.journal.store.backend.Connection.words`)."""
+"""The schema's words in SQLite (see `adws.journal.store.backend.Connection.words`).
+
+No notices of due runs (`adws.journal.store.notices`): SQLite's workers poll.
+"""
 
 _LOCK_RETRY_DELAYS: Final = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)
 
