@@ -15,9 +15,11 @@ to a put (`adws.batch.outbox`: a step's start, a new child process and
 the run's end send what is held), each put a round trip to the scheduler
 that returns once the scheduler holds them, so every finished step a task
 reported before its worker died is not lost. Each worker process opens
-the batch's queue once, not once a run. A task whose worker dies fails (the local
-cluster allows no silent retry) and the coordinator resumes that run from
-its last finished step as a new task. A first Ctrl-C reaches each worker
+the batch's queue once (and keeps it, one name a batch), not once a run;
+the coordinator polls the queue, and a task's end wakes it at once.
+A task whose worker dies fails (the local cluster allows no silent retry)
+and the coordinator resumes that run from its last finished step as a
+new task. A first Ctrl-C reaches each worker
 (`Client.run`): a run in a step that is not cleanup is interrupted there,
 as locally (its processes stopped, its `always_run` steps run, it ends
 `interrupted`); a second kills the process groups of the batch's runs and
