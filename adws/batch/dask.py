@@ -10,11 +10,16 @@ value is a scheduler address; Dask's own configuration says how to reach
 it securely (see docs/guides/batches.md). Every worker must be able to import adws and
 read the workflows folder at the same path.
 
-Messages travel on a `distributed.Queue` named after the batch; each put
-returns once the scheduler holds it, so what a task reported before its
-worker died is not lost. A task whose worker dies fails (the local
-cluster allows no silent retry) and the coordinator resumes that run from
-its last finished step as a new task. A first Ctrl-C reaches each worker
+Messages travel on a `distributed.Queue` named after the batch, several
+to a put (`adws.batch.outbox`: a step's start, a new child process and
+the run's end send what is held), each put a round trip to the scheduler
+that returns once the scheduler holds them, so every finished step a task
+reported before its worker died is not lost. Each worker process opens
+the batch's queue once (and keeps it, one name a batch), not once a run;
+the coordinator polls the queue, and a task's end wakes it at once.
+A task whose worker dies fails (the local cluster allows no silent retry)
+and the coordinator resumes that run from its last finished step as a
+new task. A first Ctrl-C reaches each worker
 (`Client.run`): a run in a step that is not cleanup is interrupted there,
 as locally (its processes stopped, its `always_run` steps run, it ends
 `interrupted`); a second kills the process groups of the batch's runs and
@@ -34,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 from distributed import Nanny, Scheduler, Worker
 
 from adws import io_ops
+from adws.batch.outbox import Flusher, Outbox
 from adws.batch.tasks import OVER_BUDGET, Cancel, Message, Task, execute
 from adws.engine.errors import Cancellation
 from adws.engine.events import AttemptFailed, RunEvent, StepStarted, StepSucceeded
@@ -44,8 +50,12 @@ if TYPE_CHECKING:
 __all__ = ["INSTALL_HINT", "DaskPool", "run_task"]
 
 INSTALL_HINT: Final = "pip install 'adws[dask]'"
-_POLL: Final = 0.01
-"""How often the coordinator asks the scheduler for messages while none come."""
+_POLL: Final = 0.05
+"""How often the coordinator asks the scheduler for messages while none come.
+
+A task's end wakes it at once (the scheduler pushes it to the client, no
+round trip): its slot takes the next run without waiting for a poll.
+"""
 
 
 class _QuietScheduler(Scheduler):
@@ -123,28 +133,39 @@ _RUNNING: Final[dict[str, dict[str, _Running]]] = {}
 _STOPPING: Final[dict[str, str]] = {}
 """The batches told to stop, with why: a task that starts later stops at its first step."""
 _LOCK: Final = threading.Lock()
+_QUEUES: Final[dict[str, Any]] = {}
+"""The batches' queues this worker process opened, by name: opening one is a round trip."""
+_FLUSHER: Final = Flusher()
+"""Sends what this worker's runs held too long (a thread, started by the first run)."""
 
 
 def run_task(task: Task, queue_name: str, slot: int) -> None:
-    """Run one task on a Dask worker, reporting through the batch's queue."""
+    """Run one task on a Dask worker, reporting through the batch's queue, several to a put."""
     from distributed import Queue  # noqa: PLC0415 - runs on the worker
 
-    queue = Queue(queue_name)
     batch_id = task.batch.batch_id
     running = _Running()
+    queue = _QUEUES.get(queue_name)
+    if queue is None:  # two first runs may both open it: the scheduler counts both
+        queue = _QUEUES.setdefault(queue_name, Queue(queue_name))
     with _LOCK:
         _RUNNING.setdefault(batch_id, {})[task.run_id] = running
         stopping = _STOPPING.get(batch_id)  # a batch told to stop: this run stops at once
         running.pending = None if stopping is None else _interrupted(stopping)
 
-    def send(message: Message) -> None:
-        queue.put((slot, message))
+    def put(messages: list[Message]) -> None:
+        queue.put((slot, messages))
 
+    outbox = Outbox(put)
+    _FLUSHER.watch(task.run_id, outbox)
     try:
-        execute(task, send, (running.observe,))
+        # The outbox first: a step's start sends the rows before it, even one interrupted there.
+        execute(task, outbox.send, (outbox.observe, running.observe))
     finally:
+        _FLUSHER.forget(task.run_id)
         with _LOCK:
             _RUNNING[batch_id].pop(task.run_id, None)
+        outbox.flush()  # a task that failed still sends what its run said
 
 
 def _interrupt(batch_id: str, message: str) -> None:
@@ -178,6 +199,15 @@ def _over_budget(batch_id: str) -> None:
     OVER_BUDGET.add(batch_id)
 
 
+def _unpacked(puts: list[tuple[int, list[Message]]]) -> list[tuple[int, Message]]:
+    """Return each message of each put with its slot, in the order they were put.
+
+    >>> _unpacked([(0, [("a",), ("b",)]), (1, [("c",)])])
+    [(0, ('a',)), (0, ('b',)), (1, ('c',))]
+    """
+    return [(slot, message) for slot, messages in puts for message in messages]
+
+
 def _local_cluster(workers: int, threads: int) -> tuple[Any, Any]:
     """Start a TLS-only, HTTP-free cluster on 127.0.0.1; return it and its credentials."""
     import dask  # noqa: PLC0415 - the optional extra, loaded only for --dask
@@ -186,8 +216,12 @@ def _local_cluster(workers: int, threads: int) -> tuple[Any, Any]:
     security = Security.temporary()  # a key and certificate for this batch alone, in memory
     where = {"host": "127.0.0.1", "protocol": "tls://", "security": security}
     quiet = {"dashboard": False, "dashboard_address": None}
-    # Read by each nanny whenever it (re)starts its worker; a task's step may use multiprocessing.
-    dask.config.set({"distributed.worker.daemon": False})
+    # Read by each nanny whenever it (re)starts its worker: a task's step may use
+    # multiprocessing; and nobody reads a local cluster's profiles, whose sampling of every
+    # thread's stack each 10 ms took a fifth of its workers' CPU, on the cores agents share.
+    dask.config.set(
+        {"distributed.worker.daemon": False, "distributed.worker.profile.enabled": False}
+    )
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         cluster = SpecCluster(
             scheduler={"cls": _QuietScheduler, "options": {**where, **quiet}},
@@ -234,6 +268,8 @@ class DaskPool:
         self.queue_name = f"adws-{batch_id}"
         self.queue: Any = Queue(self.queue_name, client=self.client)
         self.futures: dict[int, Future[None]] = {}
+        self.ended = threading.Event()
+        """Set when a task ends (finished, failed or cancelled): `receive` stops waiting."""
         self._slots = itertools.count()
         self.requested: list[int] = []
         self.applied = 0
@@ -244,23 +280,26 @@ class DaskPool:
 
     def send(self, slot: int, task: Task) -> None:
         """Submit a task for this slot."""
-        self.futures[slot] = self.client.submit(
+        future = self.client.submit(
             run_task, task, self.queue_name, slot, pure=False, key=f"adws-{task.run_id}-{slot}"
         )
+        future.add_done_callback(lambda _future: self.ended.set())
+        self.futures[slot] = future
 
     def receive(self, timeout: float) -> list[tuple[int, Message]]:
         """Return the messages waiting (polling until some come, or `timeout`), then the lost."""
         self._apply_signals()
         deadline = time.monotonic() + timeout
         while True:
+            self.ended.clear()  # before the get: a task that ends after it wakes the wait below
             # A blocking get that times out is logged as an error by the scheduler: poll instead.
-            received: list[tuple[int, Message]] = list(self.queue.get(batch=True))
+            received = _unpacked(self.queue.get(batch=True))
             lost = self._lost()
-            if lost:
-                received.extend(self.queue.get(batch=True))  # what they said before they died
+            if lost:  # what they said before they died
+                received.extend(_unpacked(self.queue.get(batch=True)))
             if received or lost or time.monotonic() >= deadline:
                 return received + lost
-            time.sleep(_POLL)
+            self.ended.wait(min(_POLL, max(0.0, deadline - time.monotonic())))
 
     def _lost(self) -> list[tuple[int, Message]]:
         lost: list[tuple[int, Message]] = []
