@@ -190,9 +190,16 @@ class PostgresConnection:
             raise self._failure(exc) from None
 
     def _reopen_if_closed(self) -> None:
-        """Open the connection again if the server closed it (read what it sent, never waiting)."""
+        """Open the connection again if the server closed it (read what it sent, never waiting).
+
+        A server that ends an idle session says why (a notice, read first),
+        then closes it (the second read finds the end).
+        """
+        pgconn = self._db.pgconn
         with contextlib.suppress(self._psycopg.OperationalError):  # broken: seen just below
-            self._db.pgconn.consume_input()
+            pgconn.consume_input()
+            pgconn.is_busy()
+            pgconn.consume_input()
         if self._db.broken:
             self._db = self._connect()
 
