@@ -6,8 +6,10 @@ on each backend's connection, in its own module, never found by rewriting
 the other's text: `begin` (how a transaction takes the write lock),
 `locks_rows` and `skips_locked` (a claim's row locks), `words` (the column
 types and identity columns the schema is written with), `total` (a sum
-that never overflows), `columns` (a table's columns), `fetch`. SQLite's is
-`adws.journal.store.sqlite`, PostgreSQL's `adws.journal.store.postgres`.
+that never overflows), `columns` (a table's columns), `fetch`, and `apply`
+(one write transaction of several statements: on a server, one round
+trip). SQLite's is `adws.journal.store.sqlite`, PostgreSQL's
+`adws.journal.store.postgres`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import attrs
 from adws._exceptions import AdwsError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
+
+    from adws.journal.store.schema import Statement
 
 __all__ = [
     "ERRORS",
@@ -191,6 +195,9 @@ class Connection(Protocol):
 
     def fetch(self, sql: str, params: Any, *, plain: bool) -> list[Any]:  # noqa: ANN401 - as sqlite3
         """Fetch every row (`plain`: tuples, else rows readable by column name too)."""
+
+    def apply(self, statements: Sequence[Statement], /) -> None:
+        """Run statements in one write transaction of their own: all or nothing."""
 
     def columns(self, table: str) -> frozenset[str]:
         """Name a table's columns (none: no such table)."""

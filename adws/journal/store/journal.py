@@ -221,10 +221,13 @@ class Journal:
     # -- writing ---------------------------------------------------------------
 
     def apply(self, statements: Sequence[Statement]) -> None:
-        """Run several statements in one transaction: one event, all or nothing."""
-        with self.transaction() as db:
-            for sql, params in statements:
-                db.execute(sql, params)
+        """Run several statements in one transaction: one event, all or nothing.
+
+        On a server, the statements and their transaction go in one round
+        trip (see `adws.journal.store.postgres.PostgresConnection.apply`).
+        """
+        with self._lock:
+            self._db.apply(statements)
 
     def write(self, sql: str, params: Sequence[object]) -> None:
         """Run one statement in its own transaction."""

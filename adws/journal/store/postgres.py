@@ -15,11 +15,14 @@ connection that listens for them (`open_listener`). Values are bound on the
 client (`ClientCursor`, as SQLite binds them), so `? IS NULL` needs no
 declared type. A connection that broke is opened again at the next
 statement outside a transaction; a transaction it broke in fails, and
-says so.
+says so. A write of several statements (`apply`: a step's record) takes
+one round trip: the statements go as one query, which the server runs as
+one transaction.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import TYPE_CHECKING, Any, Final
 
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from adws.journal.store.backend import JournalUrl
+    from adws.journal.store.schema import Statement
 
 __all__ = ["WORDS", "PostgresConnection", "Row", "open_listener", "open_server", "placeholders"]
 
@@ -167,6 +171,44 @@ class PostgresConnection:
         return list(
             self._run(sql, params, self._psycopg.rows.tuple_row if plain else None).fetchall()
         )
+
+    def apply(self, statements: Sequence[Statement], /) -> None:
+        """Run statements in one transaction, in one round trip to the server: all or nothing.
+
+        Values are bound on the client, so the statements go as one query
+        (one `Query` message), which PostgreSQL runs as one implicit
+        transaction: the first statement that fails rolls back the others,
+        and the connection is left idle, not in a failed transaction. A
+        connection the server closed while it sat idle (a restart, a
+        terminated session) is found before the query is sent (what the
+        server said is read, without waiting) and opened again; one that
+        breaks while the query is in flight fails, as a `COMMIT` would,
+        and the caller tries again (`adws.journal.store.patience.persist`).
+        No statements: nothing is sent.
+        """
+        if not statements:
+            return
+        query = "; ".join(placeholders(sql) for sql, _ in statements)
+        values = tuple(value for _, params in statements for value in params)
+        try:
+            self._reopen_if_closed()
+            self._psycopg.ClientCursor(self._db).execute(query, values)
+        except self._psycopg.Error as exc:
+            raise self._failure(exc) from None
+
+    def _reopen_if_closed(self) -> None:
+        """Open the connection again if the server closed it (read what it sent, never waiting).
+
+        A server that ends an idle session says why (a notice, read first),
+        then closes it (the second read finds the end).
+        """
+        pgconn = self._db.pgconn
+        with contextlib.suppress(self._psycopg.OperationalError):  # broken: seen just below
+            pgconn.consume_input()
+            pgconn.is_busy()
+            pgconn.consume_input()
+        if self._db.broken:
+            self._db = self._connect()
 
     def _run(self, sql: str, params: Any, rows: Any) -> Any:  # noqa: ANN401 - psycopg's
         """Run a statement; outside a transaction, once more on a new connection if it broke.

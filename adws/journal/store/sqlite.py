@@ -6,7 +6,8 @@ a claim's reads need no row lock, and taking one of many queued rows needs
 no `SKIP LOCKED`); its column types (`INTEGER`, `REAL`, `BLOB`); `INTEGER
 PRIMARY KEY` for a key that counts up (`AUTOINCREMENT`: never reused); an
 implicit `rowid` on every table; `TOTAL` for a sum that never overflows;
-`pragma_table_info` for a table's columns. A file is opened in WAL mode
+`pragma_table_info` for a table's columns; a write transaction of several
+statements runs them one by one (no server to wait for). A file is opened in WAL mode
 for writing (migrated), or only read (a private copy when its folder is
 not writable, so no run in its `-wal` file is hidden).
 """
@@ -19,12 +20,14 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from adws.journal.store._open import migrate, newer
+from adws.journal.store._open import immediate, migrate, newer
 from adws.journal.store.backend import JournalError
 from adws.journal.store.schema import MIGRATIONS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
+
+    from adws.journal.store.schema import Statement
 
 __all__ = ["WORDS", "SqliteConnection", "open_readonly", "open_writable"]
 
@@ -63,6 +66,12 @@ class SqliteConnection(sqlite3.Connection):
         if plain:
             cursor.row_factory = None
         return cursor.execute(sql, params).fetchall()
+
+    def apply(self, statements: Sequence[Statement], /) -> None:
+        """Run statements in one write transaction (`BEGIN IMMEDIATE`): all or nothing."""
+        with immediate(self):
+            for sql, params in statements:
+                self.execute(sql, params)
 
     def columns(self, table: str) -> frozenset[str]:
         """Name a table's columns (none: no such table)."""
