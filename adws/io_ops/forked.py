@@ -137,7 +137,11 @@ class ForkServer:
         process = self._context.Process(
             target=_child, args=(target, args, self.env, self.cwd), daemon=False
         )
-        process.start()
+        try:
+            process.start()
+        except EOFError as exc:  # the server ended as it forked: no child, no pid
+            msg = f"the forkserver ended before it started the process ({exc})"
+            raise OSError(msg) from exc
         return Forked(process)
 
     def _running(self) -> None:

@@ -7,6 +7,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from adws.io_ops.forked import LOST, Forked, ForkServer
 
 
@@ -40,3 +42,17 @@ def test_a_server_never_started_stops_as_nothing() -> None:
     server = ForkServer((), {}, print)
     server.stop()
     server.stop()
+
+
+def test_a_server_that_dies_as_it_forks_is_an_oserror(tmp_path: Path) -> None:
+    # Imported by the server alone (its preload): it takes the fork request, then dies.
+    (tmp_path / "dies_soon.py").write_text(
+        "import os, signal, time\ntime.sleep(1)\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    found = os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])
+    server = ForkServer(("dies_soon",), {**os.environ, "PYTHONPATH": found}, print)
+    try:
+        with pytest.raises(OSError, match=r"^the forkserver ended before it started the process"):
+            server.start(int, "0")
+    finally:
+        server.stop()
