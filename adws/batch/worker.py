@@ -95,7 +95,8 @@ class Worker:
     `held(run_id, kind, journal)` starts the child that runs a run this
     worker claimed (`kind`: `queued`, or its status: `waiting`, `parked`,
     `interrupted`, `running` for a dead holder's; `journal`: where the
-    journal is, a path or a URL) and raises OSError if it cannot; `ended`
+    journal is, a path or a URL) and raises OSError or EOFError if it
+    cannot; `ended`
     is told each run's exit code as it ends; `say` prints a line. Runs are
     claimed through `runs` (`Runs.take`, `Runs.take_queued`), the one code
     outside the journal that claims a run.
@@ -282,7 +283,7 @@ class Worker:
         location = where.url if isinstance(where, JournalUrl) else str(where)
         try:
             self._children[run_id] = self.held(run_id, kind, location)
-        except OSError as exc:
+        except (OSError, EOFError) as exc:  # EOFError: its forkserver ended as it forked
             self.say(f"adws worker: cannot start the process of run {run_id}: {exc}")
             self.codes.append(_NOT_STARTED)
             self._ended.append((run_id, _NOT_STARTED))

@@ -132,16 +132,15 @@ class ForkServer:
         self._pid: int | None = None
 
     def start(self, target: Callable[..., int], *args: object) -> Forked:
-        """Run `target(*args)` in a fresh fork of the server; raise OSError if it cannot."""
+        """Run `target(*args)` in a fresh fork of the server.
+
+        Raise OSError if it cannot, EOFError if the server ended as it forked.
+        """
         self._running()
         process = self._context.Process(
             target=_child, args=(target, args, self.env, self.cwd), daemon=False
         )
-        try:
-            process.start()
-        except EOFError as exc:  # the server ended as it forked: no child, no pid
-            msg = f"the forkserver ended before it started the process ({exc})"
-            raise OSError(msg) from exc
+        process.start()
         return Forked(process)
 
     def _running(self) -> None:
