@@ -8,16 +8,20 @@ an orphan at most once per worker, so a run that cannot start is not
 started again every round), then queued runs (`take_queued`:
 `SKIP LOCKED`, so workers on several hosts split them). A claimed run is
 recorded as held by the worker; a child process (`held`, built by the
-caller) takes it over from its parent and runs it as `adws run` or `adws
+caller) takes it over from the worker and runs it as `adws run` or `adws
 resume` would, with its own signals, process groups and journal
 connection: that is why runs are processes, not threads (a run's signal
 handlers, subreaper and `ADWS_RUN_ID` belong to its whole process).
+`adws worker` forks each from a server that imported adws once
+(`adws.io_ops.ForkServer`): a run starts in milliseconds, not the quarter
+of a second of a new interpreter.
 
-The child is told where the journal is (a team journal's URL holds its
-password) through a file descriptor: an unlinked file, readable by this
-user only, whose number follows `--journal-fd` on its command line. Never
-through the environment, which every step of the run would inherit (and
-an agent could print), nor the command line, which `ps` shows.
+`held` is told where the journal is (a team journal's URL holds its
+password) and hands it to the child as an argument, never through the
+environment, which every step of the run would inherit (and an agent
+could print), nor the command line, which `ps` shows. A child that could
+not be started (the system out of processes) leaves its run as one that
+could not start its run: marked interrupted, see `_settle`.
 
 A round also comes at the nearest `wake_at` of a parked run of this host
 (read from the journal each round), not at the next poll; and, on
@@ -45,8 +49,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import tempfile
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, Protocol, final
 
 import attrs
 
@@ -60,13 +63,12 @@ from adws.runs import Refused
 from adws.runs.interrupts import EXIT_BY_SIGNAL
 
 if TYPE_CHECKING:
-    import subprocess
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from adws.journal.store.postgres import PostgresConnection
     from adws.runs import Runs
 
-__all__ = ["Worker"]
+__all__ = ["Child", "Worker"]
 
 TIDY_EVERY: Final = 3600.0
 """How often `adws worker --gc` collects worktrees: every hour."""
@@ -75,15 +77,41 @@ _TICK: Final = 0.05
 """How often the loop looks at its children and at the signals it got."""
 _ORPHANED: Final = frozenset({"interrupted", "running"})
 """What a run nobody runs any more is due as (see `adws.journal.store.queue.orphans`)."""
+_NOT_STARTED: Final = 1
+"""The exit code a run whose child could not be started ends with (as a child that failed)."""
+
+
+class Child(Protocol):
+    """The process running a held run, followed as a `subprocess.Popen` is."""
+
+    @property
+    def pid(self) -> int:
+        """Its process id."""
+        ...
+
+    @property
+    def returncode(self) -> int | None:
+        """None while it runs; its exit status, or minus the signal that ended it."""
+        ...
+
+    def poll(self) -> int | None:
+        """Return its `returncode` if it ended, else None."""
+        ...
+
+    def send_signal(self, signum: int, /) -> None:
+        """Send it `signum`."""
+        ...
 
 
 @final
 class Worker:
     """Continue, on this host, every run that is due, `concurrency` at a time.
 
-    `held(run_id, kind)` is the command line of the child that runs a run
-    this worker claimed (`kind`: `queued`, or its status: `waiting`,
-    `parked`, `interrupted`, `running` for a dead holder's); `ended`
+    `held(run_id, kind, journal)` starts the child that runs a run this
+    worker claimed (`kind`: `queued`, or its status: `waiting`, `parked`,
+    `interrupted`, `running` for a dead holder's; `journal`: where the
+    journal is, a path or a URL) and raises OSError or EOFError if it
+    cannot; `ended`
     is told each run's exit code as it ends; `say` prints a line. Runs are
     claimed through `runs` (`Runs.take`, `Runs.take_queued`), the one code
     outside the journal that claims a run.
@@ -93,8 +121,7 @@ class Worker:
         self,
         runs: Runs,
         *,
-        held: Callable[[str, str], Sequence[str]],
-        env: dict[str, str],
+        held: Callable[[str, str, str], Child],
         ended: Callable[[str, int], None],
         say: Callable[[str], None],
         poll: float = 5.0,
@@ -112,7 +139,6 @@ class Worker:
         self.runs = runs
         self.journal = journal
         self.held = held
-        self.env = env
         self.ended = ended
         self.say = say
         self.poll = poll
@@ -125,7 +151,7 @@ class Worker:
         self.signal: int | None = None
         self._stopped: list[str] = []
         """The runs it held when a signal stopped it (each told to stop, ends interrupted)."""
-        self._children: dict[str, subprocess.Popen[bytes]] = {}
+        self._children: dict[str, Child] = {}
         self._ended: list[tuple[str, int]] = []
         """Runs that ended and are not yet settled in the journal (`_settle`)."""
         self._unreachable = False
@@ -191,11 +217,10 @@ class Worker:
     def _reap(self) -> bool:
         """Collect the runs that ended (settled at the next round); tell whether any did."""
         children = self._children.items()
-        done = [(run_id, child) for run_id, child in children if child.poll() is not None]
-        for run_id, child in done:
+        done = [(run_id, code) for run_id, child in children if (code := child.poll()) is not None]
+        for run_id, status in done:
             del self._children[run_id]
-            code = child.returncode
-            code = EXIT_BY_SIGNAL.get(-code, 1) if code < 0 else code
+            code = EXIT_BY_SIGNAL.get(-status, 1) if status < 0 else status
             self.codes.append(code)
             self._ended.append((run_id, code))
         return bool(done)
@@ -327,17 +352,15 @@ class Worker:
         return len(self._children) > started
 
     def _start(self, run_id: str, kind: str) -> None:
-        """Start the child that runs `run_id`, handing it the journal's location by a descriptor."""
+        """Start the child that runs `run_id`; one that cannot start leaves it to `_settle`."""
         where = self.runs.where
         location = where.url if isinstance(where, JournalUrl) else str(where)
-        # An unlinked file of this user's (0600): nothing on disk, in `ps` or in the environment.
-        with tempfile.TemporaryFile() as handed:
-            handed.write(location.encode("utf-8", "surrogateescape"))
-            handed.flush()
-            handed.seek(0)
-            fd = handed.fileno()
-            argv = [*self.held(run_id, kind), "--journal-fd", str(fd)]
-            self._children[run_id] = io_ops.start_process(argv, self.env, pass_fds=(fd,))
+        try:
+            self._children[run_id] = self.held(run_id, kind, location)
+        except (OSError, EOFError) as exc:  # EOFError: its forkserver ended as it forked
+            self.say(f"adws worker: cannot start the process of run {run_id}: {exc}")
+            self.codes.append(_NOT_STARTED)
+            self._ended.append((run_id, _NOT_STARTED))
 
     def _leave(self) -> None:
         """Settle the runs that ended and remove this worker's heartbeat, as it stops.

@@ -30,9 +30,10 @@ import sys
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
 
-__all__ = ["EXIT_CODES", "main"]
+__all__ = ["EXIT_CODES", "dispatch", "main"]
 
 EXIT_USAGE: Final = 2
 EXIT_CODES: Final = {
@@ -49,15 +50,24 @@ EXIT_CODES: Final = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code."""
-    import importlib  # noqa: PLC0415 - `adws --help` never needs it
-
-    from adws.cli._parser import build_parser, command_in  # noqa: PLC0415 - as above
+    from adws.cli._parser import build_parser, command_in  # noqa: PLC0415 - loaded when run
 
     given = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser(only=command_in(given)).parse_args(given)
     except SystemExit as exc:  # argparse exits for --help and usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    return dispatch(args)
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Run the command `args` were parsed for; return its exit code (2 for a usage error).
+
+    `adws worker`'s forked runs enter here, their arguments parsed in the
+    child (see `adws.cli.worker.held_in_fork`).
+    """
+    import importlib  # noqa: PLC0415 - `adws --help` never needs it
+
     from adws._exceptions import SettingError  # noqa: PLC0415 - a command runs from here on
     from adws.cli._args import UsageError  # noqa: PLC0415 - as above
     from adws.cli._commands import COMMANDS  # noqa: PLC0415 - as above

@@ -2,18 +2,26 @@
 
 `adws worker` claims runs through `adws.runs.Runs` (see `adws.batch.worker`)
 and starts, for each, `adws held-run RUN --kind K` (not listed in `adws
---help`): a process of its own, which takes the run over from its parent
-worker and runs it through `Runs.run_held`, the path every run takes.
+--help`): a process of its own, which takes the run over from its worker
+and runs it through `Runs.run_held`, the path every run takes. The worker
+forks it from a server that imported adws and the modules a run needs
+once (`PRELOAD`, see `adws.io_ops.forked`), started at its first run and
+stopped as it stops: `held_in_fork` parses the command line in the child
+and runs it as `adws held-run` would, the journal's location and the
+worker's pid handed over as arguments (pickled, through the pipe the
+forkserver gives the child). `adws held-run` stays a command, for `adws
+mcp` and for a run started by hand (refused: no worker holds it for it).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import TYPE_CHECKING, Final
 
+from adws import io_ops
 from adws.batch.worker import Worker
+from adws.cli import dispatch
 from adws.cli._options import (
     add_journal,
     add_journal_wait,
@@ -25,6 +33,7 @@ from adws.cli._options import (
     runs_of,
 )
 from adws.cli._output import err, out
+from adws.cli._parser import build_parser
 from adws.cli._runs import ended
 from adws.cli._values import positive, seconds
 from adws.cli.resume import worst
@@ -36,9 +45,23 @@ from adws.runs.worktrees import collect
 if TYPE_CHECKING:
     from adws.journal import Journal
 
-__all__ = ["add_held_run", "add_worker", "cmd_held_run", "cmd_worker"]
+__all__ = ["PRELOAD", "add_held_run", "add_worker", "cmd_held_run", "cmd_worker", "held_in_fork"]
 
 EXIT_OK: Final = 0
+PRELOAD: Final = (
+    "adws.cli.worker",
+    "adws.cli.run",
+    "adws.cli.resume",
+    "adws.runs._service",
+    "adws.runs._execute",
+    "adws.runs._continue",
+    "adws.engine",
+    "adws.agents",
+    "adws.journal.store.journal",
+    "adws.journal.store.postgres",
+    "psycopg",
+)
+"""What the forkserver imports once, so a held run imports none of it (one missing is skipped)."""
 
 
 def add_worker(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +71,9 @@ def add_worker(parser: argparse.ArgumentParser) -> None:
         "workers on several hosts split them), runs of this host approved, rejected or cancelled "
         "on another, parked runs whose time has come, and runs nobody runs any more: "
         "interrupted ones and those whose process died (each taken back once per worker). "
-        "Each run runs in a process of its own, "
+        "Each run runs in a process of its own (forked from a forkserver that imported adws "
+        "once: a fresh fork for each run, in its own process group, with the worker's "
+        "environment and folder), "
         "as adws run or adws resume would run it; a run that fails does not stop the worker, "
         "and a journal it cannot reach is tried again every poll interval. Ctrl-C or SIGTERM "
         "stops it: the runs it holds end interrupted (adws resume continues them), exit 130 or "
@@ -91,25 +116,42 @@ def add_held_run(parser: argparse.ArgumentParser) -> None:
         "--kind", choices=["queued", "waiting", "parked", "interrupted", "running"], required=True
     )
     parser.add_argument("--journal-fd", type=int, metavar="N", help=argparse.SUPPRESS)
+    parser.set_defaults(holder=None)  # a forked run's worker (`held_in_fork`); else its parent
 
 
-def _held(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
-    """Return the child's command line (its tail: run id and kind) and its environment.
+def held_in_fork(args: argparse.Namespace, journal: str, holder: int) -> int:
+    """Run `adws held-run` as `args` say, in this process, forked for it: the run `holder` claimed.
 
-    The journal is handed over by a file descriptor (see
-    `adws.batch.worker`), never in the environment, which every step of the
-    run would inherit, nor on the command line, where `ps` shows it: so
-    `ADWS_JOURNAL` is left out of the child's environment.
+    `args` were parsed by the worker, once (`_held`): a fork parses nothing.
+    `journal` is where the journal is (a URL may hold a password: it came
+    pickled through the forkserver's pipe, and goes nowhere else).
+    """
+    args.journal, args.holder = journal, holder
+    return dispatch(args)
+
+
+def _held(args: argparse.Namespace) -> tuple[argparse.Namespace, dict[str, str]]:
+    """Return the child's `adws held-run` arguments (its run id and kind to fill in) and its env.
+
+    The journal is handed over as an argument (see `held_in_fork`), never
+    in the environment, which every step of the run would inherit, nor on
+    the command line, where `ps` shows it: so `ADWS_JOURNAL` is left out
+    of the child's environment.
     """
     env = {key: value for key, value in os.environ.items() if key != ENV_VAR}
-    command = [sys.executable, "-m", "adws", "held-run", "-q"]
+    command = ["held-run", "-q"]
     if args.workflows is not None:
         command += ["--workflows", args.workflows]
     if args.journal_wait is not None:
         command += ["--journal-wait", str(args.journal_wait)]
     if args.worktrees is not None:
         command += ["--worktrees", args.worktrees]
-    return command, env
+    return build_parser(only="held-run").parse_args([*command, "RUN", "--kind", "queued"]), env
+
+
+def _one(held: argparse.Namespace, run_id: str, kind: str) -> argparse.Namespace:
+    """Return the held-run arguments of `run_id`, due as `kind`."""
+    return argparse.Namespace(**{**vars(held), "run": run_id, "kind": kind})
 
 
 def _collected(journal: Journal, chosen: str | None) -> str:
@@ -132,11 +174,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """
     runs = runs_of(args, create=True)
     journal = opened(runs)
-    command, env = _held(args)
+    held, env = _held(args)
+    forks = io_ops.ForkServer(PRELOAD, env, err)
+    holder = os.getpid()
     worker = Worker(
         runs,
-        held=lambda run_id, kind: [*command, run_id, "--kind", kind],
-        env=env,
+        held=lambda run_id, kind, where: forks.start(
+            held_in_fork, _one(held, run_id, kind), where, holder
+        ),
         ended=lambda run_id, code: _ended(journal, run_id, code),
         say=err,
         poll=args.poll,
@@ -148,7 +193,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
         f"adws worker: process {worker.me.pid} on {worker.me.host} continues what is due in "
         f"{journal.path}" + ("" if args.once else f", every {args.poll:g}s until Ctrl-C")
     )
-    stopped = worker.run()
+    try:
+        stopped = worker.run()
+    finally:
+        forks.stop()
     if stopped is not None:
         return stopped
     return worst(worker.codes) if worker.codes else EXIT_OK
@@ -165,5 +213,7 @@ def cmd_held_run(args: argparse.Namespace) -> int:
     if args.journal_fd is not None:
         args.journal = _handed(args.journal_fd)
     runs = runs_of(args, create=False)
-    outcome = runs.run_held(args.run, args.kind, options=given_options(args, resume=True))
+    outcome = runs.run_held(
+        args.run, args.kind, holder=args.holder, options=given_options(args, resume=True)
+    )
     return ended(args, outcome)

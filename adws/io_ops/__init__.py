@@ -12,6 +12,8 @@ the package stays pure and tests can swap these functions for fakes:
 - `environment`: what a step's process sees of the environment (adws's
   own credentials kept home unless the step names them in `env_pass=`);
 - `process`: `run_process`, which puts the three together;
+- `forked`: `ForkServer`, processes forked from a server that imported
+  adws once (an `adws worker`'s runs);
 - `starts`: when a process started (a token a reused pid does not share);
 - `reaper`: adws as a child subreaper, and the orphans it adopts stopped
   when a run ends;
@@ -33,6 +35,7 @@ from adws._lazy import lazy_names
 if TYPE_CHECKING:
     from adws.io_ops.clock import monotonic, sleep, utc_now, wall_clock
     from adws.io_ops.environment import checked_env_pass, child_environment
+    from adws.io_ops.forked import Forked, ForkServer
     from adws.io_ops.groups import (
         CANCEL,
         GRACE_SECONDS,
@@ -61,6 +64,8 @@ __all__ = [
     "HANDLED_SIGNALS",
     "RUN_MARK",
     "TAG",
+    "ForkServer",
+    "Forked",
     "ProcessOutcome",
     "become_subreaper",
     "checked_env_pass",
@@ -87,6 +92,8 @@ __all__ = [
 _HOMES = {
     "CANCEL": "adws.io_ops.groups",
     "DRAIN_SECONDS": "adws.io_ops.streams",
+    "ForkServer": "adws.io_ops.forked",
+    "Forked": "adws.io_ops.forked",
     "GRACE_SECONDS": "adws.io_ops.groups",
     "GROUPS": "adws.io_ops.groups",
     "HANDLED_SIGNALS": "adws.io_ops.groups",

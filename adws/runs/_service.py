@@ -597,18 +597,22 @@ class Runs:
         run_id: str,
         kind: str,
         *,
+        holder: int | None = None,
         options: RunOptions | None = None,
         observers: Observers = (),
     ) -> RunOutcome | HandedOver | Refused:
-        """Run the run this process's parent (`adws worker`) claimed for it, and nothing else.
+        """Run the run this process's `adws worker` claimed for it, and nothing else.
 
         `kind` is why it was due: `queued` (it starts, with the inputs it
         was submitted with), else it is continued as a resume would.
+        `holder` is the worker's pid (None: this process's parent, the
+        worker that started it; a run forked from a worker's forkserver is
+        the server's child, and is told its worker's).
         """
         record = self.find(run_id)
         if isinstance(record, Refused):
             return record
-        held = ("running", os.getppid(), socket.gethostname())
+        held = ("running", os.getppid() if holder is None else holder, socket.gethostname())
         if (record.status, record.pid, record.host) != held:
             return Refused(
                 f"run {record.run_id} is {record.status}, not held for this process by an adws "
