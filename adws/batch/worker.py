@@ -102,6 +102,10 @@ class Child(Protocol):
         """Send it `signum`."""
         ...
 
+    def ended_fd(self) -> int | None:
+        """Return a descriptor readable once it ends, if it has one (the loop wakes on it)."""
+        ...
+
 
 @final
 class Worker:
@@ -307,7 +311,11 @@ class Worker:
         opens another at its next round (which says so if it cannot).
         """
         if self._listener is None:
-            io_ops.sleep(_TICK)
+            ends = [fd for child in self._children.values() if (fd := child.ended_fd()) is not None]
+            if ends:  # woken as soon as a run ends: its slot takes the next run at once
+                io_ops.until_one_ends(ends, _TICK)
+            else:
+                io_ops.sleep(_TICK)
             return
         try:
             heard = self._listener.heard(_TICK)

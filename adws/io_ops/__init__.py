@@ -35,7 +35,7 @@ from adws._lazy import lazy_names
 if TYPE_CHECKING:
     from adws.io_ops.clock import monotonic, sleep, utc_now, wall_clock
     from adws.io_ops.environment import checked_env_pass, child_environment
-    from adws.io_ops.forked import Forked, ForkServer
+    from adws.io_ops.forked import Forked, ForkServer, until_one_ends
     from adws.io_ops.groups import (
         CANCEL,
         GRACE_SECONDS,
@@ -85,6 +85,7 @@ __all__ = [
     "start_process",
     "stop_group",
     "tail",
+    "until_one_ends",
     "utc_now",
     "wall_clock",
 ]
@@ -94,6 +95,7 @@ _HOMES = {
     "DRAIN_SECONDS": "adws.io_ops.streams",
     "ForkServer": "adws.io_ops.forked",
     "Forked": "adws.io_ops.forked",
+    "until_one_ends": "adws.io_ops.forked",
     "GRACE_SECONDS": "adws.io_ops.groups",
     "GROUPS": "adws.io_ops.groups",
     "HANDLED_SIGNALS": "adws.io_ops.groups",

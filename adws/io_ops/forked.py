@@ -33,6 +33,7 @@ import atexit
 import contextlib
 import multiprocessing
 import os
+import select
 import signal
 import sys
 from multiprocessing import forkserver
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from multiprocessing.process import BaseProcess
 
-__all__ = ["LOST", "ForkServer", "Forked"]
+__all__ = ["LOST", "ForkServer", "Forked", "until_one_ends"]
 
 LOST: Final = 255
 """The return code of a child whose server died before it did (multiprocessing's own)."""
@@ -109,11 +110,26 @@ class Forked:
         state = stat.rsplit(")", 1)[1].split()[0]
         return state not in {"Z", "X"} and process_started(self.pid) == self._started
 
+    def ended_fd(self) -> int | None:
+        """Return a descriptor readable once it ends (None: ended, or followed by its pid only)."""
+        if self.returncode is not None or self._orphaned:
+            return None
+        return self._process.sentinel
+
     def send_signal(self, signum: int) -> None:
         """Send `signum` to the child, if it still runs."""
         if self.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signum)
+
+
+def until_one_ends(fds: Sequence[int], timeout: float) -> None:
+    """Wait up to `timeout` seconds, and no longer once one of `fds` (see `ended_fd`) is readable.
+
+    A worker's loop waits here between its looks at its children, so the
+    next run starts as soon as one ends, not at the end of the tick.
+    """
+    select.select(list(fds), [], [], timeout)
 
 
 @final

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from adws.io_ops.forked import LOST, Forked, ForkServer
+from adws.io_ops.forked import LOST, Forked, ForkServer, until_one_ends
 
 
 def _ended(child: Forked) -> int:
@@ -54,5 +55,20 @@ def test_a_server_that_dies_as_it_forks_is_an_eof_error(tmp_path: Path) -> None:
     try:
         with pytest.raises(EOFError, match=r"^unexpected EOF$"):
             server.start(int, "0")
+    finally:
+        server.stop()
+
+
+def test_a_wait_on_a_running_child_ends_when_it_ends_and_an_ended_one_has_nothing_to_wait_on() -> (
+    None
+):
+    server = ForkServer((), dict(os.environ), print)
+    try:
+        child = server.start(subprocess.call, ["sleep", "0.2"])
+        fd = child.ended_fd()
+        assert fd is not None
+        until_one_ends([fd], 60)  # woken by its end, not after 60 s
+        assert _ended(child) == 0
+        assert child.ended_fd() is None
     finally:
         server.stop()
