@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, final
 from adws import io_ops
 from adws.engine.events import AttemptFailed, RunFinished, StepStarted, StepSucceeded
 from adws.journal.store.patience import JOURNAL_WAIT, persist
+from adws.journal.store.snapshots import SnapshotKeeper
 from adws.journal.store.statements import starting_statement, statements_for
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from adws.engine.events import RunEvent
     from adws.journal.records.options import RunOptions
     from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
 __all__ = ["JournalLost", "JournalObserver"]
 
@@ -84,6 +86,8 @@ class JournalObserver:
         """How many failed writes were recorded on a later try (a journal back within the wait)."""
         self._cleanup: str | None = None
         """The cleanup (`always_run`) step in flight, whose writes are waited for."""
+        self._snapshots = SnapshotKeeper(self.steps)
+        """When to keep the run's context as a snapshot (see `adws.journal.store.snapshots`)."""
 
     def __call__(self, event: RunEvent, /) -> None:
         """Record one event in its own transaction, waiting for the journal; stop the run if lost.
@@ -98,8 +102,11 @@ class JournalObserver:
         if isinstance(event, StepStarted):
             self._cleanup = event.step if event.always_run else None
         wait = self.wait if self.failure is None or self._waited_for(event) else 0.0
+        kept = self._snapshots.statements(event)  # once, though the write may be tried again
         try:
-            tries = persist(self.journal, lambda: self._record(event), wait=wait, sleep=self.sleep)
+            tries = persist(
+                self.journal, lambda: self._record(event, kept), wait=wait, sleep=self.sleep
+            )
         except Exception as exc:  # noqa: BLE001 - any write that fails stops the run, named
             self.lost += 1
             if self.failure is None:
@@ -123,7 +130,7 @@ class JournalObserver:
             f"{self.wait:g}s ({self.failure}); no further step starts unrecorded"
         )
 
-    def _record(self, event: RunEvent) -> None:
+    def _record(self, event: RunEvent, kept: list[Statement]) -> None:
         if isinstance(event, StepStarted):
             self.journal.has_room()
             self.journal.apply([starting_statement(event.run_id)])
@@ -136,6 +143,7 @@ class JournalObserver:
             options=self.options,
             transcripts=self.transcripts,
         )
+        statements += kept
         if statements:
             self.journal.apply(statements)
 

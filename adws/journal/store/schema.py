@@ -38,7 +38,11 @@ across runs (`caps`: a name, its JSON, when it was set; see
 `adws.journal.store.caps`); 22 keeps what agent calls in flight hold of them
 (`cap_holds`; see `adws.journal.store.cap_holds`); 23 keeps what agent CLIs
 said of their accounts' quota windows (`agent_quotas`: the share used and the
-reset, per account and window; see `adws.journal.store.quotas`).
+reset, per account and window; see `adws.journal.store.quotas`); 24 keeps a
+snapshot of a run's promoted context at a step boundary (`snapshots`: the
+step, the id of its attempt row, the codec, size and sha256 of the encoded
+context), so a resume reads one snapshot and the rows after it (see
+`adws.journal.store.snapshots`).
 """
 
 from __future__ import annotations
@@ -235,6 +239,15 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             " window_name TEXT NOT NULL, used {real}, resets_at {real}, updated TEXT NOT NULL,"
             " PRIMARY KEY (account, window_name))"
         ),
+    ),
+    (
+        (
+            "CREATE TABLE snapshots ({rowid}id {id}, run_id TEXT NOT NULL, step TEXT NOT NULL,"
+            " step_index {integer} NOT NULL, through {integer}, steps TEXT NOT NULL,"
+            " codec TEXT NOT NULL, size {integer} NOT NULL, sha256 TEXT NOT NULL,"
+            " body TEXT NOT NULL, recorded TEXT NOT NULL)"
+        ),
+        "CREATE INDEX snapshots_by_run ON snapshots(run_id, id)",
     ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append.
