@@ -406,3 +406,17 @@ def test_a_run_interrupted_in_one_process_resumes_from_its_snapshot_in_another(
         "waited": True,
         **{f"k{i}": [i, str(i)] for i in range(240)},
     }
+
+
+def test_a_snapshot_that_cannot_be_written_never_costs_the_runs_end(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "runs.db")
+
+    def drops(_ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
+        journal.write("DROP TABLE snapshots", ())
+        raise KeyboardInterrupt
+
+    observer = JournalObserver(journal, "fp")
+    run_workflow(_line(3, Step("last", drops)), observers=[observer], run_id="r")
+    assert (observer.failure, observer.lost) == (None, 0)
+    [run] = journal.runs()
+    assert (run.status, run.failed_step) == ("interrupted", "last")

@@ -14,10 +14,12 @@ events of a stopping run are tried once.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, final
 
 from adws import io_ops
 from adws.engine.events import AttemptFailed, RunFinished, StepStarted, StepSucceeded
+from adws.journal.store.backend import ERRORS
 from adws.journal.store.patience import JOURNAL_WAIT, persist
 from adws.journal.store.snapshots import SnapshotKeeper
 from adws.journal.store.statements import starting_statement, statements_for
@@ -102,10 +104,13 @@ class JournalObserver:
         if isinstance(event, StepStarted):
             self._cleanup = event.step if event.always_run else None
         wait = self.wait if self.failure is None or self._waited_for(event) else 0.0
-        kept = self._snapshots.statements(event)  # once, though the write may be tried again
+        # Asked once, though the write may be tried again; none once an event was lost.
+        kept = self._snapshots.statements(event) if self.failure is None else []
+        ending = isinstance(event, RunFinished)
+        with_row = [] if ending else kept  # a periodic snapshot goes with its step's row
         try:
             tries = persist(
-                self.journal, lambda: self._record(event, kept), wait=wait, sleep=self.sleep
+                self.journal, lambda: self._record(event, with_row), wait=wait, sleep=self.sleep
             )
         except Exception as exc:  # noqa: BLE001 - any write that fails stops the run, named
             self.lost += 1
@@ -115,6 +120,17 @@ class JournalObserver:
                 raise JournalLost(self._stopping()) from None
         else:
             self.retried += bool(tries)
+            if ending and kept:
+                self._keep(kept)
+
+    def _keep(self, snapshot: list[Statement]) -> None:
+        """Keep the snapshot of a run that stopped, after its end: best effort, tried once.
+
+        Without it a resume reads every row, as it would have: a snapshot
+        that cannot be written never costs the record of how the run ended.
+        """
+        with contextlib.suppress(*ERRORS):
+            self.journal.apply(snapshot)
 
     def _waited_for(self, event: RunEvent) -> bool:
         """Tell whether a stopping run waits for this event: a cleanup step's, or the run's end."""

@@ -6,8 +6,10 @@ rebuilds the context by folding every finished step's row, which at step
 context after step `index` (`step`), encoded with the journal's codec
 (`CODEC`), with its size and sha256, the id of that step's attempt row
 (`through`) and a digest of the fingerprints of the steps up to it
-(`steps`). `JournalObserver` writes one every `SNAPSHOT_EVERY` steps and
-when a run is interrupted, parks or waits; a run keeps only its newest.
+(`steps`). `JournalObserver` writes one when a run is interrupted, parks
+or waits, and periodically (`SNAPSHOT_EVERY`), in the transaction of the
+step's own row; a run keeps only its newest. Runs of a batch, journaled by
+their coordinator from their workers' statements, keep none.
 
 A resume (`resume_rows`) reads the newest snapshot and the attempt rows
 recorded after `through`. The snapshot is used only when it passes every
