@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Final, final
 import attrs
 
 from adws import io_ops
+from adws._exceptions import AdwsError
 from adws.engine.context import WorkflowContext
 from adws.engine.events import (
     AttemptFailed,
@@ -94,8 +95,11 @@ _NEWEST: Final = (
 )
 
 
-class SnapshotIgnored(UserWarning):
-    """A run's snapshot failed a check: the resume rebuilt the context from the step rows."""
+class SnapshotIgnored(AdwsError, UserWarning):
+    """A run's snapshot failed a check: the resume rebuilt the context from the step rows.
+
+    A warning (`warnings.warn`), never raised: an adws error all the same.
+    """
 
 
 @final
