@@ -95,7 +95,7 @@ _NEWEST: Final = (
 )
 
 
-class SnapshotIgnored(AdwsError, UserWarning):
+class SnapshotIgnored(AdwsError, UserWarning):  # noqa: N818 - a warning, never raised
     """A run's snapshot failed a check: the resume rebuilt the context from the step rows.
 
     A warning (`warnings.warn`), never raised: an adws error all the same.
