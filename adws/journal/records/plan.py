@@ -25,6 +25,7 @@ from adws.journal.records.codec import decode_many_outputs
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
 
+    from adws._frozen import FrozenMap
     from adws.journal.records.runs import AttemptRecord
     from adws.journal.records.snapshots import Snapshot
 
@@ -127,10 +128,13 @@ def resume_point(  # noqa: PLR0913 - as `plan_resume`
     """
     latest = _latest(attempts)
     base: dict[str, object] = dict((start or WorkflowContext()).inputs)
+    frozen: FrozenMap | None = None
     covered = -1
     if snapshot is not None:
-        # The run's inputs too: ones a later resume added (`-i`) are not in an older snapshot.
-        base, covered = {**base, **snapshot.context.inputs}, snapshot.index
+        # Extended as it is, never copied and frozen again; with the run's inputs an earlier
+        # resume added (`-i`), which an older snapshot does not hold.
+        frozen, covered = snapshot.context.inputs, snapshot.index
+        base = {key: value for key, value in base.items() if key not in frozen}
     stored: list[str] = []
     first: str | None = None
     for index, name in enumerate(steps):
@@ -147,10 +151,10 @@ def resume_point(  # noqa: PLR0913 - as `plan_resume`
             continue
         whole = last.context()
         if whole is not None:
-            base, stored = dict(whole.inputs), []
+            base, stored, frozen = dict(whole.inputs), [], None
     for outputs in decode_many_outputs(stored):
         base.update(outputs)
-    return first, WorkflowContext(inputs=base)
+    return first, WorkflowContext(inputs=base if frozen is None else frozen.extend(base))
 
 
 def stored_branches(
