@@ -420,3 +420,21 @@ def test_a_snapshot_that_cannot_be_written_never_costs_the_runs_end(tmp_path: Pa
     assert (observer.failure, observer.lost) == (None, 0)
     [run] = journal.runs()
     assert (run.status, run.failed_step) == ("interrupted", "last")
+
+
+def test_a_record_listed_without_its_newest_row_reads_every_row(journal: Journal) -> None:
+    workflow = _line(4, Step("last", _interrupts))
+    current = _record(journal, workflow)
+    [listed] = journal.runs()
+    names = [step.name for step in workflow.steps]
+    rows = resume_rows(journal, listed, names, current)
+    assert (rows.snapshot, len(rows.attempts)) == (None, 4)
+
+
+def test_a_short_failed_run_keeps_no_snapshot_and_its_resume_reads_every_row(
+    journal: Journal,
+) -> None:
+    workflow = _line(3, Step("last", _fails))
+    _record(journal, workflow)
+    snapshot, read, fast, slow = _both_ways(journal, workflow)
+    assert (_snapshots(journal), snapshot, read, fast) == ([], None, 3, slow)

@@ -150,7 +150,7 @@ def _damage(row: Sequence[object]) -> str | None:
     return None
 
 
-def _checked(row: Sequence[object], record: RunRecord) -> Snapshot | str:
+def _checked(row: Sequence[object], last_attempt: int) -> Snapshot | str:
     """Decode a snapshot row, or say which of its checks it failed."""
     snapshot_id, step, index, through = row[:4]
     damage = _damage(row)
@@ -158,7 +158,7 @@ def _checked(row: Sequence[object], record: RunRecord) -> Snapshot | str:
         return damage
     if not isinstance(index, int) or not isinstance(through, int) or not isinstance(step, str):
         return "its step or attempt row is missing"
-    if record.last_attempt is None or not 0 < through <= record.last_attempt or index < 0:
+    if not 0 < through <= last_attempt or index < 0:
         return f"its attempt row {through} is past the run's rows"
     try:
         context = decode_context(str(row[8]))
@@ -180,12 +180,12 @@ def _usable(
 def _newest(
     journal: Journal, record: RunRecord, steps: Sequence[str], current: Mapping[str, str]
 ) -> Snapshot | None:
-    if not journal.has_table("snapshots"):  # a journal read, never migrated
-        return None
+    if record.last_attempt is None or not journal.has_table("snapshots"):
+        return None  # a record not read by `Journal.find`, or a journal read, never migrated
     rows = journal.query(_NEWEST, (record.run_id,))
     if not rows:
         return None
-    found = _checked(rows[0], record)
+    found = _checked(rows[0], record.last_attempt)
     if isinstance(found, str):
         warnings.warn(
             f"run {record.run_id}: snapshot {rows[0][0]} (after step {rows[0][1]!r}) is "
@@ -211,7 +211,9 @@ def resume_rows(
     fingerprints today. `first_rerun` is the index of the earliest step the
     resume runs again although it finished (`--from`, a `rerun_on_resume`
     step): a snapshot at or after it is not used. Without a usable
-    snapshot, every row of the run is read.
+    snapshot, every row of the run is read; so it is for a `record` that
+    `Journal.find` did not read (it knows the run's newest row: a
+    snapshot past it fails its checks).
     """
     snapshot = _newest(journal, record, steps, current)
     if snapshot is not None and (first_rerun is None or snapshot.index < first_rerun):
