@@ -22,6 +22,7 @@ from timing import median_seconds
 from adws import PipelineError, Step, Workflow, WorkflowContext, run_workflow
 from adws.journal import Journal, JournalObserver, plan_resume, resume_point
 from adws.journal.identity.fingerprint import step_fingerprints
+from adws.journal.store.snapshots import resume_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,7 +76,12 @@ def journal_size(n: int, payload_bytes: int = 0) -> float:
 
 
 def library_resume(n: int) -> dict[str, float]:
-    """Time the library resume of an n-step run that failed at its last step."""
+    """Time the library resume of an n-step run that failed at its last step.
+
+    A failed run keeps no snapshot of its own: the resume reads the periodic
+    one (every `SNAPSHOT_EVERY` steps) and the rows after it, the most a
+    resume reads (an interrupted, parked or waiting run: one row after it).
+    """
     steps = tuple(_step(i) for i in range(1, n))
 
     def broken(_ctx: WorkflowContext) -> IOResult[WorkflowContext, PipelineError]:
@@ -98,9 +104,9 @@ def library_resume(n: int) -> dict[str, float]:
         def resume() -> object:
             record = journal.find("r")
             assert not isinstance(record, str)  # noqa: S101 - the run was just recorded
-            attempts = journal.attempts("r")
-            plan_resume(names, attempts, current)
-            return resume_point(names, attempts, record.inputs())
+            rows = resume_rows(journal, record, names, current)  # its snapshot, the rows after
+            plan_resume(names, rows.attempts, current, snapshot=rows.snapshot)
+            return resume_point(names, rows.attempts, record.inputs(), snapshot=rows.snapshot)
 
         seconds = median_seconds(resume, 5)
         journal.close()

@@ -30,7 +30,7 @@ from adws.engine.step import (
     Workflow,  # as above
 )
 from adws.engine.usage import Budget
-from adws.journal.identity.fingerprint import fingerprint
+from adws.journal.identity.fingerprint import fingerprint, step_fingerprints
 from adws.journal.records.options import RunOptions  # as above
 from adws.journal.records.runs import CancelRecord, named_problems
 from adws.journal.records.workspaces import decisions_for
@@ -42,7 +42,7 @@ from adws.runs import _loading
 from adws.runs._execute import Plan, Setting, execute
 from adws.runs._values import HandedOver, Refused, RunOutcome, Starting
 from adws.runs._waits import asks_budget
-from adws.runs.resume import ResumeStart, baseline, prepare_resume
+from adws.runs.resume import ResumeStart, baseline, prepare_resume, read_rows
 from adws.workspaces.drift import reset_in_flight
 
 if TYPE_CHECKING:
@@ -199,7 +199,11 @@ def _start(
     `ending`: a rejection or a cancel, which only runs the cleanup steps:
     no fingerprint and no worktree is checked for it.
     """
-    attempts = journal.attempts(record.run_id)
+    worktrees = worktrees_of(journal, record.run_id)
+    whole = bool(worktrees or how.inputs)
+    steps = step_fingerprints(workflow)
+    rows = read_rows(journal, record, workflow, from_step=how.from_step, whole=whole, steps=steps)
+    attempts = rows.attempts
     problems = [f"run {record.run_id}: {problem}" for problem in record.problems]
     problems += named_problems("attempts", record.run_id, attempts)
     if problems:
@@ -218,9 +222,11 @@ def _start(
             keep_changed=ending or how.keep_changed,
             accept_drift=ending or how.accept_drift,
             extra=how.inputs,
-            worktrees=worktrees_of(journal, record.run_id),
+            worktrees=worktrees,
             approvals=approvals_of(journal, record.run_id),
             sessions=sessions_of(journal, record.run_id),
+            snapshot=rows.snapshot,
+            steps=steps,
         )
     except ValueError as exc:  # its inputs or a step's outputs are not readable
         return Refused(f"run {record.run_id} cannot be resumed: {exc} ({journal.path})")

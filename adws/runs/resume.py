@@ -33,6 +33,7 @@ from adws.journal.records.workspaces import (  # attrs reads the annotation
     decisions_for,
 )
 from adws.journal.store import claims
+from adws.journal.store.snapshots import ResumeRows, resume_rows
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -40,10 +41,19 @@ if TYPE_CHECKING:
     from adws.engine.step import Workflow
     from adws.journal.records.runs import AttemptRecord, RunRecord
     from adws.journal.records.sessions import SessionRecord
+    from adws.journal.records.snapshots import Snapshot
     from adws.journal.records.workspaces import ApprovalRecord
+    from adws.journal.store.journal import Journal
     from adws.journal.store.schema import Guarded
 
-__all__ = ["ResumeStart", "baseline", "cancelled", "prepare_resume", "resume_plan"]
+__all__ = [
+    "ResumeStart",
+    "baseline",
+    "cancelled",
+    "prepare_resume",
+    "read_rows",
+    "resume_plan",
+]
 
 
 @final
@@ -80,24 +90,27 @@ def _first_open(plan: Sequence[StepPlan]) -> str | None:
     return next((item.step for item in plan if item.action == "to run"), None)
 
 
-def resume_plan(
+def resume_plan(  # noqa: PLR0913 - the run, and every way a resume can start
     workflow: Workflow,
     attempts: Sequence[AttemptRecord],
     *,
     from_step: str | None = None,
     rerun_changed: bool = False,
     steps: Mapping[str, str] | None = None,
+    snapshot: Snapshot | None = None,
 ) -> tuple[StepPlan, ...] | str:
     """Say what a resume would do with each step (see `plan_resume`), or why it cannot start.
 
     `from_step` (`--from`) runs again from that step, which must be at or
     before the first step that did not finish; `rerun_changed` runs again
     from the first finished step that changed, if that comes earlier.
+    With a `snapshot`, `attempts` are the rows recorded after it (see
+    `adws.journal.store.snapshots.resume_rows`).
     """
     names = [step.name for step in workflow.steps]
     rerun = frozenset(step.name for step in workflow.steps if step.rerun_on_resume)
     current = step_fingerprints(workflow) if steps is None else steps
-    plan = plan_resume(names, attempts, current, rerun=rerun)
+    plan = plan_resume(names, attempts, current, rerun=rerun, snapshot=snapshot)
     if from_step is not None:
         if from_step not in names:
             steps_list = ", ".join(names)
@@ -113,7 +126,35 @@ def resume_plan(
     starts = [name for name in (from_step, first_changed) if name is not None]
     if not starts:
         return plan
-    return plan_resume(names, attempts, current, rerun=rerun, start=min(starts, key=names.index))
+    first = min(starts, key=names.index)
+    return plan_resume(names, attempts, current, rerun=rerun, start=first, snapshot=snapshot)
+
+
+def read_rows(  # noqa: PLR0913 - the run, and what decides which rows a resume needs
+    journal: Journal,
+    record: RunRecord,
+    workflow: Workflow,
+    *,
+    from_step: str | None = None,
+    whole: bool = False,
+    steps: Mapping[str, str] | None = None,
+) -> ResumeRows:
+    """Read the attempt rows a resume of `record` needs: from its snapshot when one applies.
+
+    A snapshot is not used for a resume that runs a step it covers again
+    (`from_step`, a `rerun_on_resume` step), nor when `whole` (every row
+    is needed: inputs given to the resume, checked against what each
+    finished step wrote; worktrees, whose drift counts the rows). `steps`
+    are today's step fingerprints, if the caller has them already.
+    """
+    if whole:
+        return ResumeRows(None, tuple(journal.attempts(record.run_id)))
+    names = [step.name for step in workflow.steps]
+    again = [index for index, step in enumerate(workflow.steps) if step.rerun_on_resume]
+    if from_step in names:
+        again.append(names.index(from_step))
+    current = step_fingerprints(workflow) if steps is None else steps
+    return resume_rows(journal, record, names, current, first_rerun=min(again, default=None))
 
 
 def _written_by(
@@ -184,6 +225,8 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     worktrees: Sequence[WorktreeRecord] = (),
     approvals: Sequence[ApprovalRecord] = (),
     sessions: Sequence[SessionRecord] = (),
+    snapshot: Snapshot | None = None,
+    steps: Mapping[str, str] | None = None,
 ) -> ResumeStart | str:
     """Check that `record` may be resumed as asked and say where it starts, or why it may not.
 
@@ -200,11 +243,20 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     (`adws.journal.store.workspaces`), `sessions` its agent sessions
     (`adws.journal.store.sessions`): an agent call the stopped run cut off
     continues its session, unless a worktree of the run changed (the
-    session would remember work that is no longer there).
+    session would remember work that is no longer there). With a
+    `snapshot`, `attempts` are only the rows recorded after it: read them
+    with `adws.journal.store.snapshots.resume_rows`, which uses a snapshot
+    only where it gives the same start as every row would. `steps` are
+    today's step fingerprints, if the caller has them already.
     """
-    steps = step_fingerprints(workflow)
+    steps = step_fingerprints(workflow) if steps is None else steps
     plan = resume_plan(
-        workflow, attempts, from_step=from_step, rerun_changed=rerun_changed, steps=steps
+        workflow,
+        attempts,
+        from_step=from_step,
+        rerun_changed=rerun_changed,
+        steps=steps,
+        snapshot=snapshot,
     )
     if isinstance(plan, str):
         return plan
@@ -225,11 +277,11 @@ def prepare_resume(  # noqa: PLR0913 - the run, and every way a resume can be as
     names = [step.name for step in workflow.steps]
     rerun = tuple(item.step for item in plan if item.action == "rerun")
     resume_from, ctx = resume_point(
-        names, attempts, record.inputs(), until=_first_open(plan), drop=rerun
+        names, attempts, record.inputs(), until=_first_open(plan), drop=rerun, snapshot=snapshot
     )
     # A parallel step that failed keeps the branches that succeeded; one run again on purpose
     # (--from, --rerun-changed) runs all of them.
-    unfinished = _first_open(plan_resume(names, attempts)) == resume_from
+    unfinished = _first_open(plan_resume(names, attempts, snapshot=snapshot)) == resume_from
     cut_off = interrupted_sessions(record, sessions, resume_from if unfinished else None)
     if cut_off and (resets or (accept_drift and _refuse_drift(kept, record.run_id))):
         cut_off = {}

@@ -6,6 +6,11 @@ stored outputs rebuild the context), changed (their fingerprint differs
 from the one recorded when they ran) or, for a `rerun_on_resume` step,
 rerun (its outputs dropped; it runs again first). From the first open step
 on (or an earlier one a resume names: `--from`), everything runs again.
+
+Given a `Snapshot` (see `adws.journal.store.snapshots.resume_rows`), the
+steps up to it count as done with today's fingerprints (the snapshot's
+digest of them matched) and its context replaces the rows before it: the
+attempts given are then only those recorded after it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ from adws.journal.records.codec import decode_many_outputs
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping, Sequence
 
+    from adws._frozen import FrozenMap
     from adws.journal.records.runs import AttemptRecord
+    from adws.journal.records.snapshots import Snapshot
 
 __all__ = ["Action", "StepPlan", "plan_resume", "resume_point", "stored_branches"]
 
@@ -58,13 +65,14 @@ def _changed(recorded: str | None, now: str | None) -> bool:
     return recorded != now
 
 
-def plan_resume(
+def plan_resume(  # noqa: PLR0913 - the run, and every way a resume can start
     steps: Sequence[str],
     attempts: Sequence[AttemptRecord],
     current: Mapping[str, str] | None = None,
     *,
     rerun: Collection[str] = (),
     start: str | None = None,
+    snapshot: Snapshot | None = None,
 ) -> tuple[StepPlan, ...]:
     """Say, per step of the workflow as it is now, whether a resume keeps or runs it.
 
@@ -73,16 +81,20 @@ def plan_resume(
     adws cannot be compared and counts as kept. A finished step named in
     `rerun` (`rerun_on_resume`) is `rerun`. `start` names a finished step
     to run again from (`--from`, `--rerun-changed`): it and every step
-    after it are `to run`.
+    after it are `to run`. With a `snapshot`, a step up to it that has no
+    row in `attempts` (the rows after it) is done, with today's fingerprint.
     """
     latest = _latest(attempts)
     current = current or {}
+    covered = -1 if snapshot is None else snapshot.index
     plans: list[StepPlan] = []
     open_from = False
-    for name in steps:
+    for index, name in enumerate(steps):
         last = latest.get(name)
         now = current.get(name)
-        if open_from or name == start or last is None or last.status not in _DONE:
+        if last is None and index <= covered and not open_from and name != start:
+            plans.append(StepPlan(name, "rerun" if name in rerun else "kept", now, now))
+        elif open_from or name == start or last is None or last.status not in _DONE:
             open_from = True
             plans.append(StepPlan(name, "to run", None, now))
         elif name in rerun:
@@ -93,13 +105,14 @@ def plan_resume(
     return tuple(plans)
 
 
-def resume_point(
+def resume_point(  # noqa: PLR0913 - as `plan_resume`
     steps: Sequence[str],
     attempts: Sequence[AttemptRecord],
     start: WorkflowContext | None = None,
     *,
     until: str | None = None,
     drop: Collection[str] = (),
+    snapshot: Snapshot | None = None,
 ) -> tuple[str | None, WorkflowContext]:
     """Find the first step to run and rebuild the context the steps before it left.
 
@@ -109,14 +122,25 @@ def resume_point(
     `until` stops earlier, at a step that is done but must run again
     (`--rerun-changed`, `--from`). The outputs of the steps in `drop` are
     left out (they run again: `rerun_on_resume`). Returns `(None,
-    context)` when every step is done.
+    context)` when every step is done. With a `snapshot` (which the caller
+    checked runs none of `drop` or `until` again), its context is where the
+    fold starts and `attempts` are the rows after it.
     """
     latest = _latest(attempts)
     base: dict[str, object] = dict((start or WorkflowContext()).inputs)
+    frozen: FrozenMap | None = None
+    covered = -1
+    if snapshot is not None:
+        # Extended as it is, never copied and frozen again; with the run's inputs an earlier
+        # resume added (`-i`), which an older snapshot does not hold.
+        frozen, covered = snapshot.context.inputs, snapshot.index
+        base = {key: value for key, value in base.items() if key not in frozen}
     stored: list[str] = []
     first: str | None = None
-    for name in steps:
+    for index, name in enumerate(steps):
         last = latest.get(name)
+        if last is None and index <= covered:
+            continue
         if name == until or last is None or last.status not in _DONE:
             first = name
             break
@@ -127,10 +151,10 @@ def resume_point(
             continue
         whole = last.context()
         if whole is not None:
-            base, stored = dict(whole.inputs), []
+            base, stored, frozen = dict(whole.inputs), [], None
     for outputs in decode_many_outputs(stored):
         base.update(outputs)
-    return first, WorkflowContext(inputs=base)
+    return first, WorkflowContext(inputs=base if frozen is None else frozen.extend(base))
 
 
 def stored_branches(

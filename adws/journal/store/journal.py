@@ -430,10 +430,14 @@ class Journal:
         """Say the sum of a column as a float, NULL when no row has it, that never overflows."""
         return f"CASE WHEN COUNT({column}) > 0 THEN {self._db.total(column)} END"
 
-    def attempts(self, run_id: str) -> list[AttemptRecord]:
-        """List a run's recorded attempts and skips, in the order they happened."""
-        sql = f"SELECT {self._attempt_columns} FROM attempts WHERE run_id = ? ORDER BY id"  # noqa: S608 - fixed column names
-        return [attempt_from_row(row) for row in self._read(sql, (run_id,), plain=True)]
+    def attempts(self, run_id: str, *, after: int = 0) -> list[AttemptRecord]:
+        """List a run's recorded attempts and skips, in the order they happened.
+
+        `after` leaves out the rows up to that id (those a snapshot covers).
+        """
+        columns = self._attempt_columns
+        sql = f"SELECT {columns} FROM attempts WHERE run_id = ? AND id > ? ORDER BY id"  # noqa: S608 - fixed column names
+        return [attempt_from_row(row) for row in self._read(sql, (run_id, after), plain=True)]
 
     @functools.cached_property
     def _attempt_columns(self) -> str:

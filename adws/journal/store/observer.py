@@ -14,11 +14,14 @@ events of a stopping run are tried once.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, final
 
 from adws import io_ops
 from adws.engine.events import AttemptFailed, RunFinished, StepStarted, StepSucceeded
+from adws.journal.store.backend import ERRORS
 from adws.journal.store.patience import JOURNAL_WAIT, persist
+from adws.journal.store.snapshots import SnapshotKeeper
 from adws.journal.store.statements import starting_statement, statements_for
 
 if TYPE_CHECKING:
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
     from adws.engine.events import RunEvent
     from adws.journal.records.options import RunOptions
     from adws.journal.store.journal import Journal
+    from adws.journal.store.schema import Statement
 
 __all__ = ["JournalLost", "JournalObserver"]
 
@@ -84,6 +88,8 @@ class JournalObserver:
         """How many failed writes were recorded on a later try (a journal back within the wait)."""
         self._cleanup: str | None = None
         """The cleanup (`always_run`) step in flight, whose writes are waited for."""
+        self._snapshots = SnapshotKeeper(self.steps)
+        """When to keep the run's context as a snapshot (see `adws.journal.store.snapshots`)."""
 
     def __call__(self, event: RunEvent, /) -> None:
         """Record one event in its own transaction, waiting for the journal; stop the run if lost.
@@ -98,8 +104,14 @@ class JournalObserver:
         if isinstance(event, StepStarted):
             self._cleanup = event.step if event.always_run else None
         wait = self.wait if self.failure is None or self._waited_for(event) else 0.0
+        # Asked once, though the write may be tried again; none once an event was lost.
+        kept = self._snapshots.statements(event) if self.failure is None else []
+        ending = isinstance(event, RunFinished)
+        with_row = [] if ending else kept  # a periodic snapshot goes with its step's row
         try:
-            tries = persist(self.journal, lambda: self._record(event), wait=wait, sleep=self.sleep)
+            tries = persist(
+                self.journal, lambda: self._record(event, with_row), wait=wait, sleep=self.sleep
+            )
         except Exception as exc:  # noqa: BLE001 - any write that fails stops the run, named
             self.lost += 1
             if self.failure is None:
@@ -108,6 +120,17 @@ class JournalObserver:
                 raise JournalLost(self._stopping()) from None
         else:
             self.retried += bool(tries)
+            if ending and kept:
+                self._keep(kept)
+
+    def _keep(self, snapshot: list[Statement]) -> None:
+        """Keep the snapshot of a run that stopped, after its end: best effort, tried once.
+
+        Without it a resume reads every row, as it would have: a snapshot
+        that cannot be written never costs the record of how the run ended.
+        """
+        with contextlib.suppress(*ERRORS):
+            self.journal.apply(snapshot)
 
     def _waited_for(self, event: RunEvent) -> bool:
         """Tell whether a stopping run waits for this event: a cleanup step's, or the run's end."""
@@ -123,7 +146,7 @@ class JournalObserver:
             f"{self.wait:g}s ({self.failure}); no further step starts unrecorded"
         )
 
-    def _record(self, event: RunEvent) -> None:
+    def _record(self, event: RunEvent, kept: list[Statement]) -> None:
         if isinstance(event, StepStarted):
             self.journal.has_room()
             self.journal.apply([starting_statement(event.run_id)])
@@ -136,6 +159,7 @@ class JournalObserver:
             options=self.options,
             transcripts=self.transcripts,
         )
+        statements += kept
         if statements:
             self.journal.apply(statements)
 

@@ -20,7 +20,7 @@ def prune(
 
     Runs still `running` or `queued` are never deleted, nor any run of a
     batch a live process is running (it may resume them); a run's agent
-    exchanges go with it, and so does every text no remaining exchange
+    exchanges and snapshots go with it, and so does every text no remaining exchange
     names. The file is vacuumed after, so the space comes back. Returns
     how many runs were deleted.
     """
@@ -49,6 +49,7 @@ def prune(
         db.executemany("DELETE FROM exchanges WHERE run_id = ?", [(r,) for r in doomed])
         db.executemany("DELETE FROM agent_sessions WHERE run_id = ?", [(r,) for r in doomed])
         db.executemany("DELETE FROM diffs WHERE run_id = ?", [(r,) for r in doomed])
+        db.executemany("DELETE FROM snapshots WHERE run_id = ?", [(r,) for r in doomed])
         # A text stays while any exchange or diff, of any run, still names it.
         db.execute(
             "DELETE FROM texts WHERE hash NOT IN (SELECT prompt FROM exchanges"

@@ -41,7 +41,11 @@ said of their accounts' quota windows (`agent_quotas`: the share used and the
 reset, per account and window; see `adws.journal.store.quotas`); 24 makes a
 PostgreSQL journal notify its workers (`NOTIFY adws_due`, in the transaction of
 the change) when a run is queued, decided, cancelled, parked or interrupted (see
-`adws.journal.store.notices`; a SQLite journal has nothing to add).
+`adws.journal.store.notices`; a SQLite journal has nothing to add); 25 keeps a
+snapshot of a run's promoted context at a step boundary (`snapshots`: the
+step, the id of its attempt row, the codec, size and sha256 of the encoded
+context), so a resume reads one snapshot and the rows after it (see
+`adws.journal.store.snapshots`).
 """
 
 from __future__ import annotations
@@ -240,6 +244,15 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         ),
     ),
     ("{notices}", "{notices_of_queued}", "{notices_of_runs}", "{notices_of_decisions}"),
+    (
+        (
+            "CREATE TABLE snapshots ({rowid}id {id}, run_id TEXT NOT NULL, step TEXT NOT NULL,"
+            " step_index {integer} NOT NULL, through {integer}, steps TEXT NOT NULL,"
+            " codec TEXT NOT NULL, size {integer} NOT NULL, sha256 TEXT NOT NULL,"
+            " body TEXT NOT NULL, recorded TEXT NOT NULL)"
+        ),
+        "CREATE INDEX snapshots_by_run ON snapshots(run_id, id)",
+    ),
 )
 """Migration n (1-based) brings the schema from version n-1 to n; only ever append.
 
