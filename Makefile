@@ -119,7 +119,7 @@ layout: $(DEV) ## No import circle in adws/, imports only downward through its l
 
 # Two workers: most tests wait on processes they started, so the suite overlaps them.
 test: $(DEV) $(CLIS_STAMP) system ## pytest with 100% line and branch coverage (real processes, CLIs and a browser)
-	$(BIN)/pytest -n 2 --cov --cov-report=term-missing
+	$(BIN)/pytest -n 2 --cov --cov-report=term-missing --durations=30
 
 # The site is built from docs/ and the docstrings; a broken link or reference fails it. The
 # build goes to a throwaway folder: `site/` is never committed.
