@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from adws.engine.events import RunEvent
+    from adws.runs import Runs
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -206,6 +207,21 @@ def dead_pid() -> int:
     done = subprocess.Popen(["true"])
     done.wait()
     return done.pid
+
+
+def queued_echo(tmp_path: Path) -> tuple[Runs, str]:
+    """Queue a run of a one-step workflow that echoes, in `tmp_path/runs.db`; return it by id."""
+    from adws.runs import RunRequest, Runs  # noqa: PLC0415 - only the tests that queue one
+
+    folder = tmp_path / "workflows"
+    folder.mkdir()
+    (folder / "echo.py").write_text(
+        "from adws import Workflow, shell_step\necho = Workflow('echo', (shell_step('say', 'echo hi'),))\n"
+    )
+    runs = Runs(where=tmp_path / "runs.db", whole_process=False)
+    run_id = runs.submit(RunRequest("echo", workflows=folder))
+    assert isinstance(run_id, str)
+    return runs, run_id
 
 
 def wait_for(condition: Callable[[], object], seconds: float = 30.0) -> None:

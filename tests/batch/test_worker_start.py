@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from adws.batch.worker import Worker
-from adws.runs import Refused, RunRequest, Runs
+from adws.runs import Refused
+from tests.conftest import queued_echo
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -14,14 +15,7 @@ if TYPE_CHECKING:
 
 
 def test_a_run_whose_process_cannot_start_is_said_and_left_interrupted(tmp_path: Path) -> None:
-    folder = tmp_path / "workflows"
-    folder.mkdir()
-    (folder / "echo.py").write_text(
-        "from adws import Workflow, shell_step\necho = Workflow('echo', (shell_step('say', 'echo hi'),))\n"
-    )
-    runs = Runs(where=tmp_path / "runs.db", whole_process=False)
-    run_id = runs.submit(RunRequest("echo", workflows=folder))
-    assert isinstance(run_id, str)
+    runs, run_id = queued_echo(tmp_path)
     said: list[str] = []
     ended: list[tuple[str, int]] = []
     asked: list[tuple[str, str, str]] = []

@@ -8,19 +8,12 @@ import sys
 from pathlib import Path
 
 from adws.mcp_server import Held
-from adws.runs import Refused, RunRequest, Runs
-from tests.conftest import REPO
+from adws.runs import Refused
+from tests.conftest import REPO, queued_echo
 
 
 def test_a_run_a_worker_took_first_is_left_to_it_and_nothing_is_started(tmp_path: Path) -> None:
-    folder = tmp_path / "workflows"
-    folder.mkdir()
-    (folder / "echo.py").write_text(
-        "from adws import Workflow, shell_step\necho = Workflow('echo', (shell_step('say', 'echo hi'),))\n"
-    )
-    runs = Runs(where=tmp_path / "runs.db", whole_process=False)
-    run_id = runs.submit(RunRequest("echo", workflows=folder))
-    assert isinstance(run_id, str)
+    runs, run_id = queued_echo(tmp_path)
     # An adws worker sharing the journal, alive in a process of its own, takes it first.
     taking = (
         "import sys, time\nfrom pathlib import Path\nfrom adws.runs import Runs\n"
@@ -36,7 +29,7 @@ def test_a_run_a_worker_took_first_is_left_to_it_and_nothing_is_started(tmp_path
     try:
         assert worker.stdout is not None
         assert worker.stdout.readline() == f"{run_id}\n"
-        held = Held(runs, str(folder))
+        held = Held(runs, str(tmp_path / "workflows"))
         assert held.start(run_id) is False
         assert held.children == {}
         state = runs.status(run_id)
