@@ -63,8 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def dispatch(args: argparse.Namespace) -> int:
     """Run the command `args` were parsed for; return its exit code (2 for a usage error).
 
-    `adws worker`'s forked runs enter here, their arguments parsed in the
-    child (see `adws.cli.worker.held_in_fork`).
+    `adws worker`'s forked runs enter here, with the arguments the worker
+    parsed once (see `adws.cli.worker.held_in_fork`).
     """
     import importlib  # noqa: PLC0415 - `adws --help` never needs it
 

@@ -6,9 +6,9 @@ and starts, for each, `adws held-run RUN --kind K` (not listed in `adws
 and runs it through `Runs.run_held`, the path every run takes. The worker
 forks it from a server that imported adws and the modules a run needs
 once (`PRELOAD`, see `adws.io_ops.forked`), started at its first run and
-stopped as it stops: `held_in_fork` parses the command line in the child
-and runs it as `adws held-run` would, the journal's location and the
-worker's pid handed over as arguments (pickled, through the pipe the
+stopped as it stops: `held_in_fork` runs, in the child, the `adws
+held-run` arguments the worker parsed once, the journal's location and
+the worker's pid handed over as arguments (pickled, through the pipe the
 forkserver gives the child). `adws held-run` stays a command, for `adws
 mcp` and for a run started by hand (refused: no worker holds it for it).
 """
